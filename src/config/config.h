@@ -1,0 +1,88 @@
+// The YAML config as typed, validated values. Every problem found while loading names the
+// file, line and column of the offending node and says what to change.
+#pragma once
+#include <date/tz.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.h"
+#include "core/period.h"
+#include "core/policy.h"
+#include "core/score_codec.h"
+#include "core/time.h"
+
+namespace bk {
+
+// Thrown by load_config / parse_config. what() lists every problem, one per line, each
+// "FILE:LINE:COLUMN: message" (line and column 1-based).
+class ConfigError : public UsageError {
+ public:
+  explicit ConfigError(std::vector<std::string> problems);
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
+};
+
+struct RedisConfig {
+  std::string url = "redis://127.0.0.1:6379/0";
+  std::string key_prefix = "lb";
+};
+
+struct PostgresConfig {
+  std::string url = "postgresql://boardkeeper@127.0.0.1:5432/boards";
+  std::string schema = "boardkeeper";
+};
+
+struct BoardConfig {
+  std::string pattern;                 // exact board name or glob
+  std::vector<PeriodSpec> periods;     // in the order written
+  std::string timezone = "UTC";
+  const date::time_zone* zone = nullptr;  // never null after loading
+  Order order = Order::desc;
+  TieBreak tie = TieBreak::earliest;
+  Policy policy = Policy::increment;
+  Millis resolution{1};                // time_resolution: ms -> 1ms, s -> 1000ms
+  std::int64_t min_points = 0;
+  std::int64_t max_points = 0;
+  std::int64_t hot_keep = 1000;
+  std::int64_t display = 100;
+  Millis max_clock_skew = std::chrono::minutes{5};
+  Millis grace = std::chrono::minutes{10};
+  std::map<std::string, Millis> retention;  // by period name, `default` already applied
+  std::string where;                   // "FILE:LINE:COLUMN" of the entry, for messages
+
+  const PeriodSpec* period(std::string_view name) const;  // nullptr when not used
+  Millis retention_for(const PeriodSpec& period) const;
+  ScoreLayout layout_for(const PeriodSpec& period) const;
+};
+
+struct Config {
+  std::string path;
+  RedisConfig redis;
+  PostgresConfig postgres;
+  std::vector<BoardConfig> boards;
+
+  // The first board entry whose name or glob matches, or nullptr.
+  const BoardConfig* board_for(std::string_view board_name) const;
+};
+
+// Environment values that override the file (BOARDKEEPER_REDIS_URL, ..._POSTGRES_URL).
+struct ConfigOverrides {
+  std::optional<std::string> redis_url;
+  std::optional<std::string> postgres_url;
+};
+
+Config parse_config(std::string_view yaml_text, const std::string& path_for_messages,
+                    const ConfigOverrides& overrides);
+// Reads the file; an unreadable file is a ConfigError naming it.
+Config load_config(const std::string& path, const ConfigOverrides& overrides);
+
+// The URL with any password replaced by "***", for logs and messages.
+std::string redact_url(std::string_view url);
+
+}  // namespace bk

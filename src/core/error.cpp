@@ -1,0 +1,2 @@
+// Out-of-line anchor for the error tree's vtables.
+#include "core/error.h"

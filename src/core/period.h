@@ -1,0 +1,48 @@
+// Periods of a board in its time zone: which period an instant falls in, its id and bounds.
+// Pure functions of the instant passed in; nothing here reads the clock.
+#pragma once
+#include <date/tz.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/cron.h"
+#include "core/time.h"
+
+namespace bk {
+
+enum class PeriodKind { hourly, daily, weekly, monthly, yearly, alltime, custom };
+
+std::optional<PeriodKind> parse_period_kind(std::string_view name);  // not "custom"
+std::string_view period_kind_name(PeriodKind kind);
+
+struct PeriodSpec {
+  PeriodKind kind = PeriodKind::daily;
+  std::string name;                            // "daily", ..., or a custom period's name
+  std::shared_ptr<const CronSchedule> cron;  // set for custom periods only
+};
+
+// One concrete period: its id ("2026-11-22", "2026-W47", "2026-11-20T18:00", "all") and
+// half-open bounds [start, end).
+struct Period {
+  std::string id;
+  Instant start;
+  Instant end;
+  bool operator==(const Period& o) const { return id == o.id && start == o.start && end == o.end; }
+};
+
+// The alltime period spans these instants; events outside are refused.
+inline constexpr std::int64_t kAlltimeStartMs = 1577836800000;  // 2020-01-01T00:00:00Z
+inline constexpr std::int64_t kAlltimeEndMs = 4102444800000;    // 2100-01-01T00:00:00Z
+
+// Throws RefusedError when t has no period (before the alltime origin, no cron firing).
+Period period_containing(const PeriodSpec& spec, const date::time_zone& zone, Instant t);
+// The period with this id, or nullopt when the id is malformed or names no period.
+std::optional<Period> period_from_id(const PeriodSpec& spec, const date::time_zone& zone,
+                                     std::string_view id);
+// An upper bound of any period's length: the nominal length plus room for DST shifts.
+Millis longest_period(const PeriodSpec& spec, const date::time_zone& zone);
+
+}  // namespace bk

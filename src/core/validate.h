@@ -1,0 +1,21 @@
+// What member ids and board names may be; each check returns why not, or nothing.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace bk {
+
+inline constexpr std::size_t kMaxMemberBytes = 512;
+inline constexpr std::size_t kMaxBoardBytes = 128;
+
+// 1 to 512 bytes of valid UTF-8 without NUL.
+std::optional<std::string> member_problem(std::string_view member);
+// 1 to 128 bytes of letters, digits and _ - . : /
+std::optional<std::string> board_name_problem(std::string_view name);
+// A board name, or a glob of one (also * ? [ ] allowed).
+std::optional<std::string> board_pattern_problem(std::string_view pattern);
+// fnmatch-style match of a board name against a pattern.
+bool board_matches(std::string_view pattern, std::string_view name);
+
+}  // namespace bk
