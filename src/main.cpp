@@ -1,1 +1,116 @@
-int main() { return 0; }
+// boardkeeper's entry point: parse the command line, load the config, build the context,
+// dispatch to one command, and turn every error into the contract's exit code.
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/logging.h"
+#include "config/config.h"
+#include "version.h"
+
+namespace {
+
+std::optional<std::string> env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  return std::string(v);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using bk::ExitCode;
+  CLI::App app{"boardkeeper: the whole life of Redis leaderboards", "boardkeeper"};
+  app.set_version_flag("--version", bk::kVersion);
+  app.require_subcommand(1);
+
+  std::string config_path;
+  std::string now_text;
+  std::string log_level = "info";
+  std::string log_format = "text";
+  app.add_option(
+      "--config", config_path,
+      "config file (default $BOARDKEEPER_CONFIG, then /etc/boardkeeper/boardkeeper.yaml)");
+  app.add_option("--now", now_text, "set the service clock (RFC 3339), for tests and replays");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off");
+  app.add_option("--log-format", log_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+
+  bool json = false;
+  auto* check =
+      app.add_subcommand("check-config", "validate the config (incl. the 53-bit budget) and exit");
+
+  bk::cli::AddArgs add_args;
+  auto* add = app.add_subcommand("add", "apply one update to every period of the board");
+  add->add_option("board", add_args.board, "board name")->required();
+  add->add_option("member", add_args.member, "member id")->required();
+  add->add_option("value", add_args.value, "points (increment, best or replace per the board)")
+      ->required();
+  add->add_option("--at", add_args.at, "event time (RFC 3339; default now)");
+  add->add_option("--id", add_args.event_id, "event id: applied at most once per board period");
+  add->add_flag("--json", json, "print the result as JSON");
+
+  bk::cli::ReadArgs read;
+  auto* top = app.add_subcommand("top", "the best N members of a period");
+  auto* rank = app.add_subcommand("rank", "one member's rank and points");
+  auto* around = app.add_subcommand("around", "a member and K neighbours on each side");
+  for (auto* sub : {top, rank, around}) {
+    sub->add_option("board", read.board, "board name")->required();
+    sub->add_option("period", read.period,
+                    "period: hourly daily weekly monthly yearly alltime or a custom name")
+        ->required();
+    if (sub != top) sub->add_option("member", read.member, "member id")->required();
+    sub->add_option("--period-id", read.period_id, "which period (default: the current one)");
+    sub->add_flag("--json", json, "one JSON object per line");
+  }
+  top->add_option("-n", read.n, "how many (default 10)");
+  top->add_option("--offset", read.offset, "skip this many first (default 0)");
+  around->add_option("-k", read.k, "neighbours on each side (default 5)");
+
+  std::string periods_board;
+  auto* periods =
+      app.add_subcommand("periods", "each period: current id, start, end (next reset), counts");
+  periods->add_option("board", periods_board, "board name")->required();
+  periods->add_flag("--json", json, "one JSON object per line");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : static_cast<int>(ExitCode::usage);
+  }
+
+  try {
+    const auto format = log_format == "json" ? bk::cli::Format::json : bk::cli::Format::text;
+    bk::cli::setup_logging(log_level, format);
+    bk::Clock clock;
+    if (!now_text.empty()) {
+      const auto now = bk::parse_rfc3339(now_text);
+      if (!now) throw bk::UsageError("--now '" + now_text + "' is not an RFC 3339 time");
+      clock = bk::Clock(*now);
+    }
+    if (config_path.empty()) {
+      config_path = env("BOARDKEEPER_CONFIG").value_or("/etc/boardkeeper/boardkeeper.yaml");
+    }
+    bk::ConfigOverrides overrides{env("BOARDKEEPER_REDIS_URL"), env("BOARDKEEPER_POSTGRES_URL")};
+    bk::cli::Context ctx(bk::load_config(config_path, overrides), clock,
+                         json ? bk::cli::Format::json : bk::cli::Format::text);
+
+    if (*check) return bk::cli::check_config(ctx);
+    if (*add) return bk::cli::add(ctx, add_args);
+    if (*top) return bk::cli::top(ctx, read);
+    if (*rank) return bk::cli::rank(ctx, read);
+    if (*around) return bk::cli::around(ctx, read);
+    if (*periods) return bk::cli::periods(ctx, periods_board);
+    return static_cast<int>(ExitCode::usage);
+  } catch (const bk::Error& e) {
+    std::cerr << "boardkeeper: " << e.what() << "\n";
+    return static_cast<int>(e.exit_code());
+  } catch (const std::exception& e) {
+    std::cerr << "boardkeeper: unexpected error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::failed);
+  }
+}

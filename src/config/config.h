@@ -39,14 +39,14 @@ struct PostgresConfig {
 };
 
 struct BoardConfig {
-  std::string pattern;                 // exact board name or glob
-  std::vector<PeriodSpec> periods;     // in the order written
+  std::string pattern;              // exact board name or glob
+  std::vector<PeriodSpec> periods;  // in the order written
   std::string timezone = "UTC";
   const date::time_zone* zone = nullptr;  // never null after loading
   Order order = Order::desc;
   TieBreak tie = TieBreak::earliest;
   Policy policy = Policy::increment;
-  Millis resolution{1};                // time_resolution: ms -> 1ms, s -> 1000ms
+  Millis resolution{1};  // time_resolution: ms -> 1ms, s -> 1000ms
   std::int64_t min_points = 0;
   std::int64_t max_points = 0;
   std::int64_t hot_keep = 1000;
@@ -54,7 +54,7 @@ struct BoardConfig {
   Millis max_clock_skew = std::chrono::minutes{5};
   Millis grace = std::chrono::minutes{10};
   std::map<std::string, Millis> retention;  // by period name, `default` already applied
-  std::string where;                   // "FILE:LINE:COLUMN" of the entry, for messages
+  std::string where;                        // "FILE:LINE:COLUMN" of the entry, for messages
 
   const PeriodSpec* period(std::string_view name) const;  // nullptr when not used
   Millis retention_for(const PeriodSpec& period) const;

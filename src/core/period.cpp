@@ -31,7 +31,9 @@ Instant to_instant(const date::time_zone& zone, LocalMs local) {
   return std::chrono::time_point_cast<Millis>(zone.to_sys(local, date::choose::earliest));
 }
 
-LocalMs local_of(const date::local_days& d) { return LocalMs{d.time_since_epoch()}; }
+LocalMs local_of(const date::local_days& d) {
+  return LocalMs{d.time_since_epoch()};
+}
 
 std::string two(unsigned v) {
   char buf[4];
@@ -47,8 +49,8 @@ std::string four(int v) {
 
 std::string day_id(date::local_days d) {
   const date::year_month_day ymd{d};
-  return four(static_cast<int>(ymd.year())) + "-" + two(static_cast<unsigned>(ymd.month())) +
-         "-" + two(static_cast<unsigned>(ymd.day()));
+  return four(static_cast<int>(ymd.year())) + "-" + two(static_cast<unsigned>(ymd.month())) + "-" +
+         two(static_cast<unsigned>(ymd.day()));
 }
 
 Period bounded(std::string id, const date::time_zone& zone, LocalMs start, LocalMs end) {
@@ -67,8 +69,8 @@ bool digits(std::string_view s, std::size_t pos, std::size_t len, int& out) {
 // Parses "YYYY-MM-DD" at the front of s.
 std::optional<date::local_days> parse_day(std::string_view s) {
   int y = 0, m = 0, d = 0;
-  if (!digits(s, 0, 4, y) || s.size() < 10 || s[4] != '-' || !digits(s, 5, 2, m) ||
-      s[7] != '-' || !digits(s, 8, 2, d)) {
+  if (!digits(s, 0, 4, y) || s.size() < 10 || s[4] != '-' || !digits(s, 5, 2, m) || s[7] != '-' ||
+      !digits(s, 8, 2, d)) {
     return std::nullopt;
   }
   const date::year_month_day ymd{date::year{y}, date::month{static_cast<unsigned>(m)},
@@ -106,7 +108,10 @@ std::string_view period_kind_name(PeriodKind kind) {
   return "custom";
 }
 
-Period period_containing(const PeriodSpec& spec, const date::time_zone& zone, Instant t) {
+namespace {
+
+// The period named by the local wall time of t (its hour, day, week...).
+Period period_of_local_time(const PeriodSpec& spec, const date::time_zone& zone, Instant t) {
   const LocalMs local = zone.to_local(t);
   const date::local_days day = date::floor<date::days>(local);
   switch (spec.kind) {
@@ -121,18 +126,18 @@ Period period_containing(const PeriodSpec& spec, const date::time_zone& zone, In
       const iso_week::year_weeknum_weekday iw{day};
       const date::local_days monday{
           iso_week::year_weeknum_weekday{iw.year(), iw.weeknum(), iso_week::mon}};
-      return bounded(four(static_cast<int>(iw.year())) + "-W" +
-                         two(static_cast<unsigned>(iw.weeknum())),
-                     zone, local_of(monday), local_of(monday + date::days{7}));
+      return bounded(
+          four(static_cast<int>(iw.year())) + "-W" + two(static_cast<unsigned>(iw.weeknum())), zone,
+          local_of(monday), local_of(monday + date::days{7}));
     }
     case PeriodKind::monthly: {
       const date::year_month ym{date::year_month_day{day}.year(),
                                 date::year_month_day{day}.month()};
       const date::local_days first{ym / 1};
       const date::local_days next{(ym + date::months{1}) / 1};
-      return bounded(four(static_cast<int>(ym.year())) + "-" +
-                         two(static_cast<unsigned>(ym.month())),
-                     zone, local_of(first), local_of(next));
+      return bounded(
+          four(static_cast<int>(ym.year())) + "-" + two(static_cast<unsigned>(ym.month())), zone,
+          local_of(first), local_of(next));
     }
     case PeriodKind::yearly: {
       const date::year y = date::year_month_day{day}.year();
@@ -151,18 +156,31 @@ Period period_containing(const PeriodSpec& spec, const date::time_zone& zone, In
       const auto start = spec.cron->last_firing_at_or_before(zone, t);
       const auto end = start ? spec.cron->next_firing_after(zone, *start) : std::nullopt;
       if (!start || !end) {
-        throw RefusedError("no firing of period '" + spec.name + "' (cron \"" +
-                           spec.cron->text() + "\") around " + format_rfc3339(t));
+        throw RefusedError("no firing of period '" + spec.name + "' (cron \"" + spec.cron->text() +
+                           "\") around " + format_rfc3339(t));
       }
       const LocalMs local_start = zone.to_local(*start);
       const date::local_days sday = date::floor<date::days>(local_start);
-      const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(local_start - local_of(sday));
+      const auto minutes =
+          std::chrono::duration_cast<std::chrono::minutes>(local_start - local_of(sday));
       const auto hh = static_cast<unsigned>(minutes.count() / 60);
       const auto mm = static_cast<unsigned>(minutes.count() % 60);
       return Period{day_id(sday) + "T" + two(hh) + ":" + two(mm), *start, *end};
     }
   }
   throw Error("unknown period kind");
+}
+
+}  // namespace
+
+Period period_containing(const PeriodSpec& spec, const date::time_zone& zone, Instant t) {
+  const Period p = period_of_local_time(spec, zone, t);
+  // When the clock goes back to a wall time before a boundary (Pacific/Chatham repeats
+  // 02:45-03:45, so 03:00 exists twice), the repeated wall times just before the boundary
+  // recur after the boundary's first occurrence, where the period ended: such an instant
+  // belongs to the period that boundary starts.
+  if (t >= p.end) return period_of_local_time(spec, zone, p.end);
+  return p;
 }
 
 std::optional<Period> period_from_id(const PeriodSpec& spec, const date::time_zone& zone,
@@ -185,21 +203,19 @@ std::optional<Period> period_from_id(const PeriodSpec& spec, const date::time_zo
           !digits(id, 6, 2, w)) {
         break;
       }
-      const iso_week::year_weeknum_weekday iw{iso_week::year{y},
-                                              iso_week::weeknum{static_cast<unsigned>(w)},
-                                              iso_week::mon};
+      const iso_week::year_weeknum_weekday iw{
+          iso_week::year{y}, iso_week::weeknum{static_cast<unsigned>(w)}, iso_week::mon};
       if (!iw.ok()) break;
       return confirm(spec, zone, local_of(date::local_days{iw}), id);
     }
     case PeriodKind::monthly: {
       int y = 0, m = 0;
-      if (id.size() != 7 || !digits(id, 0, 4, y) || id[4] != '-' || !digits(id, 5, 2, m) ||
-          m < 1 || m > 12) {
+      if (id.size() != 7 || !digits(id, 0, 4, y) || id[4] != '-' || !digits(id, 5, 2, m) || m < 1 ||
+          m > 12) {
         break;
       }
       return confirm(spec, zone,
-                     local_of(date::local_days{date::year{y} / static_cast<unsigned>(m) / 1}),
-                     id);
+                     local_of(date::local_days{date::year{y} / static_cast<unsigned>(m) / 1}), id);
     }
     case PeriodKind::yearly: {
       int y = 0;
@@ -207,7 +223,8 @@ std::optional<Period> period_from_id(const PeriodSpec& spec, const date::time_zo
       return confirm(spec, zone, local_of(date::local_days{date::year{y} / 1 / 1}), id);
     }
     case PeriodKind::alltime:
-      if (id == "all") return Period{"all", from_epoch_ms(kAlltimeStartMs), from_epoch_ms(kAlltimeEndMs)};
+      if (id == "all")
+        return Period{"all", from_epoch_ms(kAlltimeStartMs), from_epoch_ms(kAlltimeEndMs)};
       break;
     case PeriodKind::custom: {
       const auto day = parse_day(id);

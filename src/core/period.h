@@ -20,7 +20,7 @@ std::string_view period_kind_name(PeriodKind kind);
 
 struct PeriodSpec {
   PeriodKind kind = PeriodKind::daily;
-  std::string name;                            // "daily", ..., or a custom period's name
+  std::string name;                          // "daily", ..., or a custom period's name
   std::shared_ptr<const CronSchedule> cron;  // set for custom periods only
 };
 

@@ -10,14 +10,16 @@ bool listed_before(const ScoredMember& a, const ScoredMember& b) {
 }
 
 std::vector<std::int64_t> competition_ranks(const std::vector<ScoredMember>& listed,
-                                            std::int64_t first_rank) {
+                                            SliceStart start) {
   std::vector<std::int64_t> ranks;
   ranks.reserve(listed.size());
   for (std::size_t i = 0; i < listed.size(); ++i) {
-    if (i > 0 && listed[i].encoded == listed[i - 1].encoded) {
+    if (i == 0) {
+      ranks.push_back(start.rank);
+    } else if (listed[i].encoded == listed[i - 1].encoded) {
       ranks.push_back(ranks.back());
     } else {
-      ranks.push_back(first_rank + static_cast<std::int64_t>(i));
+      ranks.push_back(start.position + static_cast<std::int64_t>(i) + 1);
     }
   }
   return ranks;

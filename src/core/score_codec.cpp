@@ -10,8 +10,8 @@ __extension__ typedef unsigned __int128 u128;
 __extension__ typedef __int128 i128;
 }  // namespace
 
-ScoreLayout make_layout(std::int64_t min_points, std::int64_t max_points, Order order,
-                        TieBreak tie, Millis resolution, Millis longest) {
+ScoreLayout make_layout(std::int64_t min_points, std::int64_t max_points, Order order, TieBreak tie,
+                        Millis resolution, Millis longest) {
   ScoreLayout l;
   l.min_points = min_points;
   l.max_points = max_points;
@@ -19,9 +19,8 @@ ScoreLayout make_layout(std::int64_t min_points, std::int64_t max_points, Order 
   l.tie = tie;
   l.resolution = resolution;
   // Instants in [start, start + longest] map to units in [0, ceil(longest / resolution)].
-  l.span_units = tie == TieBreak::none
-                     ? 0
-                     : (longest.count() + resolution.count() - 1) / resolution.count();
+  l.span_units =
+      tie == TieBreak::none ? 0 : (longest.count() + resolution.count() - 1) / resolution.count();
   return l;
 }
 
@@ -49,21 +48,19 @@ std::optional<std::string> budget_problem(const ScoreLayout& l) {
                     format_duration(l.resolution) + " resolution needs " + std::to_string(bits) +
                     " bits, more than the 53 a score holds exactly; ";
   if (widest >= 0) {
-    msg += "narrow the points range to at most " + std::to_string(widest) + " wide (e.g. max_points: " +
-           std::to_string(l.min_points + widest) + "), ";
+    msg += "narrow the points range to at most " + std::to_string(widest) +
+           " wide (e.g. max_points: " + std::to_string(l.min_points + widest) + "), ";
   }
   if (l.resolution.count() < 1000) msg += "or use time_resolution: s, ";
   msg += "or use tie_break: none, or a shorter period";
   return msg;
 }
 
-std::int64_t ScoreCodec::encode(std::int64_t points, Instant achieved,
-                                Instant period_start) const {
+std::int64_t ScoreCodec::encode(std::int64_t points, Instant achieved, Instant period_start) const {
   const ScoreLayout& l = layout_;
   if (points < l.min_points || points > l.max_points) {
     throw OutOfRangeError("points " + std::to_string(points) + " are outside [" +
-                          std::to_string(l.min_points) + ", " + std::to_string(l.max_points) +
-                          "]");
+                          std::to_string(l.min_points) + ", " + std::to_string(l.max_points) + "]");
   }
   const std::int64_t rank_points =
       l.order == Order::desc ? l.max_points - points : points - l.min_points;

@@ -10,7 +10,7 @@
 
 namespace bk {
 
-enum class Order { desc, asc };            // desc: more points rank higher
+enum class Order { desc, asc };  // desc: more points rank higher
 enum class TieBreak { earliest, latest, none };
 
 inline constexpr std::int64_t kMaxExactInteger = 9007199254740992;  // 2^53
@@ -30,8 +30,8 @@ struct ScoreLayout {
 };
 
 // The layout for a board whose periods last at most `longest`.
-ScoreLayout make_layout(std::int64_t min_points, std::int64_t max_points, Order order,
-                        TieBreak tie, Millis resolution, Millis longest);
+ScoreLayout make_layout(std::int64_t min_points, std::int64_t max_points, Order order, TieBreak tie,
+                        Millis resolution, Millis longest);
 
 // Bits the largest encoded value needs; at most 53 fits.
 int bits_needed(const ScoreLayout& layout);

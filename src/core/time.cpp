@@ -66,7 +66,9 @@ std::optional<Instant> parse_rfc3339(std::string_view s) {
                  std::chrono::minutes{offset_min}};
 }
 
-std::string format_rfc3339(Instant t) { return date::format("%FT%TZ", t); }
+std::string format_rfc3339(Instant t) {
+  return date::format("%FT%TZ", t);
+}
 
 Instant Clock::now() const {
   if (fixed_) return *fixed_;

@@ -11,8 +11,12 @@ namespace bk {
 using Millis = std::chrono::milliseconds;
 using Instant = std::chrono::time_point<std::chrono::system_clock, Millis>;
 
-inline std::int64_t to_epoch_ms(Instant t) { return t.time_since_epoch().count(); }
-inline Instant from_epoch_ms(std::int64_t ms) { return Instant{Millis{ms}}; }
+inline std::int64_t to_epoch_ms(Instant t) {
+  return t.time_since_epoch().count();
+}
+inline Instant from_epoch_ms(std::int64_t ms) {
+  return Instant{Millis{ms}};
+}
 
 // Parses "2026-11-22T14:03:00Z", "2026-11-22T14:03:00.250+08:00" and the like.
 std::optional<Instant> parse_rfc3339(std::string_view text);

@@ -65,7 +65,8 @@ std::optional<std::string> name_problem(std::string_view name, bool glob) {
   for (const char c : name) {
     if (!name_char(c, glob)) {
       return std::string("has the character '") + c +
-             "'; allowed are letters, digits and _ - . : /" + (glob ? " (and * ? [ ] in globs)" : "");
+             "'; allowed are letters, digits and _ - . : /" +
+             (glob ? " (and * ? [ ] in globs)" : "");
     }
   }
   return std::nullopt;

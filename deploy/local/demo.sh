@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The main job against throwaway local servers: installs what is missing, builds, starts
+# Redis on a free loopback port in a temp dir, plays a short simulated scenario with the
+# real binary (--now moves the clock), prints the boards, and cleans up.
+set -euo pipefail
+BK_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=setup.sh
+source "$BK_ROOT/deploy/local/setup.sh"
+trap bk_cleanup EXIT
+
+bk_install
+build_dir=${BK_BUILD_DIR:-$BK_ROOT/build-demo}
+bk_build "$build_dir" -DBK_TESTS=OFF
+bk_start_redis
+
+cat >"$BK_TMP/demo.yaml" <<YAML
+redis:
+  url: $BK_TEST_REDIS_URL
+  key_prefix: demo
+boards:
+  - name: points
+    periods: [daily, weekly, monthly]
+    timezone: Asia/Shanghai
+    max_points: 1000000
+    retention: {daily: 2d, weekly: 8d, monthly: 32d}
+  - name: "race:*"
+    periods: [daily, {name: cup, cron: "0 18 * * 5"}]
+    timezone: Europe/Berlin
+    order: asc
+    update: best
+    time_resolution: s
+    max_points: 3600000
+    retention: {default: 3d, cup: 10d}
+YAML
+
+bk() {
+  printf '\n\033[36m$ boardkeeper %s\033[0m\n' "$*"
+  "$build_dir/src/boardkeeper" --config "$BK_TMP/demo.yaml" "$@" || printf '\033[33m(exit %s)\033[0m\n' "$?"
+}
+
+bk check-config
+
+bk_log "Sunday 22 Nov 2026 in Shanghai: players score; bob and carol tie on 120"
+now=2026-11-22T21:00:00+08:00
+bk --now $now add points alice 100 --at 2026-11-22T09:00:00+08:00
+bk --now $now add points bob 70 --at 2026-11-22T09:30:00+08:00
+bk --now $now add points carol 120 --at 2026-11-22T10:00:00+08:00
+bk --now $now add points bob 50 --at 2026-11-22T11:15:00+08:00 --id match-17
+bk --now $now add points bob 50 --at 2026-11-22T11:15:00+08:00 --id match-17
+bk --now $now add points dave 40 --at 2026-11-22T12:00:00+08:00
+bk --now $now add points "eve 🏆" 95 --at 2026-11-22T20:00:00+08:00
+bk --now $now top points daily
+bk --now $now rank points daily bob
+
+bk_log "Monday: a new day and a new ISO week; the month carries on"
+now=2026-11-23T20:00:00+08:00
+bk --now $now add points dave 200 --at 2026-11-23T08:00:00+08:00
+bk --now $now add points alice 30 --at 2026-11-23T09:00:00+08:00
+bk --now $now top points daily
+bk --now $now top points monthly --json
+bk --now $now around points monthly alice -k 1
+bk --now $now top points daily --period-id 2026-11-22 -n 3
+
+bk_log "Refusals: a late event for Sunday (closed after its 10m grace), points out of range"
+bk --now $now add points carol 10 --at 2026-11-22T23:59:00+08:00
+bk --now $now add points carol 2000000
+
+bk_log "A race board (lower is better, best time kept) with a weekly cup resetting Friday 18:00 Berlin"
+now=2026-11-27T19:00:00+01:00
+bk --now $now add race:monaco lena 83512 --at 2026-11-27T18:05:00+01:00
+bk --now $now add race:monaco max 82977 --at 2026-11-27T18:20:00+01:00
+bk --now $now add race:monaco lena 82001 --at 2026-11-27T18:40:00+01:00
+bk --now $now add race:monaco max 83999 --at 2026-11-27T18:50:00+01:00
+bk --now $now top race:monaco cup
+bk --now $now periods race:monaco
+bk --now $now periods points
+
+bk_log "The Redis keys and their TTLs (every live key expires; the registry follows its boards)"
+redis-cli -p "$BK_REDIS_PORT" --scan --pattern 'demo:*' | sort | while read -r key; do
+  printf '  %-45s ttl %ss\n' "$key" "$(redis-cli -p "$BK_REDIS_PORT" ttl "$key")"
+done
+bk_log "done; servers stopped and temp files removed"

@@ -1,0 +1,94 @@
+# Shared by tests/run.sh and deploy/local/demo.sh (sourced, not run): installs what is
+# missing with apt-get, builds boardkeeper, and starts throwaway Redis and PostgreSQL
+# servers on free loopback ports in a temp dir, stopped again by bk_cleanup.
+# shellcheck shell=bash
+
+BK_ROOT=${BK_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BK_PACKAGES=(build-essential cmake pkg-config python3 tzdata libhiredis-dev libpqxx-dev
+  libyaml-cpp-dev libspdlog-dev libcli11-dev libhowardhinnant-date-dev googletest
+  libgtest-dev redis-server postgresql)
+
+bk_log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
+
+bk_install() {
+  local missing=()
+  for p in "${BK_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  bk_log "installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# bk_build <build-dir> [extra cmake args...]
+bk_build() {
+  local dir=$1
+  shift
+  bk_log "building in $dir"
+  cmake -S "$BK_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j"$(nproc)"
+}
+
+bk_free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+BK_TMP=""
+BK_REDIS_PID=""
+BK_PG_DATA=""
+bk_cleanup() {
+  if [ -n "$BK_REDIS_PID" ]; then kill "$BK_REDIS_PID" 2>/dev/null || true; fi
+  if [ -n "$BK_PG_DATA" ] && [ -f "$BK_PG_DATA/postmaster.pid" ]; then
+    bk_as_postgres "$BK_PG_BIN/pg_ctl" -D "$BK_PG_DATA" -m immediate stop >/dev/null 2>&1 || true
+  fi
+  if [ -n "$BK_TMP" ]; then rm -rf "$BK_TMP"; fi
+}
+
+bk_tmpdir() {
+  if [ -z "$BK_TMP" ]; then
+    BK_TMP=$(mktemp -d /tmp/boardkeeper.XXXXXX)
+    chmod 755 "$BK_TMP"
+  fi
+}
+
+# Starts redis-server; exports BK_REDIS_PORT and BK_TEST_REDIS_URL.
+bk_start_redis() {
+  bk_tmpdir
+  BK_REDIS_PORT=$(bk_free_port)
+  mkdir -p "$BK_TMP/redis"
+  redis-server --port "$BK_REDIS_PORT" --bind 127.0.0.1 --dir "$BK_TMP/redis" --save '' \
+    --appendonly no --daemonize no --logfile "$BK_TMP/redis/redis.log" &
+  BK_REDIS_PID=$!
+  for _ in $(seq 1 100); do
+    redis-cli -p "$BK_REDIS_PORT" ping 2>/dev/null | grep -q PONG && break
+    sleep 0.1
+  done
+  redis-cli -p "$BK_REDIS_PORT" ping | grep -q PONG || { cat "$BK_TMP/redis/redis.log"; return 1; }
+  export BK_REDIS_PORT BK_TEST_REDIS_URL="redis://127.0.0.1:$BK_REDIS_PORT/0"
+  bk_log "redis on 127.0.0.1:$BK_REDIS_PORT"
+}
+
+# PostgreSQL refuses to run as root, so it runs as the postgres user.
+bk_as_postgres() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# Starts PostgreSQL 15 with a database "boards"; exports BK_PG_PORT and BK_TEST_POSTGRES_URL.
+bk_start_postgres() {
+  bk_tmpdir
+  BK_PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  BK_PG_PORT=$(bk_free_port)
+  BK_PG_DATA="$BK_TMP/pg"
+  mkdir -p "$BK_PG_DATA"
+  [ "$(id -u)" -eq 0 ] && chown postgres "$BK_PG_DATA"
+  bk_as_postgres "$BK_PG_BIN/initdb" -D "$BK_PG_DATA" -U boardkeeper --auth=trust -E UTF8 \
+    --locale=C.UTF-8 >/dev/null
+  bk_as_postgres "$BK_PG_BIN/pg_ctl" -D "$BK_PG_DATA" -w -l "$BK_PG_DATA/server.log" \
+    -o "-p $BK_PG_PORT -k $BK_PG_DATA -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
+  bk_as_postgres "$BK_PG_BIN/createdb" -h 127.0.0.1 -p "$BK_PG_PORT" -U boardkeeper boards
+  export BK_PG_PORT BK_TEST_POSTGRES_URL="postgresql://boardkeeper@127.0.0.1:$BK_PG_PORT/boards"
+  bk_log "postgresql on 127.0.0.1:$BK_PG_PORT"
+}

@@ -1,0 +1,36 @@
+// One function per command; each returns the process exit code or throws a bk::Error.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cli/context.h"
+
+namespace bk::cli {
+
+int check_config(Context& ctx);
+
+struct AddArgs {
+  std::string board;
+  std::string member;
+  std::string value;  // parsed here so a bad number is a usage error naming it
+  std::optional<std::string> at;
+  std::string event_id;
+};
+int add(Context& ctx, const AddArgs& args);
+
+struct ReadArgs {
+  std::string board;
+  std::string period;
+  std::string member;  // rank, around
+  std::optional<std::string> period_id;
+  std::int64_t n = 10;      // top
+  std::int64_t offset = 0;  // top
+  std::int64_t k = 5;       // around
+};
+int top(Context& ctx, const ReadArgs& args);
+int rank(Context& ctx, const ReadArgs& args);
+int around(Context& ctx, const ReadArgs& args);
+int periods(Context& ctx, const std::string& board);
+
+}  // namespace bk::cli

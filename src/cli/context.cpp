@@ -1,0 +1,24 @@
+// Lazily made connections; the URL is logged only in its redacted form.
+#include "cli/context.h"
+
+#include <spdlog/spdlog.h>
+
+namespace bk::cli {
+
+Context::Context(Config config, Clock clock, Format format)
+    : config_(std::move(config)), clock_(clock), format_(format) {}
+
+redis::Connection& Context::redis() {
+  if (!redis_) {
+    spdlog::debug("connecting to redis {}", redact_url(config_.redis.url));
+    redis_ = std::make_unique<redis::Connection>(redis::parse_url(config_.redis.url));
+  }
+  return *redis_;
+}
+
+service::Leaderboards& Context::leaderboards() {
+  if (!boards_) boards_ = std::make_unique<service::Leaderboards>(config_, redis(), clock_);
+  return *boards_;
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,35 @@
+// What every command gets: the loaded config, the service clock, and connections made on
+// first use (check-config needs none).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "config/config.h"
+#include "core/time.h"
+#include "redis/connection.h"
+#include "service/leaderboards.h"
+
+namespace bk::cli {
+
+enum class Format { text, json };
+
+class Context {
+ public:
+  Context(Config config, Clock clock, Format format);
+
+  const Config& config() const { return config_; }
+  const Clock& clock() const { return clock_; }
+  Format format() const { return format_; }
+
+  redis::Connection& redis();  // throws UnavailableError when unreachable
+  service::Leaderboards& leaderboards();
+
+ private:
+  Config config_;
+  Clock clock_;
+  Format format_;
+  std::unique_ptr<redis::Connection> redis_;
+  std::unique_ptr<service::Leaderboards> boards_;
+};
+
+}  // namespace bk::cli

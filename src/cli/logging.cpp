@@ -1,0 +1,47 @@
+// spdlog set-up; the JSON form escapes the message so any text stays one valid object.
+#include "cli/logging.h"
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/output.h"
+
+namespace bk::cli {
+namespace {
+
+class JsonMessage : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm& /*tm*/,
+              spdlog::memory_buf_t& dest) override {
+    const std::string s = json_string(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(s.data(), s.data() + s.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonMessage>();
+  }
+};
+
+}  // namespace
+
+void setup_logging(std::string_view level, Format format) {
+  const auto lvl = spdlog::level::from_str(std::string(level));
+  if (lvl == spdlog::level::off && level != "off") {
+    throw UsageError("unknown log level '" + std::string(level) +
+                     "'; use trace, debug, info, warn, error, critical or off");
+  }
+  auto logger = std::make_shared<spdlog::logger>("boardkeeper",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+  if (format == Format::json) {
+    formatter->add_flag<JsonMessage>('*').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":%*})");
+  } else {
+    formatter->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v");
+  }
+  logger->set_formatter(std::move(formatter));
+  logger->set_level(lvl);
+  spdlog::set_default_logger(std::move(logger));
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,41 @@
+// Printing results for people (aligned text) and for scripts (one JSON object per line,
+// with the field names of the SQL view boardkeeper.history).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "service/leaderboards.h"
+
+namespace bk::cli {
+
+// A JSON string literal, quotes included; control characters, quotes and backslashes are
+// escaped and any other byte (valid UTF-8 by the member rules) passes through.
+std::string json_string(std::string_view s);
+// For text output: control characters shown as \n, \t, \x01 so one member stays one line.
+std::string printable(std::string_view s);
+
+// Builds one JSON object field by field, in the order given.
+class JsonLine {
+ public:
+  JsonLine& str(std::string_view key, std::string_view value);
+  JsonLine& num(std::string_view key, std::int64_t value);
+  JsonLine& time(std::string_view key, const std::optional<Instant>& value);  // null if absent
+  JsonLine& raw(std::string_view key, std::string_view json);
+  std::string done() const { return "{" + body_ + "}"; }
+
+ private:
+  std::string body_;
+  void key(std::string_view k);
+};
+
+std::string format_local(Instant t, const date::time_zone& zone);  // 2026-11-22T00:00:00+08:00
+
+// Prints standings of one period: a header and a table, or JSON lines.
+void print_standings(std::ostream& out, bool json, const service::PeriodRef& ref,
+                     const std::vector<service::Standing>& rows);
+
+}  // namespace bk::cli

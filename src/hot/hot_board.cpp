@@ -1,0 +1,174 @@
+// Marshalling between HotBatch and the update script's KEYS/ARGV, and the read scripts.
+#include "hot/hot_board.h"
+
+#include "core/rank.h"
+#include "embedded/hot_lua.h"
+#include "redis/error.h"
+
+namespace bk::hot {
+namespace {
+
+char policy_code(Policy p) {
+  switch (p) {
+    case Policy::increment:
+      return 'i';
+    case Policy::best:
+      return 'b';
+    case Policy::replace:
+      return 'r';
+  }
+  return 'i';
+}
+
+std::pair<redis::Args, redis::Args> marshal(const std::string& prefix, const HotBatch& batch) {
+  const BoardKeys keys(prefix, batch.board);
+  const ScoreLayout& first = batch.slots.at(0).layout;
+  redis::Args k{keys.registry()};
+  redis::Args a{std::string(1, policy_code(batch.policy)),
+                first.order == Order::desc ? "d" : "a",
+                first.tie == TieBreak::earliest ? "e"
+                : first.tie == TieBreak::latest ? "l"
+                                                : "n",
+                std::to_string(first.min_points),
+                std::to_string(first.max_points),
+                std::to_string(batch.slots.size()),
+                std::to_string(batch.events.size())};
+  for (const PeriodSlot& s : batch.slots) {
+    k.push_back(keys.live(s.period_name, s.period.id));
+    k.push_back(keys.meta(s.period_name, s.period.id));
+    k.push_back(keys.ids(s.period_name, s.period.id));
+    a.push_back(registry_member(s.period_name, s.period.id));
+    a.push_back(std::to_string(to_epoch_ms(s.period.start)));
+    a.push_back(std::to_string(s.layout.span_units));
+    a.push_back(std::to_string(s.layout.resolution.count()));
+    a.push_back(std::to_string(to_epoch_ms(s.expire_at)));
+    a.push_back(std::to_string(to_epoch_ms(s.period.end)));
+  }
+  for (const HotEvent& e : batch.events) {
+    a.push_back(e.member);
+    a.push_back(std::to_string(e.value));
+    a.push_back(std::to_string(to_epoch_ms(e.at)));
+    a.push_back(e.event_id);
+    a.push_back(std::to_string(e.slots.size()));
+    for (std::size_t i = 0; i < e.slots.size(); ++i) {
+      a.push_back(std::to_string(e.slots[i] + 1));  // Lua is 1-based
+      const ColdValue cold = i < e.cold.size() ? e.cold[i] : ColdValue{};
+      switch (cold.state) {
+        case ColdValue::State::unknown:
+          a.push_back("?");
+          break;
+        case ColdValue::State::absent:
+          a.push_back("-");
+          break;
+        case ColdValue::State::present:
+          a.push_back(std::to_string(cold.encoded));
+          break;
+      }
+    }
+  }
+  return {std::move(k), std::move(a)};
+}
+
+HotResult parse_result(const redis::Reply& r) {
+  HotResult out;
+  const std::string& status = r.at(0).as_string();
+  if (status == "ok") {
+    for (std::size_t i = 1; i < r.elements.size(); ++i) out.points.push_back(r.at(i).as_int());
+  } else if (status == "dup") {
+    out.outcome = HotOutcome::duplicate;
+  } else if (status == "closed") {
+    out.outcome = HotOutcome::closed;
+    out.period = r.at(1).as_string();
+  } else if (status == "range") {
+    out.outcome = HotOutcome::out_of_range;
+    out.period = r.at(1).as_string();
+    out.refused_points = r.at(2).as_int();
+  } else if (status == "cold") {
+    out.outcome = HotOutcome::needs_cold;
+    for (std::size_t i = 1; i < r.elements.size(); ++i) {
+      out.cold_slots.push_back(static_cast<std::size_t>(r.at(i).as_int() - 1));
+    }
+  } else if (status == "span") {
+    throw Error("internal: event time outside period " + r.at(1).as_string());
+  } else {
+    throw redis::ReplyError("update script: unexpected status '" + status + "'");
+  }
+  return out;
+}
+
+// Replies of the read scripts: {first_rank, [first_position,] member, score, ...}.
+std::vector<Listed> parse_listing(const redis::Reply& r, std::int64_t first_position,
+                                  std::size_t first_entry) {
+  std::vector<Listed> out;
+  if (r.elements.empty()) return out;
+  std::vector<ScoredMember> scored;
+  for (std::size_t i = first_entry; i + 1 < r.elements.size(); i += 2) {
+    scored.push_back({r.at(i).as_string(), r.at(i + 1).as_int()});
+  }
+  const auto ranks = competition_ranks(scored, SliceStart{first_position, r.at(0).as_int()});
+  out.reserve(scored.size());
+  for (std::size_t i = 0; i < scored.size(); ++i) {
+    out.push_back(Listed{std::move(scored[i].member), scored[i].encoded, ranks[i]});
+  }
+  return out;
+}
+
+}  // namespace
+
+HotBoard::HotBoard(std::string key_prefix)
+    : prefix_(std::move(key_prefix)),
+      update_(embedded::hot_lua::update_lua),
+      read_range_(embedded::hot_lua::read_range_lua),
+      read_around_(embedded::hot_lua::read_around_lua),
+      read_member_(embedded::hot_lua::read_member_lua) {}
+
+std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
+                                                    const std::vector<HotBatch>& batches) {
+  std::vector<std::pair<redis::Args, redis::Args>> calls;
+  calls.reserve(batches.size());
+  for (const HotBatch& b : batches) calls.push_back(marshal(prefix_, b));
+  const std::vector<redis::Reply> replies = update_.eval_pipelined(conn, calls);
+  std::vector<std::vector<HotResult>> out;
+  out.reserve(replies.size());
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    const redis::Reply& r = replies[i].checked();
+    if (r.elements.size() != batches[i].events.size()) {
+      throw redis::ReplyError("update script returned " + std::to_string(r.elements.size()) +
+                              " results for " + std::to_string(batches[i].events.size()) +
+                              " events");
+    }
+    std::vector<HotResult> results;
+    results.reserve(r.elements.size());
+    for (const redis::Reply& e : r.elements) results.push_back(parse_result(e));
+    out.push_back(std::move(results));
+  }
+  return out;
+}
+
+std::vector<Listed> HotBoard::range(redis::Connection& conn, const std::string& live_key,
+                                    std::int64_t offset, std::int64_t count) {
+  if (count <= 0) return {};
+  const redis::Reply r = read_range_.eval(
+      conn, {live_key}, {std::to_string(offset), std::to_string(offset + count - 1)});
+  return parse_listing(r.checked(), offset, 1);
+}
+
+std::vector<Listed> HotBoard::around(redis::Connection& conn, const std::string& live_key,
+                                     const std::string& member, std::int64_t k) {
+  const redis::Reply r = read_around_.eval(conn, {live_key}, {member, std::to_string(k)}).checked();
+  if (r.elements.empty()) return {};
+  return parse_listing(r, r.at(1).as_int(), 2);
+}
+
+std::optional<Listed> HotBoard::member(redis::Connection& conn, const std::string& live_key,
+                                       const std::string& member) {
+  const redis::Reply r = read_member_.eval(conn, {live_key}, {member}).checked();
+  if (r.elements.empty()) return std::nullopt;
+  return Listed{member, r.at(1).as_int(), r.at(0).as_int()};
+}
+
+std::int64_t HotBoard::size(redis::Connection& conn, const std::string& live_key) {
+  return conn.command({"ZCARD", live_key}).as_int();
+}
+
+}  // namespace bk::hot

@@ -1,0 +1,33 @@
+// Key names, built in one place.
+#include "hot/keys.h"
+
+namespace bk::hot {
+
+BoardKeys::BoardKeys(std::string_view prefix, std::string_view board)
+    : base_(std::string(prefix) + ":{" + std::string(board) + "}:") {}
+
+std::string BoardKeys::live(std::string_view period, std::string_view period_id) const {
+  return base_ + std::string(period) + ":" + std::string(period_id);
+}
+
+std::string BoardKeys::meta(std::string_view period, std::string_view period_id) const {
+  return live(period, period_id) + ":meta";
+}
+
+std::string BoardKeys::ids(std::string_view period, std::string_view period_id) const {
+  return live(period, period_id) + ":ids";
+}
+
+std::string BoardKeys::registry() const {
+  return base_ + "periods";
+}
+
+std::string boards_key(std::string_view prefix) {
+  return std::string(prefix) + ":boards";
+}
+
+std::string registry_member(std::string_view period, std::string_view period_id) {
+  return std::string(period) + ":" + std::string(period_id);
+}
+
+}  // namespace bk::hot

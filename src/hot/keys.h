@@ -1,0 +1,30 @@
+// The Redis key names of the public contract. Every key of a board carries the hash tag
+// {<board>} so a board's whole family lives on one Redis Cluster slot.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace bk::hot {
+
+class BoardKeys {
+ public:
+  BoardKeys(std::string_view prefix, std::string_view board);
+
+  // <prefix>:{<board>}:<period>:<period-id>
+  std::string live(std::string_view period, std::string_view period_id) const;
+  // ...:meta (spilled / closed markers) and ...:ids (applied event ids)
+  std::string meta(std::string_view period, std::string_view period_id) const;
+  std::string ids(std::string_view period, std::string_view period_id) const;
+  // <prefix>:{<board>}:periods
+  std::string registry() const;
+
+ private:
+  std::string base_;  // "<prefix>:{<board>}:"
+};
+
+// <prefix>:boards
+std::string boards_key(std::string_view prefix);
+// "<period>:<period-id>", the registry's member for a period.
+std::string registry_member(std::string_view period, std::string_view period_id);
+
+}  // namespace bk::hot

@@ -1,0 +1,284 @@
+// Update planning (validation, period resolution, clock checks), batching per board, and
+// decoding of reads.
+#include "service/leaderboards.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/duration.h"
+#include "core/validate.h"
+
+namespace bk::service {
+namespace {
+
+// Chunk size of one script call: large enough to amortise the round trip, small enough
+// that one call never blocks Redis for long.
+constexpr std::size_t kEventsPerCall = 1000;
+constexpr std::int64_t kMaxValue = kMaxExactInteger - 1;
+
+std::string describe(const Update& u) {
+  return "board '" + u.board + "' member '" + u.member + "'";
+}
+
+}  // namespace
+
+struct Leaderboards::Planned {
+  const BoardConfig* config = nullptr;
+  Instant at;
+  struct Target {
+    const PeriodSpec* spec;
+    Period period;
+  };
+  std::vector<Target> targets;
+};
+
+Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock clock)
+    : config_(config), redis_(redis), clock_(clock), hot_(config.redis.key_prefix) {
+  for (const BoardConfig& b : config_.boards) {
+    for (const PeriodSpec& p : b.periods) layouts_.emplace(&p, b.layout_for(p));
+  }
+}
+
+const ScoreLayout& Leaderboards::layout(const PeriodSpec& spec) const {
+  return layouts_.at(&spec);
+}
+
+const BoardConfig& Leaderboards::board_config(const std::string& board) const {
+  if (auto problem = board_name_problem(board)) throw UsageError(*problem + ": '" + board + "'");
+  const BoardConfig* c = config_.board_for(board);
+  if (c == nullptr) {
+    throw UsageError("no board entry in " + config_.path + " matches board '" + board + "'");
+  }
+  return *c;
+}
+
+std::optional<std::string> Leaderboards::plan(const Update& u, Planned& out) const {
+  if (auto problem = board_name_problem(u.board)) return *problem;
+  out.config = config_.board_for(u.board);
+  if (out.config == nullptr) return "no board entry in " + config_.path + " matches " + describe(u);
+  if (auto problem = member_problem(u.member)) return *problem + " (board '" + u.board + "')";
+  if (u.value > kMaxValue || u.value < -kMaxValue) {
+    return "value " + std::to_string(u.value) + " for " + describe(u) + " is beyond ±2^53";
+  }
+  const Instant now = clock_.now();
+  out.at = u.at.value_or(now);
+  if (out.at > now + out.config->max_clock_skew) {
+    return "event time " + format_rfc3339(out.at) + " for " + describe(u) + " is more than " +
+           "max_clock_skew (" + format_duration(out.config->max_clock_skew) + ") ahead of now (" +
+           format_rfc3339(now) + ")";
+  }
+  for (const PeriodSpec& spec : out.config->periods) {
+    try {
+      Period p = period_containing(spec, *out.config->zone, out.at);
+      if (p.end + out.config->grace <= now) {
+        return "period " + spec.name + ":" + p.id + " of board '" + u.board +
+               "' is closed for writes since " + format_rfc3339(p.end + out.config->grace) +
+               " (end + archive.grace); event time " + format_rfc3339(out.at) + " is too late";
+      }
+      out.targets.push_back({&spec, std::move(p)});
+    } catch (const RefusedError& e) {
+      return std::string(e.what()) + " (" + describe(u) + ")";
+    }
+  }
+  return std::nullopt;
+}
+
+void Leaderboards::register_board(const std::string& board) {
+  // Before the first write of a board, so a crash can never leave live keys of a board
+  // that tick does not know about. Not inside the script: this key has no hash tag.
+  if (boards_registered_.count(board) != 0) return;
+  redis_.command({"SADD", hot::boards_key(config_.redis.key_prefix), board}).checked();
+  boards_registered_.insert(board);
+}
+
+std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates) {
+  std::vector<UpdateResult> results(updates.size());
+
+  // Group the valid updates by board, keeping their order within a board.
+  struct Group {
+    std::vector<std::size_t> indexes;
+    std::vector<Planned> plans;
+  };
+  std::map<std::string, Group> groups;
+  for (std::size_t i = 0; i < updates.size(); ++i) {
+    Planned p;
+    if (auto reason = plan(updates[i], p)) {
+      results[i].status = UpdateStatus::refused;
+      results[i].reason = std::move(*reason);
+      continue;
+    }
+    Group& g = groups[updates[i].board];
+    g.indexes.push_back(i);
+    g.plans.push_back(std::move(p));
+  }
+
+  // Build one HotBatch per chunk of a board's updates.
+  std::vector<hot::HotBatch> batches;
+  std::vector<std::vector<std::size_t>> batch_indexes;
+  for (auto& [board, g] : groups) {
+    register_board(board);
+    for (std::size_t from = 0; from < g.indexes.size(); from += kEventsPerCall) {
+      const std::size_t to = std::min(g.indexes.size(), from + kEventsPerCall);
+      hot::HotBatch batch;
+      batch.board = board;
+      batch.policy = g.plans[from].config->policy;
+      std::map<std::pair<const PeriodSpec*, std::string>, std::size_t> slot_of;
+      std::vector<std::size_t> idx;
+      for (std::size_t n = from; n < to; ++n) {
+        const Planned& p = g.plans[n];
+        const Update& u = updates[g.indexes[n]];
+        hot::HotEvent e{u.member, u.value, p.at, u.event_id, {}, {}};
+        for (const auto& t : p.targets) {
+          auto [it, inserted] = slot_of.try_emplace({t.spec, t.period.id}, batch.slots.size());
+          if (inserted) {
+            batch.slots.push_back({t.spec->name, t.period, layout(*t.spec),
+                                   t.period.end + p.config->retention_for(*t.spec)});
+          }
+          e.slots.push_back(it->second);
+          e.cold.emplace_back();
+        }
+        batch.events.push_back(std::move(e));
+        idx.push_back(g.indexes[n]);
+      }
+      batches.push_back(std::move(batch));
+      batch_indexes.push_back(std::move(idx));
+    }
+  }
+  if (batches.empty()) return results;
+
+  const auto hot_results = hot_.apply(redis_, batches);
+  for (std::size_t b = 0; b < batches.size(); ++b) {
+    for (std::size_t n = 0; n < batches[b].events.size(); ++n) {
+      const hot::HotResult& r = hot_results[b][n];
+      const hot::HotEvent& e = batches[b].events[n];
+      UpdateResult& out = results[batch_indexes[b][n]];
+      const Update& u = updates[batch_indexes[b][n]];
+      switch (r.outcome) {
+        case hot::HotOutcome::applied:
+          for (std::size_t k = 0; k < e.slots.size(); ++k) {
+            const hot::PeriodSlot& s = batches[b].slots[e.slots[k]];
+            out.points.push_back({s.period_name, s.period.id, r.points.at(k)});
+          }
+          break;
+        case hot::HotOutcome::duplicate:
+          out.status = UpdateStatus::duplicate;
+          out.reason = "event id '" + u.event_id + "' was already applied to " + describe(u);
+          break;
+        case hot::HotOutcome::closed:
+          out.status = UpdateStatus::refused;
+          out.reason =
+              "period " + r.period + " of board '" + u.board + "' is closed (frozen for archive)";
+          break;
+        case hot::HotOutcome::out_of_range:
+          out.status = UpdateStatus::refused;
+          out.reason = "update of " + describe(u) + " by " + std::to_string(u.value) +
+                       " would make its points " + std::to_string(r.refused_points) + " in " +
+                       r.period + ", outside [" +
+                       std::to_string(batches[b].slots[0].layout.min_points) + ", " +
+                       std::to_string(batches[b].slots[0].layout.max_points) + "]";
+          break;
+        case hot::HotOutcome::needs_cold:
+          // Only a spill marks a period; without a cold tier attached nothing can be
+          // rehydrated, and writing anyway would lose the member's cold points.
+          out.status = UpdateStatus::refused;
+          out.reason = describe(u) + " was spilled to the cold tier, which is not attached";
+          break;
+      }
+    }
+  }
+  return results;
+}
+
+UpdateResult Leaderboards::apply(const Update& update) {
+  return apply(std::vector<Update>{update}).front();
+}
+
+PeriodRef Leaderboards::resolve(const std::string& board, const std::string& period,
+                                const std::optional<std::string>& period_id) const {
+  const BoardConfig& c = board_config(board);
+  const PeriodSpec* spec = c.period(period);
+  if (spec == nullptr) {
+    std::string known;
+    for (const PeriodSpec& p : c.periods) known += (known.empty() ? "" : ", ") + p.name;
+    throw UsageError("board '" + board + "' has no period '" + period +
+                     "'; its periods are: " + known);
+  }
+  PeriodRef ref{&c, spec, board, {}};
+  if (period_id) {
+    auto p = period_from_id(*spec, *c.zone, *period_id);
+    if (!p) {
+      throw UsageError("'" + *period_id + "' is not a " + spec->name + " period id of board '" +
+                       board + "' (time zone " + c.timezone + ")");
+    }
+    ref.period = std::move(*p);
+  } else {
+    try {
+      ref.period = period_containing(*spec, *c.zone, clock_.now());
+    } catch (const RefusedError& e) {
+      throw UsageError(e.what());
+    }
+  }
+  return ref;
+}
+
+Standing Leaderboards::decode(const PeriodRef& ref, const hot::Listed& l) const {
+  const Decoded d = ScoreCodec(layout(*ref.spec)).decode(l.encoded, ref.period.start);
+  return Standing{l.rank, l.member, d.points, d.achieved_at};
+}
+
+std::vector<Standing> Leaderboards::decode_all(const PeriodRef& ref,
+                                               const std::vector<hot::Listed>& listed) const {
+  std::vector<Standing> out;
+  out.reserve(listed.size());
+  for (const hot::Listed& l : listed) out.push_back(decode(ref, l));
+  return out;
+}
+
+std::string Leaderboards::live_key(const PeriodRef& ref) const {
+  return hot::BoardKeys(config_.redis.key_prefix, ref.board).live(ref.spec->name, ref.period.id);
+}
+
+std::vector<Standing> Leaderboards::top(const PeriodRef& ref, std::int64_t offset,
+                                        std::int64_t count) {
+  return decode_all(ref, hot_.range(redis_, live_key(ref), offset, count));
+}
+
+std::optional<Standing> Leaderboards::rank(const PeriodRef& ref, const std::string& member) {
+  auto l = hot_.member(redis_, live_key(ref), member);
+  if (!l) return std::nullopt;
+  return decode(ref, *l);
+}
+
+std::vector<Standing> Leaderboards::around(const PeriodRef& ref, const std::string& member,
+                                           std::int64_t k) {
+  return decode_all(ref, hot_.around(redis_, live_key(ref), member, k));
+}
+
+std::vector<PeriodStatus> Leaderboards::periods(const std::string& board) {
+  const BoardConfig& c = board_config(board);
+  const hot::BoardKeys keys(config_.redis.key_prefix, board);
+  const Instant now = clock_.now();
+  const redis::Reply registry =
+      redis_.command({"ZRANGE", keys.registry(), "0", "-1", "WITHSCORES"}).checked();
+  std::vector<PeriodStatus> out;
+  for (const PeriodSpec& spec : c.periods) {
+    PeriodStatus s;
+    s.period = spec.name;
+    try {
+      s.current = period_containing(spec, *c.zone, now);
+      s.current_members = hot_.size(redis_, keys.live(spec.name, s.current.id));
+    } catch (const RefusedError&) {
+      // alltime before 2020 or a cron that never fires: no current period.
+    }
+    const std::string prefix = spec.name + ":";
+    for (std::size_t i = 0; i + 1 < registry.elements.size(); i += 2) {
+      if (registry.at(i).as_string().rfind(prefix, 0) != 0) continue;
+      ++s.live;
+      if (from_epoch_ms(registry.at(i + 1).as_int()) + c.grace <= now) ++s.due;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace bk::service

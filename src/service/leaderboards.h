@@ -1,0 +1,106 @@
+// The library API that C++ services link: apply score updates (batched, atomic per board)
+// and read boards (top, rank, around, periods). The CLI and the stream consumer use it too.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "config/config.h"
+#include "core/time.h"
+#include "hot/hot_board.h"
+#include "redis/connection.h"
+
+namespace bk::service {
+
+struct Update {
+  std::string board;
+  std::string member;
+  std::int64_t value = 0;
+  std::optional<Instant> at;  // the event time; the clock's now when absent
+  std::string event_id;       // applied at most once per board period when set
+};
+
+enum class UpdateStatus { applied, duplicate, refused };
+
+struct PeriodPoints {
+  std::string period;
+  std::string period_id;
+  std::int64_t points = 0;
+};
+
+struct UpdateResult {
+  UpdateStatus status = UpdateStatus::applied;
+  std::string reason;                // refused: what was wrong, naming board and member
+  std::vector<PeriodPoints> points;  // applied: the member's new points in each period
+};
+
+// One board period addressed by a read.
+struct PeriodRef {
+  const BoardConfig* config = nullptr;
+  const PeriodSpec* spec = nullptr;
+  std::string board;
+  Period period;
+};
+
+struct Standing {
+  std::int64_t rank = 0;
+  std::string member;
+  std::int64_t points = 0;
+  std::optional<Instant> achieved_at;  // absent on tie_break: none boards
+};
+
+struct PeriodStatus {
+  std::string period;
+  Period current;
+  std::int64_t current_members = 0;  // hot members of the current period
+  std::int64_t live = 0;             // periods of this kind registered in Redis
+  std::int64_t due = 0;              // of those, past end + grace (waiting for archive)
+};
+
+class Leaderboards {
+ public:
+  Leaderboards(const Config& config, redis::Connection& redis, Clock clock);
+
+  // Applies updates in order. Updates of one board go in one script call per chunk; chunks
+  // of different boards are pipelined. A refused update does not stop the others.
+  std::vector<UpdateResult> apply(const std::vector<Update>& updates);
+  UpdateResult apply(const Update& update);
+
+  // Resolves "<board> <period> [--period-id]" to a period; the current one without an id.
+  // Throws UsageError naming what is unknown.
+  PeriodRef resolve(const std::string& board, const std::string& period,
+                    const std::optional<std::string>& period_id) const;
+
+  std::vector<Standing> top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
+  std::optional<Standing> rank(const PeriodRef& ref, const std::string& member);
+  std::vector<Standing> around(const PeriodRef& ref, const std::string& member, std::int64_t k);
+  std::vector<PeriodStatus> periods(const std::string& board);
+
+  const Config& config() const { return config_; }
+  Instant now() const { return clock_.now(); }
+
+ private:
+  struct Planned;
+
+  const Config& config_;
+  redis::Connection& redis_;
+  Clock clock_;
+  hot::HotBoard hot_;
+  std::unordered_set<std::string> boards_registered_;
+  // Score layouts per period, computed once (a cron period's span needs a scan of firings).
+  std::unordered_map<const PeriodSpec*, ScoreLayout> layouts_;
+
+  const BoardConfig& board_config(const std::string& board) const;
+  const ScoreLayout& layout(const PeriodSpec& spec) const;
+  std::optional<std::string> plan(const Update& u, Planned& out) const;
+  Standing decode(const PeriodRef& ref, const hot::Listed& l) const;
+  std::vector<Standing> decode_all(const PeriodRef& ref,
+                                   const std::vector<hot::Listed>& listed) const;
+  std::string live_key(const PeriodRef& ref) const;
+  void register_board(const std::string& board);
+};
+
+}  // namespace bk::service

@@ -1,0 +1,751 @@
+// The config loader: typed values with defaults, and every problem reported with the file,
+// line and column of the node at fault.
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/score_codec.h"
+
+namespace bk {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+
+constexpr const char* kFile = "test.yaml";
+
+Config parse(const std::string& yaml, const ConfigOverrides& overrides = {}) {
+  return parse_config(yaml, kFile, overrides);
+}
+
+// The problems of a config that must not load.
+std::vector<std::string> problems_of(const std::string& yaml,
+                                     const ConfigOverrides& overrides = {}) {
+  try {
+    parse(yaml, overrides);
+  } catch (const ConfigError& e) {
+    return e.problems();
+  }
+  ADD_FAILURE() << "config loaded, expected a ConfigError:\n" << yaml;
+  return {};
+}
+
+// Asserts that one problem is at `line`:`column` of test.yaml and contains `phrase`.
+::testing::AssertionResult HasProblem(const std::vector<std::string>& problems, int line,
+                                      int column, const std::string& phrase) {
+  const std::string prefix =
+      std::string(kFile) + ":" + std::to_string(line) + ":" + std::to_string(column) + ": ";
+  for (const std::string& p : problems) {
+    if (p.rfind(prefix, 0) == 0 && p.find(phrase) != std::string::npos) {
+      return ::testing::AssertionSuccess();
+    }
+  }
+  auto failure = ::testing::AssertionFailure()
+                 << "no problem starting with '" << prefix << "' and containing '" << phrase
+                 << "' among " << problems.size() << ":";
+  for (const std::string& p : problems) failure << "\n  " << p;
+  return failure;
+}
+
+// A board entry with only the required keys; `extra` lines are appended to it.
+std::string minimal(const std::string& extra = "") {
+  return "boards:\n"
+         "  - name: points\n"
+         "    periods: [daily]\n"
+         "    max_points: 1000\n"
+         "    retention: {daily: 2d}\n" +
+         extra;
+}
+
+TEST(ConfigTest, FullConfigParsesEveryKey) {
+  const Config c = parse(R"(redis:
+  url: redis://:s3cret@redis.internal:6380/2
+  key_prefix: app:lb
+postgres:
+  url: postgres://bk@db.internal/boards
+  schema: lb_history
+boards:
+  - name: "game:*"
+    periods: [hourly, weekly, {name: cup, cron: "0 18 * * 5"}]
+    timezone: Europe/Berlin
+    order: asc
+    tie_break: latest
+    update: best
+    time_resolution: s
+    min_points: -500
+    max_points: 100000
+    hot_keep: 200
+    display: 200
+    max_clock_skew: 90s
+    archive:
+      grace: 1h
+    retention:
+      default: 3d
+      weekly: 2w
+)");
+  EXPECT_EQ(c.path, kFile);
+  EXPECT_EQ(c.redis.url, "redis://:s3cret@redis.internal:6380/2");
+  EXPECT_EQ(c.redis.key_prefix, "app:lb");
+  EXPECT_EQ(c.postgres.url, "postgres://bk@db.internal/boards");
+  EXPECT_EQ(c.postgres.schema, "lb_history");
+  ASSERT_EQ(c.boards.size(), 1U);
+  const BoardConfig& b = c.boards[0];
+  EXPECT_EQ(b.pattern, "game:*");
+  ASSERT_EQ(b.periods.size(), 3U);
+  EXPECT_EQ(b.periods[0].kind, PeriodKind::hourly);
+  EXPECT_EQ(b.periods[0].name, "hourly");
+  EXPECT_EQ(b.periods[0].cron, nullptr);
+  EXPECT_EQ(b.periods[1].kind, PeriodKind::weekly);
+  EXPECT_EQ(b.periods[2].kind, PeriodKind::custom);
+  EXPECT_EQ(b.periods[2].name, "cup");
+  ASSERT_NE(b.periods[2].cron, nullptr);
+  EXPECT_EQ(b.periods[2].cron->text(), "0 18 * * 5");
+  EXPECT_EQ(b.timezone, "Europe/Berlin");
+  ASSERT_NE(b.zone, nullptr);
+  EXPECT_EQ(b.zone->name(), "Europe/Berlin");
+  EXPECT_EQ(b.order, Order::asc);
+  EXPECT_EQ(b.tie, TieBreak::latest);
+  EXPECT_EQ(b.policy, Policy::best);
+  EXPECT_EQ(b.resolution, Millis{1000});
+  EXPECT_EQ(b.min_points, -500);
+  EXPECT_EQ(b.max_points, 100000);
+  EXPECT_EQ(b.hot_keep, 200);
+  EXPECT_EQ(b.display, 200);
+  EXPECT_EQ(b.max_clock_skew, std::chrono::seconds{90});
+  EXPECT_EQ(b.grace, hours{1});
+  // `default` is applied to the periods without their own entry, and not kept as a key.
+  const std::map<std::string, Millis> retention{
+      {"hourly", hours{72}}, {"weekly", hours{24 * 14}}, {"cup", hours{72}}};
+  EXPECT_EQ(b.retention, retention);
+  EXPECT_EQ(b.where, "test.yaml:8:5");
+}
+
+TEST(ConfigTest, DefaultsApplyToOmittedKeys) {
+  const Config c = parse(minimal());
+  EXPECT_EQ(c.redis.url, "redis://127.0.0.1:6379/0");
+  EXPECT_EQ(c.redis.key_prefix, "lb");
+  EXPECT_EQ(c.postgres.url, "postgresql://boardkeeper@127.0.0.1:5432/boards");
+  EXPECT_EQ(c.postgres.schema, "boardkeeper");
+  ASSERT_EQ(c.boards.size(), 1U);
+  const BoardConfig& b = c.boards[0];
+  EXPECT_EQ(b.timezone, "UTC");
+  ASSERT_NE(b.zone, nullptr);
+  EXPECT_EQ(b.zone->name(), "UTC");
+  EXPECT_EQ(b.order, Order::desc);
+  EXPECT_EQ(b.tie, TieBreak::earliest);
+  EXPECT_EQ(b.policy, Policy::increment);
+  EXPECT_EQ(b.resolution, Millis{1});
+  EXPECT_EQ(b.min_points, 0);
+  EXPECT_EQ(b.max_points, 1000);
+  EXPECT_EQ(b.hot_keep, 1000);
+  EXPECT_EQ(b.display, 100);
+  EXPECT_EQ(b.max_clock_skew, minutes{5});
+  EXPECT_EQ(b.grace, minutes{10});
+  EXPECT_EQ(b.retention_for(b.periods.at(0)), hours{48});
+}
+
+TEST(ConfigTest, EmptySectionsMeanDefaults) {
+  const Config c = parse("redis:\npostgres:\n" + minimal("    archive:\n"));
+  EXPECT_EQ(c.redis.key_prefix, "lb");
+  EXPECT_EQ(c.postgres.schema, "boardkeeper");
+  EXPECT_EQ(c.boards.at(0).grace, minutes{10});
+}
+
+TEST(ConfigTest, BoardAccessors) {
+  const Config c = parse(minimal("    time_resolution: s\n    tie_break: none\n"));
+  const BoardConfig& b = c.boards.at(0);
+  ASSERT_NE(b.period("daily"), nullptr);
+  EXPECT_EQ(b.period("daily")->kind, PeriodKind::daily);
+  EXPECT_EQ(b.period("weekly"), nullptr);
+  const ScoreLayout l = b.layout_for(*b.period("daily"));
+  EXPECT_EQ(l.min_points, 0);
+  EXPECT_EQ(l.max_points, 1000);
+  EXPECT_EQ(l.order, Order::desc);
+  EXPECT_EQ(l.tie, TieBreak::none);
+  EXPECT_EQ(l.resolution, Millis{1000});
+  EXPECT_EQ(l.span_units, 0);
+}
+
+TEST(ConfigTest, LayoutUsesLongestPeriodAtResolution) {
+  const Config c = parse(minimal());
+  const BoardConfig& b = c.boards.at(0);
+  const ScoreLayout l = b.layout_for(*b.period("daily"));
+  // A day plus 3 hours of DST slack, in milliseconds.
+  EXPECT_EQ(l.span_units, 27LL * 3600 * 1000);
+}
+
+// --- unknown keys and wrong types ---------------------------------------------------------
+
+TEST(ConfigTest, UnknownTopLevelKey) {
+  const auto p = problems_of(minimal() + "extra: 1\n");
+  EXPECT_TRUE(HasProblem(p, 6, 1, "unknown key 'extra' at the top level"));
+  EXPECT_TRUE(HasProblem(p, 6, 1, "known keys are: redis, postgres, boards"));
+}
+
+TEST(ConfigTest, UnknownBoardKeySuggestsTheClosest) {
+  const auto p = problems_of(minimal("    max_point: 5\n"));
+  ASSERT_EQ(p.size(), 1U);
+  EXPECT_TRUE(HasProblem(p, 6, 5, "unknown key 'max_point' in board entry; known keys are: "));
+  EXPECT_TRUE(HasProblem(p, 6, 5, "did you mean 'max_points'?"));
+}
+
+TEST(ConfigTest, UnknownKeysInSections) {
+  const auto p = problems_of("redis:\n  host: x\npostgres:\n  password: y\n" +
+                             minimal("    archive: {grace: 1m, delay: 2m}\n"));
+  EXPECT_TRUE(HasProblem(p, 2, 3, "unknown key 'host' in the redis section"));
+  EXPECT_TRUE(HasProblem(p, 4, 3, "unknown key 'password' in the postgres section"));
+  EXPECT_TRUE(HasProblem(p, 10, 26, "unknown key 'delay' in the archive section"));
+}
+
+TEST(ConfigTest, DuplicateKey) {
+  const auto p = problems_of(minimal("    max_points: 2000\n"));
+  EXPECT_TRUE(
+      HasProblem(p, 6, 5, "duplicate key 'max_points' in board entry (first at test.yaml:4:5)"));
+}
+
+TEST(ConfigTest, MapWhereStringExpected) {
+  const auto p = problems_of("redis:\n  url: {host: x}\n" + minimal());
+  EXPECT_TRUE(HasProblem(p, 2, 8, "redis.url must be a string, not a map"));
+}
+
+TEST(ConfigTest, TextWhereIntegerExpected) {
+  const auto p = problems_of(minimal("    hot_keep: abc\n    min_points: 1.5\n"));
+  EXPECT_TRUE(HasProblem(p, 6, 15, "hot_keep must be a whole number (e.g. 1000000), not 'abc'"));
+  EXPECT_TRUE(HasProblem(p, 7, 17, "min_points must be a whole number"));
+}
+
+TEST(ConfigTest, IntegerOutOfRange) {
+  const auto p = problems_of(minimal("    min_points: -99999999999999999999\n"));
+  EXPECT_TRUE(HasProblem(p, 6, 17, "outside the 64-bit integer range"));
+}
+
+TEST(ConfigTest, EmptyValueIsReportedAtItsKey) {
+  const auto p = problems_of(minimal("    timezone:\n    order: desc\n"));
+  EXPECT_TRUE(HasProblem(p, 6, 5, "timezone must be a string, not nothing"));
+}
+
+TEST(ConfigTest, BadEnumValues) {
+  const auto p = problems_of(
+      minimal("    order: up\n    tie_break: first\n    update: add\n    time_resolution: us\n"));
+  EXPECT_TRUE(HasProblem(p, 6, 12, "order must be desc or asc, not the scalar 'up'"));
+  EXPECT_TRUE(HasProblem(p, 7, 16, "tie_break must be earliest, latest or none"));
+  EXPECT_TRUE(HasProblem(p, 8, 13, "update must be increment, best or replace"));
+  EXPECT_TRUE(HasProblem(p, 9, 22, "time_resolution must be ms or s"));
+}
+
+TEST(ConfigTest, ListWhereMapExpected) {
+  const auto p = problems_of("redis: [a]\n" + minimal());
+  EXPECT_TRUE(HasProblem(p, 1, 8, "redis must be a map"));
+}
+
+TEST(ConfigTest, TopLevelMustBeAMap) {
+  const auto p = problems_of("- a\n- b\n");
+  EXPECT_TRUE(HasProblem(p, 1, 1, "the config must be a map"));
+}
+
+// --- durations, zones, retention --------------------------------------------------------
+
+TEST(ConfigTest, BadDuration) {
+  const auto p = problems_of(minimal("    max_clock_skew: 5 minutes\n"));
+  EXPECT_TRUE(HasProblem(p, 6, 21, "max_clock_skew '5 minutes' is not a duration"));
+  EXPECT_TRUE(HasProblem(p, 6, 21, "<n>ms, <n>s, <n>m, <n>h, <n>d or <n>w"));
+}
+
+TEST(ConfigTest, BadRetentionDuration) {
+  const auto p = problems_of(
+      "boards:\n  - name: b\n    periods: [daily]\n    max_points: 10\n"
+      "    retention:\n      daily: 2 days\n");
+  EXPECT_TRUE(HasProblem(p, 6, 14, "retention.daily '2 days' is not a duration"));
+}
+
+TEST(ConfigTest, UnknownTimeZone) {
+  const auto p = problems_of(minimal("    timezone: Mars/Olympus\n"));
+  EXPECT_TRUE(HasProblem(p, 6, 15, "unknown time zone 'Mars/Olympus'"));
+}
+
+TEST(ConfigTest, RetentionMustExceedGrace) {
+  const auto p = problems_of(
+      "boards:\n  - name: b\n    periods: [daily, weekly]\n    max_points: 10\n"
+      "    archive: {grace: 2h}\n"
+      "    retention:\n      daily: 1h\n      weekly: 2h\n");
+  EXPECT_TRUE(HasProblem(p, 7, 14,
+                         "retention.daily (1h) must be longer than archive.grace (2h): a hot "
+                         "key must not expire before its period is archived"));
+  EXPECT_TRUE(HasProblem(p, 8, 15, "retention.weekly (2h) must be longer than archive.grace"));
+}
+
+TEST(ConfigTest, DefaultRetentionMustExceedDefaultGrace) {
+  const auto p = problems_of(
+      "boards:\n  - name: b\n    periods: [daily, weekly]\n    max_points: 10\n"
+      "    retention: {default: 10m}\n");
+  ASSERT_EQ(p.size(), 1U);  // reported once, not once per period
+  EXPECT_TRUE(
+      HasProblem(p, 5, 26, "retention.default (10m) must be longer than archive.grace (10m)"));
+}
+
+TEST(ConfigTest, MissingRetention) {
+  const auto p = problems_of(
+      "boards:\n  - name: b\n    periods: [daily, monthly]\n    max_points: 10\n"
+      "    retention:\n      daily: 2d\n");
+  EXPECT_TRUE(HasProblem(p, 5, 5, "board 'b' has no retention for period 'monthly'"));
+  EXPECT_TRUE(HasProblem(p, 5, 5, "'default: <duration>'"));
+}
+
+TEST(ConfigTest, MissingRetentionSection) {
+  const auto p = problems_of("boards:\n  - name: b\n    periods: [daily]\n    max_points: 10\n");
+  EXPECT_TRUE(HasProblem(p, 2, 5, "board 'b' has no retention for period 'daily'"));
+}
+
+TEST(ConfigTest, DefaultRetentionSuppliesMissingPeriods) {
+  const Config c = parse(
+      "boards:\n  - name: b\n    periods: [daily, monthly]\n    max_points: 10\n"
+      "    retention: {default: 40d, daily: 2d}\n");
+  const BoardConfig& b = c.boards.at(0);
+  EXPECT_EQ(b.retention_for(*b.period("daily")), hours{48});
+  EXPECT_EQ(b.retention_for(*b.period("monthly")), hours{24 * 40});
+  EXPECT_EQ(b.retention.count("default"), 0U);
+}
+
+TEST(ConfigTest, RetentionForUnusedPeriod) {
+  const auto p =
+      problems_of(minimal().replace(minimal().find("{daily: 2d}"), 11, "{daily: 2d, weekly: 8d}"));
+  EXPECT_TRUE(HasProblem(p, 5, 28, "retention.weekly names a period board 'points' does not use"));
+}
+
+// --- points, hot buffer, budget --------------------------------------------------------
+
+TEST(ConfigTest, MaxPointsIsRequired) {
+  const auto p =
+      problems_of("boards:\n  - name: b\n    periods: [daily]\n    retention: {daily: 2d}\n");
+  EXPECT_TRUE(HasProblem(p, 2, 5, "board 'b' has no 'max_points'"));
+}
+
+TEST(ConfigTest, MaxPointsBelowMinPoints) {
+  const auto p = problems_of(minimal("    min_points: 5000\n"));
+  EXPECT_TRUE(HasProblem(p, 4, 17, "max_points (1000) must be >= min_points (5000)"));
+}
+
+TEST(ConfigTest, NegativeMinPointsAllowed) {
+  const Config c = parse(minimal("    min_points: -1000\n"));
+  EXPECT_EQ(c.boards.at(0).min_points, -1000);
+}
+
+TEST(ConfigTest, BudgetOverflowIsRefusedAtMaxPoints) {
+  const auto p = problems_of(
+      "boards:\n  - name: big\n    periods: [monthly]\n"
+      "    max_points: 1000000000000\n    retention: {default: 40d}\n");
+  ASSERT_EQ(p.size(), 1U);
+  EXPECT_TRUE(
+      HasProblem(p, 4, 17, "board 'big' period 'monthly': points range [0, 1000000000000]"));
+  EXPECT_TRUE(HasProblem(p, 4, 17, "more than the 53 a score holds exactly"));
+  EXPECT_TRUE(HasProblem(p, 4, 17, "time_resolution: s"));
+}
+
+TEST(ConfigTest, ProductExampleFitsTheBudget) {
+  // max_points 1,000,000 at ms resolution over a month (31d + 3h slack): 52 bits.
+  const Config c = parse(
+      "boards:\n  - name: points\n    periods: [daily, weekly, monthly]\n"
+      "    max_points: 1000000\n    retention: {default: 40d}\n");
+  const BoardConfig& b = c.boards.at(0);
+  const ScoreLayout l = b.layout_for(*b.period("monthly"));
+  EXPECT_EQ(l.span_units, (31LL * 24 + 3) * 3600 * 1000);
+  EXPECT_EQ(bits_needed(l), 52);
+}
+
+TEST(ConfigTest, AlltimeAtMillisecondsNeedsSeconds) {
+  const std::string yaml =
+      "boards:\n  - name: all\n    periods: [alltime]\n    max_points: 1000000\n"
+      "    retention: {alltime: 1d}\n";
+  EXPECT_TRUE(HasProblem(problems_of(yaml), 4, 17, "period 'alltime'"));
+  const Config c = parse(yaml + "    time_resolution: s\n");
+  EXPECT_EQ(c.boards.at(0).resolution, Millis{1000});
+}
+
+TEST(ConfigTest, HotKeepBelowDisplay) {
+  const auto p = problems_of(minimal("    hot_keep: 50\n    display: 100\n"));
+  EXPECT_TRUE(HasProblem(p, 6, 15, "hot_keep (50) must be >= display (100)"));
+}
+
+TEST(ConfigTest, HotKeepBelowDefaultDisplay) {
+  const auto p = problems_of(minimal("    hot_keep: 10\n"));
+  EXPECT_TRUE(HasProblem(p, 6, 15, "hot_keep (10) must be >= display (100)"));
+}
+
+TEST(ConfigTest, SizesMustBePositive) {
+  const auto p = problems_of(minimal("    hot_keep: 0\n    display: -1\n"));
+  EXPECT_TRUE(HasProblem(p, 6, 15, "hot_keep must be at least 1"));
+  EXPECT_TRUE(HasProblem(p, 7, 14, "display must be at least 1"));
+}
+
+// --- names and periods ----------------------------------------------------------------
+
+TEST(ConfigTest, BadBoardName) {
+  const auto p = problems_of(
+      "boards:\n  - name: \"has space\"\n    periods: [daily]\n    max_points: 10\n"
+      "    retention: {daily: 2d}\n");
+  EXPECT_TRUE(HasProblem(p, 2, 11, "board name has the character ' '"));
+}
+
+TEST(ConfigTest, MissingRequiredBoardKeys) {
+  const auto p = problems_of("boards:\n  - timezone: UTC\n");
+  EXPECT_TRUE(HasProblem(p, 2, 5, "board entry has no 'name'"));
+  EXPECT_TRUE(HasProblem(p, 2, 5, "has no 'periods'"));
+  EXPECT_TRUE(HasProblem(p, 2, 5, "has no 'max_points'"));
+}
+
+TEST(ConfigTest, BoardsRequiredAndNonEmpty) {
+  EXPECT_TRUE(HasProblem(problems_of("redis: {key_prefix: x}\n"), 1, 1, "no 'boards'"));
+  EXPECT_TRUE(HasProblem(problems_of(""), 1, 1, "no 'boards'"));
+  EXPECT_TRUE(HasProblem(problems_of("boards: []\n"), 1, 9, "boards is empty"));
+  EXPECT_TRUE(HasProblem(problems_of("boards: {a: 1}\n"), 1, 9, "boards must be a list"));
+}
+
+TEST(ConfigTest, UnknownPeriod) {
+  const auto p =
+      problems_of(minimal().replace(minimal().find("[daily]"), 7, "[daily, fortnightly]"));
+  EXPECT_TRUE(HasProblem(p, 3, 22, "unknown period 'fortnightly'; expected hourly, daily"));
+}
+
+TEST(ConfigTest, PeriodsMustBeANonEmptyList) {
+  const std::string base = minimal();
+  const std::size_t at = base.find("[daily]");
+  EXPECT_TRUE(HasProblem(problems_of(std::string(base).replace(at, 7, "daily")), 3, 14,
+                         "periods must be a list such as [daily, weekly]"));
+  EXPECT_TRUE(
+      HasProblem(problems_of(std::string(base).replace(at, 7, "[]")), 3, 14, "periods is empty"));
+}
+
+TEST(ConfigTest, DuplicatePeriod) {
+  const auto p = problems_of(minimal().replace(minimal().find("[daily]"), 7, "[daily, daily]"));
+  EXPECT_TRUE(HasProblem(p, 3, 22, "period 'daily' is listed twice (first at test.yaml:3:15)"));
+}
+
+TEST(ConfigTest, CustomPeriodNames) {
+  const auto p = problems_of(R"(boards:
+  - name: b
+    periods:
+      - {name: daily, cron: "0 0 * * *"}
+      - {name: Cup!, cron: "0 0 * * *"}
+      - {name: default, cron: "0 0 * * *"}
+      - {cron: "0 0 * * *"}
+      - {name: cup, cron: "0 0 * * *", every: 1}
+      - {name: final, cron: "0 0 * * 1"}
+      - {name: final, cron: "0 0 * * 2"}
+    max_points: 10
+    retention: {default: 2d}
+)");
+  EXPECT_TRUE(HasProblem(p, 4, 16, "custom period name 'daily' is a built-in period"));
+  EXPECT_TRUE(HasProblem(p, 5, 16, "may only contain lower-case letters, digits, _ and -"));
+  EXPECT_TRUE(HasProblem(p, 6, 16, "'default' is reserved"));
+  EXPECT_TRUE(HasProblem(p, 7, 9, "custom period has no 'name'"));
+  EXPECT_TRUE(HasProblem(p, 8, 40, "unknown key 'every' in a custom period"));
+  EXPECT_TRUE(HasProblem(p, 10, 9, "period 'final' is listed twice (first at test.yaml:9:9)"));
+}
+
+TEST(ConfigTest, BadCronReportedAtTheCronValue) {
+  const auto p = problems_of(R"(boards:
+  - name: b
+    periods: [daily, {name: cup, cron: "0 25 * * 5"}]
+    max_points: 10
+    retention: {default: 2d}
+)");
+  ASSERT_EQ(p.size(), 1U);
+  EXPECT_TRUE(HasProblem(p, 3, 40, "bad cron expression"));
+  EXPECT_TRUE(HasProblem(p, 3, 40, "0 25 * * 5"));
+}
+
+TEST(ConfigTest, CronThatNeverFiresIsRefused) {
+  const auto p = problems_of(R"(boards:
+  - name: b
+    periods: [daily, {name: leap, cron: "0 0 31 2 *"}]
+    max_points: 10
+    retention: {default: 2d}
+)");
+  ASSERT_EQ(p.size(), 1U);
+  EXPECT_TRUE(HasProblem(p, 3, 22, "cron '0 0 31 2 *' never fires")) << p[0];
+}
+
+TEST(ConfigTest, OtherPeriodsAreStillCheckedWhenOneIsBad) {
+  const auto p = problems_of(R"(boards:
+  - name: b
+    periods: [daily, {name: cup, cron: "nonsense"}]
+    max_points: 10
+    retention: {daily: 5m}
+)");
+  ASSERT_EQ(p.size(), 2U);
+  EXPECT_TRUE(HasProblem(p, 3, 40, "bad cron expression"));
+  EXPECT_TRUE(HasProblem(p, 5, 24, "retention.daily (5m) must be longer than archive.grace (10m)"));
+}
+
+TEST(ConfigTest, CronMissing) {
+  const auto p = problems_of(
+      "boards:\n  - name: b\n    periods: [{name: cup}]\n    max_points: 10\n"
+      "    retention: {default: 2d}\n");
+  EXPECT_TRUE(HasProblem(p, 3, 15, "custom period has no 'cron'"));
+}
+
+TEST(ConfigTest, CustomPeriodLayoutUsesTheLongestGap) {
+  const Config c = parse(R"(boards:
+  - name: b
+    periods: [{name: cup, cron: "0 18 * * 5"}]
+    time_resolution: s
+    max_points: 10
+    retention: {cup: 8d}
+)");
+  const BoardConfig& b = c.boards.at(0);
+  const ScoreLayout l = b.layout_for(*b.period("cup"));
+  // A week between firings plus DST slack, in seconds.
+  EXPECT_GE(l.span_units, 7LL * 24 * 3600);
+  EXPECT_LE(l.span_units, (7LL * 24 + 4) * 3600);
+}
+
+// --- redis and postgres sections ------------------------------------------------------
+
+TEST(ConfigTest, BadKeyPrefix) {
+  EXPECT_TRUE(HasProblem(problems_of("redis: {key_prefix: \"a{b}\"}\n" + minimal()), 1, 21,
+                         "redis.key_prefix 'a{b}' must be non-empty and contain no '{', '}'"));
+  EXPECT_TRUE(HasProblem(problems_of("redis: {key_prefix: \"a b\"}\n" + minimal()), 1, 21,
+                         "redis.key_prefix"));
+  EXPECT_TRUE(HasProblem(problems_of("redis: {key_prefix: \"\"}\n" + minimal()), 1, 21,
+                         "must be non-empty"));
+}
+
+TEST(ConfigTest, BadSchema) {
+  EXPECT_TRUE(HasProblem(problems_of("postgres: {schema: Board-Keeper}\n" + minimal()), 1, 20,
+                         "postgres.schema 'Board-Keeper' must be a plain SQL identifier"));
+  EXPECT_TRUE(HasProblem(problems_of("postgres: {schema: 1abc}\n" + minimal()), 1, 20,
+                         "plain SQL identifier"));
+  EXPECT_TRUE(
+      HasProblem(problems_of("postgres: {schema: " + std::string(64, 'a') + "}\n" + minimal()), 1,
+                 20, "at most 63 bytes"));
+  EXPECT_EQ(parse("postgres: {schema: " + std::string(63, 'a') + "}\n" + minimal())
+                .postgres.schema.size(),
+            63U);
+}
+
+TEST(ConfigTest, BadUrlsAreReportedWithoutPasswords) {
+  const auto p = problems_of(
+      "redis: {url: \"http://u:hunter2@host\"}\n"
+      "postgres: {url: \"mysql://u:hunter2@host/db\"}\n" +
+      minimal());
+  EXPECT_TRUE(HasProblem(p, 1, 14, "redis.url 'http://u:***@host' is not a Redis URL"));
+  EXPECT_TRUE(HasProblem(p, 2, 17, "postgres.url 'mysql://u:***@host/db' is not a PostgreSQL URL"));
+  for (const std::string& problem : p) EXPECT_EQ(problem.find("hunter2"), std::string::npos);
+}
+
+TEST(ConfigTest, AcceptedUrlSchemes) {
+  EXPECT_EQ(parse("redis: {url: \"unix:///run/redis.sock?db=1\"}\n" + minimal()).redis.url,
+            "unix:///run/redis.sock?db=1");
+  EXPECT_EQ(parse("postgres: {url: \"postgresql://h/db\"}\n" + minimal()).postgres.url,
+            "postgresql://h/db");
+}
+
+// --- overrides ------------------------------------------------------------------------
+
+TEST(ConfigTest, OverridesReplaceUrls) {
+  ConfigOverrides o;
+  o.redis_url = "redis://:pw@cache:6379/3";
+  o.postgres_url = "postgresql://app:pw@db/boards";
+  const Config c = parse("redis: {url: \"redis://file:6379\"}\n" + minimal(), o);
+  EXPECT_EQ(c.redis.url, "redis://:pw@cache:6379/3");
+  EXPECT_EQ(c.postgres.url, "postgresql://app:pw@db/boards");
+}
+
+TEST(ConfigTest, OverriddenFileUrlMayBeAPlaceholder) {
+  ConfigOverrides o;
+  o.redis_url = "redis://cache";
+  const Config c = parse("redis: {url: set-by-environment}\n" + minimal(), o);
+  EXPECT_EQ(c.redis.url, "redis://cache");
+  // Without the override the placeholder is an error.
+  EXPECT_TRUE(HasProblem(problems_of("redis: {url: set-by-environment}\n" + minimal()), 1, 14,
+                         "is not a Redis URL"));
+}
+
+TEST(ConfigTest, BadOverrideIsAnError) {
+  ConfigOverrides o;
+  o.postgres_url = "host=db password=secret";
+  const auto p = problems_of(minimal(), o);
+  ASSERT_EQ(p.size(), 1U);
+  EXPECT_EQ(p[0].rfind("BOARDKEEPER_POSTGRES_URL: ", 0), 0U) << p[0];
+  EXPECT_EQ(p[0].find("secret"), std::string::npos) << p[0];
+}
+
+// --- redact_url -----------------------------------------------------------------------
+
+TEST(RedactUrlTest, HidesPasswords) {
+  EXPECT_EQ(redact_url("redis://user:secret@host:6379/0"), "redis://user:***@host:6379/0");
+  EXPECT_EQ(redact_url("redis://:secret@host"), "redis://:***@host");
+  EXPECT_EQ(redact_url("postgresql://bk:s3cr@t@db:5432/boards"),
+            "postgresql://bk:***@db:5432/boards");
+  EXPECT_EQ(redact_url("postgresql://bk@db/boards?password=secret&sslmode=require"),
+            "postgresql://bk@db/boards?password=***&sslmode=require");
+  EXPECT_EQ(redact_url("host=db user=bk password='a b' dbname=x"),
+            "host=db user=bk password=*** dbname=x");
+  EXPECT_EQ(redact_url("host=db sslpassword = x"), "host=db sslpassword = ***");
+  // Our Redis URL parser reads a lone user info as the password.
+  EXPECT_EQ(redact_url("redis://secret@host"), "redis://***@host");
+}
+
+TEST(RedactUrlTest, LeavesUrlsWithoutPasswordsAlone) {
+  for (const char* url :
+       {"redis://127.0.0.1:6379/0", "postgresql://boardkeeper@127.0.0.1:5432/boards",
+        "unix:///run/redis.sock?db=2", "postgres://db/x?sslmode=require", "", "not a url"}) {
+    EXPECT_EQ(redact_url(url), url);
+  }
+}
+
+// --- board_for ------------------------------------------------------------------------
+
+TEST(ConfigTest, BoardForPicksTheFirstMatchingEntry) {
+  const Config c = parse(R"(boards:
+  - name: "game:chess"
+    periods: [daily]
+    max_points: 10
+    retention: {daily: 2d}
+  - name: "game:*"
+    periods: [weekly]
+    max_points: 10
+    retention: {weekly: 8d}
+  - name: "*"
+    periods: [monthly]
+    max_points: 10
+    retention: {monthly: 32d}
+)");
+  ASSERT_EQ(c.boards.size(), 3U);
+  EXPECT_EQ(c.board_for("game:chess"), &c.boards[0]);
+  EXPECT_EQ(c.board_for("game:go"), &c.boards[1]);
+  EXPECT_EQ(c.board_for("steps"), &c.boards[2]);
+  EXPECT_EQ(c.boards[1].where, "test.yaml:6:5");
+}
+
+TEST(ConfigTest, BoardForReturnsNullWithoutMatch) {
+  const Config c = parse(minimal());
+  EXPECT_EQ(c.board_for("points"), &c.boards[0]);
+  EXPECT_EQ(c.board_for("points2"), nullptr);
+}
+
+TEST(ConfigTest, EntriesThatCanNeverMatchAreErrors) {
+  const auto p = problems_of(R"(boards:
+  - name: "game:*"
+    periods: [daily]
+    max_points: 10
+    retention: {daily: 2d}
+  - name: "game:chess"
+    periods: [daily]
+    max_points: 10
+    retention: {daily: 2d}
+  - name: "game:*"
+    periods: [daily]
+    max_points: 10
+    retention: {daily: 2d}
+)");
+  EXPECT_TRUE(HasProblem(
+      p, 6, 5, "board 'game:chess' is never used: the earlier entry 'game:*' at test.yaml:2:5"));
+  EXPECT_TRUE(HasProblem(p, 10, 5, "board 'game:*' is defined twice (first at test.yaml:2:5)"));
+}
+
+// --- whole files ----------------------------------------------------------------------
+
+TEST(ConfigTest, CollectsEveryProblem) {
+  try {
+    parse("redis: {key_prefix: \"\"}\n" + minimal("    order: up\n    timezone: Nowhere\n"));
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.problems().size(), 3U);
+    EXPECT_EQ(std::string(e.what()),
+              e.problems()[0] + "\n" + e.problems()[1] + "\n" + e.problems()[2]);
+    // In file order.
+    EXPECT_EQ(e.problems()[0].rfind("test.yaml:1:", 0), 0U);
+    EXPECT_EQ(e.problems()[1].rfind("test.yaml:7:", 0), 0U);
+    EXPECT_EQ(e.problems()[2].rfind("test.yaml:8:", 0), 0U);
+    EXPECT_EQ(e.exit_code(), ExitCode::usage);
+  }
+}
+
+TEST(ConfigTest, YamlSyntaxErrorHasAPosition) {
+  const auto p = problems_of("boards:\n  - name: [points\n    periods: daily\n");
+  ASSERT_EQ(p.size(), 1U);
+  EXPECT_NE(p[0].find("YAML syntax error"), std::string::npos) << p[0];
+  EXPECT_EQ(p[0].rfind("test.yaml:", 0), 0U) << p[0];
+}
+
+TEST(ConfigTest, YamlSyntaxErrorLineAndColumn) {
+  const auto p = problems_of("boards:\n  - name: b\n   bad: [1\n");
+  ASSERT_EQ(p.size(), 1U);
+  EXPECT_EQ(p[0].rfind("test.yaml:3:", 0), 0U) << p[0];
+}
+
+TEST(ConfigTest, SecondDocumentIsAnError) {
+  const auto p = problems_of(minimal() + "---\nboards: []\n");
+  EXPECT_TRUE(HasProblem(p, 7, 1, "single YAML document"));
+}
+
+TEST(ConfigTest, UnreadableFileNamesPathAndReason) {
+  const std::string path = "/nonexistent/dir/boardkeeper.yaml";
+  try {
+    load_config(path, {});
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("No such file or directory"), std::string::npos) << what;
+  }
+}
+
+TEST(ConfigTest, LoadConfigReadsAFileAndNamesItInProblems) {
+  const std::string path = ::testing::TempDir() + "config_test_load.yaml";
+  {
+    std::ofstream out(path);
+    out << minimal("    bogus: 1\n");
+  }
+  try {
+    load_config(path, {});
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path + ":6:5: unknown key 'bogus'", 0), 0U) << e.what();
+  }
+  {
+    std::ofstream out(path);
+    out << minimal();
+  }
+  const Config c = load_config(path, {});
+  EXPECT_EQ(c.path, path);
+  EXPECT_EQ(c.boards.at(0).where, path + ":2:5");
+  std::remove(path.c_str());
+}
+
+TEST(ConfigTest, ExampleFileLoads) {
+  const std::string path = std::string(BK_SOURCE_DIR) + "/config/boardkeeper.yaml";
+  Config c;
+  ASSERT_NO_THROW(c = load_config(path, {})) << [&] {
+    try {
+      load_config(path, {});
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  EXPECT_EQ(c.redis.url, "redis://127.0.0.1:6379/0");
+  EXPECT_EQ(c.redis.key_prefix, "lb");
+  EXPECT_EQ(c.postgres.schema, "boardkeeper");
+  ASSERT_GE(c.boards.size(), 1U);
+  const BoardConfig& points = c.boards[0];
+  EXPECT_EQ(points.pattern, "points");
+  ASSERT_EQ(points.periods.size(), 3U);
+  EXPECT_EQ(points.timezone, "Asia/Shanghai");
+  EXPECT_EQ(points.max_points, 1000000);
+  EXPECT_EQ(points.retention_for(*points.period("monthly")), hours{24 * 32});
+  EXPECT_EQ(c.board_for("points"), &points);
+  const BoardConfig* game = c.board_for("game:chess");
+  ASSERT_NE(game, nullptr);
+  ASSERT_NE(game->period("cup"), nullptr);
+  EXPECT_EQ(game->period("cup")->kind, PeriodKind::custom);
+}
+
+}  // namespace
+}  // namespace bk

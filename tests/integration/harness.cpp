@@ -1,0 +1,112 @@
+// Integration test helpers.
+#include "harness.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "redis/url.h"
+
+extern char** environ;
+
+namespace bk::test {
+
+std::string redis_url() {
+  const char* url = std::getenv("BK_TEST_REDIS_URL");
+  if (url == nullptr || *url == '\0') {
+    ADD_FAILURE() << "BK_TEST_REDIS_URL is not set: run the tests through tests/run.sh";
+    throw std::runtime_error("no test redis");
+  }
+  return url;
+}
+
+redis::Connection connect_redis() {
+  return redis::Connection(redis::parse_url(redis_url()));
+}
+
+std::string unique_prefix() {
+  static std::atomic<int> counter{0};
+  std::random_device rd;
+  std::ostringstream s;
+  s << "t" << std::hex << (rd() & 0xffffffU) << getpid() << "x" << counter++;
+  return s.str();
+}
+
+std::string config_text(const std::string& prefix, const std::string& boards_yaml) {
+  return "redis:\n  url: " + redis_url() + "\n  key_prefix: " + prefix + "\nboards:\n" +
+         boards_yaml;
+}
+
+Config make_config(const std::string& prefix, const std::string& boards_yaml) {
+  return parse_config(config_text(prefix, boards_yaml), "test.yaml", {});
+}
+
+std::string write_config(const std::string& prefix, const std::string& boards_yaml) {
+  const std::string path = "/tmp/bk-test-" + prefix + ".yaml";
+  std::ofstream(path) << config_text(prefix, boards_yaml);
+  return path;
+}
+
+namespace {
+
+std::string slurp(int fd) {
+  std::string out;
+  char buf[4096];
+  lseek(fd, 0, SEEK_SET);
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
+    out.append(buf, static_cast<std::size_t>(n));
+  return out;
+}
+
+}  // namespace
+
+RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  char out_path[] = "/tmp/bk-out-XXXXXX";
+  char err_path[] = "/tmp/bk-err-XXXXXX";
+  const int out_fd = mkstemp(out_path);
+  const int err_fd = mkstemp(err_path);
+  unlink(out_path);
+  unlink(err_path);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    std::vector<std::string> all{BK_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
+    execv(BK_BINARY, argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out_fd);
+  r.err = slurp(err_fd);
+  close(out_fd);
+  close(err_fd);
+  return r;
+}
+
+std::vector<std::string> keys_with_prefix(redis::Connection& conn, const std::string& prefix) {
+  std::vector<std::string> keys;
+  std::string cursor = "0";
+  do {
+    const redis::Reply r = conn.command({"SCAN", cursor, "MATCH", prefix + ":*", "COUNT", "1000"});
+    cursor = r.at(0).as_string();
+    for (const auto& k : r.at(1).elements) keys.push_back(k.as_string());
+  } while (cursor != "0");
+  return keys;
+}
+
+}  // namespace bk::test

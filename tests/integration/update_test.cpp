@@ -1,0 +1,384 @@
+// The update path against a real Redis: atomicity under concurrency, tie-breaks,
+// idempotency, policies, range and closed-period refusals, TTLs and registries.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "harness.h"
+#include "hot/keys.h"
+#include "service/leaderboards.h"
+
+namespace bk {
+namespace {
+
+using service::Leaderboards;
+using service::Update;
+using service::UpdateStatus;
+using std::chrono::hours;
+using std::chrono::minutes;
+
+Instant at(const char* text) {
+  return *parse_rfc3339(text);
+}
+
+const char* kBoards = R"(  - name: pts
+    periods: [daily, weekly, monthly]
+    timezone: Asia/Shanghai
+    max_points: 3000000
+    retention: {daily: 2d, weekly: 8d, monthly: 32d}
+  - name: lap
+    periods: [daily]
+    order: asc
+    update: best
+    time_resolution: s
+    min_points: 1
+    max_points: 3600000
+    retention: {default: 3d}
+  - name: late
+    periods: [daily]
+    tie_break: latest
+    max_points: 1000
+    retention: {default: 3d}
+  - name: flat
+    periods: [daily]
+    tie_break: none
+    update: replace
+    min_points: -50
+    max_points: 100
+    retention: {default: 3d}
+  - name: small
+    periods: [daily, monthly]
+    min_points: -50
+    max_points: 100
+    retention: {default: 40d}
+)";
+
+class UpdateTest : public ::testing::Test {
+ protected:
+  std::string prefix = test::unique_prefix();
+  Config config = test::make_config(prefix, kBoards);
+  redis::Connection conn = test::connect_redis();
+  Instant now = at("2026-11-22T12:00:00+08:00");
+
+  Leaderboards boards(Instant clock_now) { return Leaderboards(config, conn, Clock(clock_now)); }
+
+  std::vector<service::Standing> all(Leaderboards& lb, const std::string& board,
+                                     const std::string& period) {
+    return lb.top(lb.resolve(board, period, std::nullopt), 0, 100000);
+  }
+};
+
+TEST_F(UpdateTest, ConcurrentIncrementsEndWithExactSumsAndTieOrder) {
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 2000;
+  const std::vector<std::string> members{"ann", "bob", "cy", "dee", "eve", "fay", "gus", "hal"};
+  // Expected sums, and per member the last event time of each thread: the final
+  // achieved_at must be one of those (whichever thread's last update landed last).
+  std::map<std::string, std::int64_t> sums;
+  std::map<std::string, std::set<std::int64_t>> last_times;
+  std::vector<std::vector<Update>> work(kThreads);
+  const Instant base = at("2026-11-22T09:00:00+08:00");
+  std::mt19937 rng(42);
+  for (int t = 0; t < kThreads; ++t) {
+    std::map<std::string, std::int64_t> last;
+    for (int j = 0; j < kPerThread; ++j) {
+      Update u{
+          "pts", members[rng() % members.size()], static_cast<std::int64_t>(1 + rng() % 5), {}, ""};
+      u.at = base + Millis{j * kThreads + t};  // unique per event
+      sums[u.member] += u.value;
+      last[u.member] = to_epoch_ms(*u.at);
+      work[t].push_back(u);
+    }
+    for (auto& [m, ms] : last) last_times[m].insert(ms);
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      redis::Connection own = test::connect_redis();
+      Leaderboards lb(config, own, Clock(now));
+      std::mt19937 chunk_rng(static_cast<unsigned>(t));
+      for (std::size_t i = 0; i < work[t].size();) {
+        const std::size_t n = std::min(work[t].size() - i, std::size_t{1 + chunk_rng() % 16});
+        const std::vector<Update> chunk(work[t].begin() + static_cast<long>(i),
+                                        work[t].begin() + static_cast<long>(i + n));
+        for (const auto& r : lb.apply(chunk))
+          ASSERT_EQ(r.status, UpdateStatus::applied) << r.reason;
+        i += n;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+
+  Leaderboards lb = boards(now);
+  for (const char* period : {"daily", "weekly", "monthly"}) {
+    const auto rows = all(lb, "pts", period);
+    ASSERT_EQ(rows.size(), members.size()) << period;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      EXPECT_EQ(r.points, sums[r.member]) << period << " " << r.member;
+      ASSERT_TRUE(r.achieved_at);
+      EXPECT_EQ(last_times[r.member].count(to_epoch_ms(*r.achieved_at)), 1U)
+          << r.member << " achieved_at " << format_rfc3339(*r.achieved_at);
+      if (i > 0) {
+        const auto& p = rows[i - 1];
+        // Listing order: more points first, then earlier achieved_at, then member bytes.
+        const bool ordered =
+            p.points > r.points ||
+            (p.points == r.points && (*p.achieved_at < *r.achieved_at ||
+                                      (*p.achieved_at == *r.achieved_at && p.member < r.member)));
+        EXPECT_TRUE(ordered) << p.member << " before " << r.member;
+        EXPECT_EQ(r.rank, r.points == p.points && *r.achieved_at == *p.achieved_at
+                              ? p.rank
+                              : static_cast<std::int64_t>(i + 1));
+      }
+    }
+  }
+}
+
+TEST_F(UpdateTest, TiesBreakByWhoReachedThePointsFirst) {
+  Leaderboards lb = boards(now);
+  // pts (earliest): bob reaches 100 before ann does; cy has 100 too but later still.
+  for (const Update& u :
+       std::vector<Update>{{"pts", "ann", 60, at("2026-11-22T08:00:00+08:00"), ""},
+                           {"pts", "bob", 100, at("2026-11-22T08:30:00+08:00"), ""},
+                           {"pts", "ann", 40, at("2026-11-22T09:00:00+08:00"), ""},
+                           {"pts", "cy", 100, at("2026-11-22T10:00:00+08:00"), ""},
+                           {"late", "ann", 100, at("2026-11-22T03:00:00Z"), ""},
+                           {"late", "bob", 100, at("2026-11-22T02:00:00Z"), ""},
+                           {"flat", "zed", 7, at("2026-11-22T01:00:00Z"), ""},
+                           {"flat", "amy", 7, at("2026-11-22T02:00:00Z"), ""},
+                           {"flat", "kim", 9, at("2026-11-22T03:00:00Z"), ""}}) {
+    ASSERT_EQ(lb.apply(u).status, UpdateStatus::applied);
+  }
+  auto rows = all(lb, "pts", "daily");
+  ASSERT_EQ(rows.size(), 3U);
+  EXPECT_EQ(rows[0].member, "bob");
+  EXPECT_EQ(rows[1].member, "ann");
+  EXPECT_EQ(rows[2].member, "cy");
+  EXPECT_EQ(*rows[1].achieved_at, at("2026-11-22T09:00:00+08:00"));
+  EXPECT_EQ((std::vector<std::int64_t>{rows[0].rank, rows[1].rank, rows[2].rank}),
+            (std::vector<std::int64_t>{1, 2, 3}));
+
+  rows = all(lb, "late", "daily");  // latest: whoever got there last ranks higher
+  ASSERT_EQ(rows.size(), 2U);
+  EXPECT_EQ(rows[0].member, "ann");
+  EXPECT_EQ(rows[1].member, "bob");
+
+  rows = all(lb, "flat", "daily");  // none: equal points share a rank, listed by member
+  ASSERT_EQ(rows.size(), 3U);
+  EXPECT_EQ(rows[0].member, "kim");
+  EXPECT_EQ(rows[1].member, "amy");
+  EXPECT_EQ(rows[2].member, "zed");
+  EXPECT_EQ(rows[1].rank, 2);
+  EXPECT_EQ(rows[2].rank, 2);
+  EXPECT_FALSE(rows[2].achieved_at);
+}
+
+TEST_F(UpdateTest, RepeatedEventIdCountsOnce) {
+  Leaderboards lb = boards(now);
+  const Update u{"pts", "ann", 5, at("2026-11-22T10:00:00+08:00"), "evt-1"};
+  EXPECT_EQ(lb.apply(u).status, UpdateStatus::applied);
+  EXPECT_EQ(lb.apply(u).status, UpdateStatus::duplicate);
+  // In one batch too, and with a different value (same id, same board period).
+  Update again = u;
+  again.value = 50;
+  const auto results = lb.apply(std::vector<Update>{again, again});
+  EXPECT_EQ(results[0].status, UpdateStatus::duplicate);
+  EXPECT_EQ(results[1].status, UpdateStatus::duplicate);
+  // The same id on another board is another event.
+  EXPECT_EQ(lb.apply(Update{"late", "ann", 5, u.at, "evt-1"}).status, UpdateStatus::applied);
+  for (const char* period : {"daily", "weekly", "monthly"}) {
+    const auto rows = all(lb, "pts", period);
+    ASSERT_EQ(rows.size(), 1U);
+    EXPECT_EQ(rows[0].points, 5) << period;
+  }
+}
+
+TEST_F(UpdateTest, PoliciesBestAndReplace) {
+  Leaderboards lb = boards(now);
+  const Instant t1 = at("2026-11-22T01:00:00Z"), t2 = at("2026-11-22T02:00:00Z"),
+                t3 = at("2026-11-22T03:00:00Z");
+  // lap: asc + best: keep the lowest time; an equal or worse one changes nothing.
+  EXPECT_EQ(lb.apply(Update{"lap", "ann", 90500, t1, ""}).points.at(0).points, 90500);
+  EXPECT_EQ(lb.apply(Update{"lap", "ann", 91000, t2, ""}).points.at(0).points, 90500);
+  EXPECT_EQ(lb.apply(Update{"lap", "ann", 90500, t3, ""}).points.at(0).points, 90500);
+  auto r = lb.rank(lb.resolve("lap", "daily", std::nullopt), "ann");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r->achieved_at, t1);
+  EXPECT_EQ(lb.apply(Update{"lap", "ann", 89999, t3, ""}).points.at(0).points, 89999);
+  EXPECT_EQ(*lb.rank(lb.resolve("lap", "daily", std::nullopt), "ann")->achieved_at, t3);
+  // flat: replace, negative allowed down to -50.
+  EXPECT_EQ(lb.apply(Update{"flat", "bob", 40, t1, ""}).points.at(0).points, 40);
+  EXPECT_EQ(lb.apply(Update{"flat", "bob", -20, t2, ""}).points.at(0).points, -20);
+  EXPECT_EQ(lb.rank(lb.resolve("flat", "daily", std::nullopt), "bob")->points, -20);
+}
+
+TEST_F(UpdateTest, SecondResolutionTruncatesTheTieBreakTime) {
+  Leaderboards lb = boards(now);
+  ASSERT_EQ(lb.apply(Update{"lap", "ann", 1000, at("2026-11-22T01:00:00.900Z"), ""}).status,
+            UpdateStatus::applied);
+  ASSERT_EQ(lb.apply(Update{"lap", "bob", 1000, at("2026-11-22T01:00:00.100Z"), ""}).status,
+            UpdateStatus::applied);
+  const auto rows = all(lb, "lap", "daily");
+  ASSERT_EQ(rows.size(), 2U);
+  // Same points, same second: they share rank 1 and are listed by member id.
+  EXPECT_EQ(rows[0].member, "ann");
+  EXPECT_EQ(rows[0].rank, 1);
+  EXPECT_EQ(rows[1].rank, 1);
+  EXPECT_EQ(*rows[0].achieved_at, at("2026-11-22T01:00:00Z"));
+}
+
+TEST_F(UpdateTest, OutOfRangeIsRefusedAndNothingIsWritten) {
+  Leaderboards day1 = boards(at("2026-11-21T12:00:00Z"));
+  EXPECT_EQ(day1.apply(Update{"small", "ann", 60, at("2026-11-21T10:00:00Z"), ""}).status,
+            UpdateStatus::applied);
+  // Fits the next day's daily board (60) but the month would reach 120 > 100: the whole
+  // event is refused, so the daily board stays untouched too.
+  Leaderboards lb = boards(at("2026-11-22T02:00:00Z"));
+  const auto r = lb.apply(Update{"small", "ann", 60, at("2026-11-22T01:00:00Z"), ""});
+  EXPECT_EQ(r.status, UpdateStatus::refused);
+  EXPECT_NE(r.reason.find("120"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("monthly"), std::string::npos) << r.reason;
+  EXPECT_TRUE(lb.top(lb.resolve("small", "daily", std::string("2026-11-22")), 0, 10).empty());
+  EXPECT_EQ(all(lb, "small", "monthly").at(0).points, 60);
+  // Negative increments are fine down to min_points, and refused past it.
+  EXPECT_EQ(lb.apply(Update{"small", "bob", -50, at("2026-11-22T01:00:00Z"), ""}).status,
+            UpdateStatus::applied);
+  EXPECT_EQ(lb.apply(Update{"small", "bob", -1, at("2026-11-22T01:00:00Z"), ""}).status,
+            UpdateStatus::refused);
+}
+
+TEST_F(UpdateTest, ClosedAndFutureEventsAreRefused) {
+  // pts has the default grace of 10m. 2026-11-21 (Shanghai) ended at 2026-11-21T16:00Z.
+  Leaderboards lb = boards(at("2026-11-21T16:09:59Z"));
+  EXPECT_EQ(lb.apply(Update{"pts", "ann", 1, at("2026-11-21T15:59:00Z"), ""}).status,
+            UpdateStatus::applied);
+  Leaderboards later = boards(at("2026-11-21T16:10:00Z"));
+  const auto r = later.apply(Update{"pts", "ann", 1, at("2026-11-21T15:59:00Z"), ""});
+  EXPECT_EQ(r.status, UpdateStatus::refused);
+  EXPECT_NE(r.reason.find("closed for writes"), std::string::npos) << r.reason;
+  // More than max_clock_skew (5m) ahead of now.
+  const auto future = later.apply(Update{"pts", "cy", 1, at("2026-11-21T16:15:01Z"), ""});
+  EXPECT_EQ(future.status, UpdateStatus::refused);
+  EXPECT_NE(future.reason.find("max_clock_skew"), std::string::npos) << future.reason;
+  EXPECT_EQ(later.apply(Update{"pts", "cy", 1, at("2026-11-21T16:15:00Z"), ""}).status,
+            UpdateStatus::applied);
+  // A period frozen for archive (the closed marker) refuses even within grace.
+  const hot::BoardKeys keys(prefix, "pts");
+  conn.command({"HSET", keys.meta("daily", "2026-11-22"), "closed", "1"}).checked();
+  const auto frozen = later.apply(Update{"pts", "bob", 1, at("2026-11-21T16:11:00Z"), ""});
+  EXPECT_EQ(frozen.status, UpdateStatus::refused);
+  EXPECT_NE(frozen.reason.find("daily:2026-11-22"), std::string::npos) << frozen.reason;
+  EXPECT_FALSE(later.rank(later.resolve("pts", "weekly", std::nullopt), "bob"));
+}
+
+TEST_F(UpdateTest, EveryKeyHasItsTtlFromBirthAndIsRegistered) {
+  Leaderboards lb = boards(now);
+  ASSERT_EQ(lb.apply(Update{"pts", "ann", 3, at("2026-11-22T10:00:00+08:00"), "e1"}).status,
+            UpdateStatus::applied);
+  ASSERT_EQ(lb.apply(Update{"lap", "bob", 3, at("2026-11-22T03:00:00Z"), ""}).status,
+            UpdateStatus::applied);
+  const auto keys = test::keys_with_prefix(conn, prefix);
+  EXPECT_GE(keys.size(), 8U);  // 3 live + 3 ids + registry for pts; live + registry for lap
+  for (const auto& k : keys) {
+    if (k == hot::boards_key(prefix)) continue;  // the set of board names is permanent
+    EXPECT_GT(conn.command({"PTTL", k}).as_int(), 0) << k;
+  }
+  // daily 2026-11-22 in Shanghai ends 2026-11-22T16:00Z; retention 2d.
+  const hot::BoardKeys pk(prefix, "pts");
+  EXPECT_EQ(conn.command({"PEXPIRETIME", pk.live("daily", "2026-11-22")}).as_int(),
+            to_epoch_ms(at("2026-11-24T16:00:00Z")));
+  EXPECT_EQ(conn.command({"PEXPIRETIME", pk.live("monthly", "2026-11")}).as_int(),
+            to_epoch_ms(at("2027-01-01T16:00:00Z")));  // Dec 1 00:00 +08:00, + 32d
+  // Registry: member "<period>:<id>", score = end.
+  EXPECT_EQ(conn.command({"ZSCORE", pk.registry(), "weekly:2026-W47"}).as_int(),
+            to_epoch_ms(at("2026-11-22T16:00:00Z")));
+  EXPECT_EQ(conn.command({"ZCARD", pk.registry()}).as_int(), 3);
+  EXPECT_EQ(conn.command({"SISMEMBER", hot::boards_key(prefix), "pts"}).as_int(), 1);
+  EXPECT_EQ(conn.command({"SISMEMBER", hot::boards_key(prefix), "lap"}).as_int(), 1);
+}
+
+TEST_F(UpdateTest, MemberIdsAreValidatedAndKeptByteForByte) {
+  Leaderboards lb = boards(now);
+  const Instant t = at("2026-11-22T10:00:00+08:00");
+  for (const std::string& bad : {std::string(), std::string(513, 'x'), std::string("a\0b", 3),
+                                 std::string("\xff\xfe"), std::string("\xed\xa0\x80")}) {
+    const auto r = lb.apply(Update{"pts", bad, 1, t, ""});
+    EXPECT_EQ(r.status, UpdateStatus::refused);
+    EXPECT_NE(r.reason.find("member id"), std::string::npos) << r.reason;
+  }
+  const std::vector<std::string> odd{"quote\"d", "tab\there", "new\nline",          "back\\slash",
+                                     "emoji 🏆",  "日本語",    std::string(512, 'z')};
+  for (std::size_t i = 0; i < odd.size(); ++i) {
+    ASSERT_EQ(lb.apply(Update{"pts", odd[i], static_cast<std::int64_t>(i + 1), t, ""}).status,
+              UpdateStatus::applied);
+  }
+  const auto rows = all(lb, "pts", "daily");
+  ASSERT_EQ(rows.size(), odd.size());
+  for (std::size_t i = 0; i < odd.size(); ++i) {
+    EXPECT_EQ(rows[odd.size() - 1 - i].member, odd[i]);
+  }
+  EXPECT_EQ(lb.apply(Update{"no_such_board", "ann", 1, t, ""}).status, UpdateStatus::refused);
+  EXPECT_EQ(lb.apply(Update{"bad board", "ann", 1, t, ""}).status, UpdateStatus::refused);
+}
+
+TEST_F(UpdateTest, BatchesAcrossBoardsAndPeriodsMatchOneByOne) {
+  // Boards with a long grace and skew, so three days of events are all open at once.
+  const char* wide = R"(  - name: "b*"
+    periods: [daily, weekly]
+    timezone: Europe/London
+    max_points: 10000000
+    max_clock_skew: 4d
+    archive: {grace: 5d}
+    retention: {default: 10d}
+  - name: "c*"
+    periods: [daily]
+    order: asc
+    update: best
+    time_resolution: s
+    max_points: 10000000
+    max_clock_skew: 4d
+    archive: {grace: 5d}
+    retention: {default: 10d}
+)";
+  // The same 3,000 events applied as one batch and one at a time give the same boards.
+  std::mt19937 rng(7);
+  std::vector<Update> events;
+  const Instant start = at("2026-11-19T00:00:00Z");
+  for (int i = 0; i < 3000; ++i) {
+    const char* board = i % 3 == 0 ? "b1" : i % 3 == 1 ? "b2" : "c1";
+    Update u{board, "m" + std::to_string(rng() % 40), static_cast<std::int64_t>(1 + rng() % 9),
+             start + Millis{static_cast<std::int64_t>(rng() % (3 * 86400000ULL))}, ""};
+    if (u.board == "c1") u.value = 1000 + static_cast<std::int64_t>(rng() % 50);
+    events.push_back(u);
+  }
+  const Instant clock = at("2026-11-20T12:00:00Z");
+  const Config a_config = test::make_config(test::unique_prefix(), wide);
+  const Config b_config = test::make_config(test::unique_prefix(), wide);
+  Leaderboards batch(a_config, conn, Clock(clock));
+  for (const auto& r : batch.apply(events)) ASSERT_EQ(r.status, UpdateStatus::applied) << r.reason;
+  Leaderboards single(b_config, conn, Clock(clock));
+  for (const auto& u : events) ASSERT_EQ(single.apply(u).status, UpdateStatus::applied);
+
+  for (const char* board : {"b1", "b2", "c1"}) {
+    for (const char* day : {"2026-11-19", "2026-11-20", "2026-11-21"}) {
+      const auto a = batch.top(batch.resolve(board, "daily", std::string(day)), 0, 1000);
+      const auto b = single.top(single.resolve(board, "daily", std::string(day)), 0, 1000);
+      ASSERT_EQ(a.size(), b.size()) << board << " " << day;
+      ASSERT_FALSE(a.empty());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].member, b[i].member);
+        EXPECT_EQ(a[i].points, b[i].points);
+        EXPECT_EQ(a[i].rank, b[i].rank);
+        EXPECT_EQ(a[i].achieved_at, b[i].achieved_at);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bk

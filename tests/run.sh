@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, builds, starts throwaway Redis and PostgreSQL
+# on free loopback ports, runs ctest, stops the servers and exits with the tests' status.
+#   BK_SANITIZE=1 tests/run.sh    also builds and runs everything under ASan + UBSan
+#   BK_BUILD_DIR=dir              where to build (default build-tests)
+set -euo pipefail
+BK_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../deploy/local/setup.sh
+source "$BK_ROOT/deploy/local/setup.sh"
+trap bk_cleanup EXIT
+
+bk_install
+build_dir=${BK_BUILD_DIR:-$BK_ROOT/build-tests}
+extra=()
+if [ "${BK_SANITIZE:-0}" = 1 ]; then
+  extra+=(-DBK_SANITIZE=ON)
+  build_dir="${build_dir}-asan"
+fi
+bk_build "$build_dir" -DBK_WERROR=ON "${extra[@]}"
+bk_start_redis
+bk_start_postgres
+
+bk_log "running tests"
+cd "$build_dir"
+status=0
+ctest --output-on-failure -j2 --timeout 600 || status=$?
+exit $status
