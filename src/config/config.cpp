@@ -213,6 +213,7 @@ class Loader {
       return a.pos.column < b.pos.column;
     });
     std::vector<std::string> out;
+    out.reserve(sorted.size());
     for (const Problem& p : sorted) {
       out.push_back(p.positioned ? where(p.pos) + ": " + p.text : p.text);
     }
@@ -259,7 +260,7 @@ Entries Loader::entries(const YAML::Node& map, std::string_view context) {
       report(key, "keys " + std::string(context) + " must be plain names, not " + kind_of(key));
       continue;
     }
-    const std::string name = key.Scalar();
+    const std::string& name = key.Scalar();
     const auto first =
         std::find_if(out.begin(), out.end(), [&](const auto& kv) { return kv.first == name; });
     if (first != out.end()) {
@@ -357,6 +358,7 @@ template <typename E>
 std::optional<E> Loader::read_choice(const Entry& entry, std::string_view key,
                                      const std::vector<std::pair<std::string_view, E>>& choices) {
   std::vector<std::string_view> names;
+  names.reserve(choices.size());
   for (const auto& choice : choices) names.push_back(choice.first);
   if (entry.value.IsScalar()) {
     for (const auto& [name, value] : choices) {
@@ -678,7 +680,7 @@ std::optional<BoardConfig> Loader::parse_board(const YAML::Node& node) {
 
   // Retention: explicit per period, else `default`; every period needs one, each > grace.
   struct Written {
-    Millis value;
+    Millis value{0};
     Pos pos;
   };
   std::map<std::string, Written> written;
@@ -699,10 +701,13 @@ std::optional<BoardConfig> Loader::parse_board(const YAML::Node& node) {
           written[name] = Written{*d, entry.pos()};
         } else if (periods_ok) {
           std::vector<std::string_view> used;
+          used.reserve(b.periods.size());
           for (const PeriodSpec& p : b.periods) used.push_back(p.name);
-          report(entry.key, "retention." + name + " names a period " + label +
-                                " does not use (its periods: " + alternatives(used) +
-                                "); remove it or add the period");
+          std::string msg = "retention." + name;
+          msg += " names a period " + label;
+          msg += " does not use (its periods: " + alternatives(used);
+          msg += "); remove it or add the period";
+          report(entry.key, msg);
         }
       }
     } else {

@@ -145,7 +145,7 @@ Period period_of_local_time(const PeriodSpec& spec, const date::time_zone& zone,
                      local_of(date::local_days{(y + date::years{1}) / 1 / 1}));
     }
     case PeriodKind::alltime: {
-      const Period all{"all", from_epoch_ms(kAlltimeStartMs), from_epoch_ms(kAlltimeEndMs)};
+      Period all{"all", from_epoch_ms(kAlltimeStartMs), from_epoch_ms(kAlltimeEndMs)};
       if (t < all.start || t >= all.end) {
         throw RefusedError("time " + format_rfc3339(t) +
                            " is outside the alltime period (2020-01-01 to 2100-01-01)");
@@ -174,7 +174,7 @@ Period period_of_local_time(const PeriodSpec& spec, const date::time_zone& zone,
 }  // namespace
 
 Period period_containing(const PeriodSpec& spec, const date::time_zone& zone, Instant t) {
-  const Period p = period_of_local_time(spec, zone, t);
+  Period p = period_of_local_time(spec, zone, t);
   // When the clock goes back to a wall time before a boundary (Pacific/Chatham repeats
   // 02:45-03:45, so 03:00 exists twice), the repeated wall times just before the boundary
   // recur after the boundary's first occurrence, where the period ended: such an instant
@@ -214,8 +214,10 @@ std::optional<Period> period_from_id(const PeriodSpec& spec, const date::time_zo
           m > 12) {
         break;
       }
-      return confirm(spec, zone,
-                     local_of(date::local_days{date::year{y} / static_cast<unsigned>(m) / 1}), id);
+      return confirm(
+          spec, zone,
+          local_of(date::local_days{date::year{y} / date::month{static_cast<unsigned>(m)} / 1}),
+          id);
     }
     case PeriodKind::yearly: {
       int y = 0;

@@ -54,7 +54,7 @@ std::optional<Instant> parse_rfc3339(std::string_view s) {
         !read_int(s, pos + 4, 2, om) || oh > 23 || om > 59) {
       return std::nullopt;
     }
-    offset_min = (oh * 60 + om) * (s[pos] == '-' ? -1 : 1);
+    offset_min = (static_cast<long long>(oh) * 60 + om) * (s[pos] == '-' ? -1 : 1);
     pos += 6;
   } else {
     return std::nullopt;

@@ -74,10 +74,11 @@ Options parse_url(std::string_view url) {
   if (colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
     o.host = std::string(authority.substr(0, colon));
     o.port = parse_number(authority.substr(colon + 1), "port");
-  } else if (!authority.empty()) {
+  } else {
     o.host = std::string(authority);
   }
   if (o.host.empty()) throw UsageError("redis URL has no host");
+  if (o.port < 1 || o.port > 65535) throw UsageError("redis URL: port out of range");
   return o;
 }
 
