@@ -1,0 +1,118 @@
+// The board in PostgreSQL: schema migrations and the cold tier of open periods (members
+// spilled below the hot buffer). libpqxx stays behind this header.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+
+namespace bk::cold {
+
+// One board period in the cold tier.
+struct PeriodKey {
+  std::string board;
+  std::string period;     // "daily", "cup", ...
+  std::string period_id;  // "2026-11-22", ...
+};
+
+// A member as a spill writes it.
+struct ColdRow {
+  std::string member;
+  std::int64_t encoded = 0;
+  std::int64_t points = 0;
+  std::optional<Instant> achieved_at;
+};
+
+// A member as found in the cold tier.
+struct ColdHit {
+  std::string member;
+  std::int64_t encoded = 0;
+  std::int64_t points = 0;
+  std::optional<Instant> achieved_at;
+  std::int64_t version = 0;
+};
+
+struct MemberKey {
+  PeriodKey period;
+  std::string member;
+};
+
+class ColdReader;
+
+// One connection to PostgreSQL. Not thread-safe: one per thread. Every libpqxx error that
+// means the server is unreachable or went away becomes bk::UnavailableError (exit 3);
+// others become bk::Error.
+class ColdStore {
+ public:
+  // Connects. `schema` is a validated plain identifier.
+  ColdStore(const std::string& url, std::string schema);
+  ~ColdStore();
+  ColdStore(ColdStore&&) noexcept;
+  ColdStore& operator=(ColdStore&&) noexcept;
+
+  // Creates or upgrades the schema: applies the embedded sql/NNN_*.sql files not yet
+  // applied, in order, each in its own transaction, recorded in <schema>.schema_migrations.
+  // Idempotent, and safe from two processes at once (an advisory lock serialises them).
+  // Returns how many migrations it applied.
+  int migrate();
+  int schema_version();  // highest applied migration, 0 when none
+
+  // Spill: upserts the rows of one board period in one transaction under a fresh version
+  // (nextval of <schema>.cold_version), committed before it returns. An existing row of
+  // the same member is replaced. Returns the version.
+  std::int64_t upsert(const PeriodKey& period, const std::vector<ColdRow>& rows);
+
+  // Rehydrate: the cold rows of many (period, member) pairs in one round trip; result i
+  // belongs to keys[i].
+  std::vector<std::optional<ColdHit>> lookup(const std::vector<MemberKey>& keys);
+  // Deletes the member's row only if its version is still `version`. True when deleted.
+  bool delete_if_version(const PeriodKey& period, const std::string& member,
+                         std::int64_t version);
+
+  // Deletes every cold row of the period (after it is archived).
+  std::int64_t drop_period(const PeriodKey& period);
+
+  // A consistent snapshot for a group of reads (REPEATABLE READ, read only).
+  ColdReader reader();
+
+ private:
+  friend class ColdReader;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads of one period's cold rows in listing order: encoded ascending, then member bytes
+// ascending (COLLATE "C"). Ends its transaction when destroyed.
+class ColdReader {
+ public:
+  ~ColdReader();
+  ColdReader(ColdReader&&) noexcept;
+
+  std::int64_t count(const PeriodKey& period);
+  // Rows with encoded < e (strictly better scores).
+  std::int64_t count_better(const PeriodKey& period, std::int64_t encoded);
+  // Rows listed before (e, member): encoded < e, or encoded == e and member < m.
+  std::int64_t count_before(const PeriodKey& period, std::int64_t encoded,
+                            const std::string& member);
+  // The first `limit` rows from position `offset` in listing order.
+  std::vector<ColdHit> slice(const PeriodKey& period, std::int64_t offset, std::int64_t limit);
+  // Up to `limit` rows listed strictly after (e, m), in listing order.
+  std::vector<ColdHit> after(const PeriodKey& period, std::int64_t encoded,
+                             const std::string& member, std::int64_t limit);
+  // Up to `limit` rows listed strictly before (e, m), nearest first (reverse order).
+  std::vector<ColdHit> before(const PeriodKey& period, std::int64_t encoded,
+                              const std::string& member, std::int64_t limit);
+  // The rows of these members (those that have one), in listing order.
+  std::vector<ColdHit> rows_for(const PeriodKey& period, const std::vector<std::string>& members);
+
+ private:
+  friend class ColdStore;
+  struct Impl;
+  explicit ColdReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bk::cold
