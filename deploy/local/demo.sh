@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job against throwaway local servers: installs what is missing, builds, starts
-# Redis on a free loopback port in a temp dir, plays a short simulated scenario with the
-# real binary (--now moves the clock), prints the boards, and cleans up.
+# Redis and PostgreSQL on free loopback ports in a temp dir, plays a short simulated
+# scenario with the real binary (--now moves the clock), prints the boards, and cleans up.
 set -euo pipefail
 BK_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=setup.sh
@@ -12,16 +12,21 @@ bk_install
 build_dir=${BK_BUILD_DIR:-$BK_ROOT/build-demo}
 bk_build "$build_dir" -DBK_TESTS=OFF
 bk_start_redis
+bk_start_postgres
 
 cat >"$BK_TMP/demo.yaml" <<YAML
 redis:
   url: $BK_TEST_REDIS_URL
   key_prefix: demo
+postgres:
+  url: $BK_TEST_POSTGRES_URL
 boards:
   - name: points
     periods: [daily, weekly, monthly]
     timezone: Asia/Shanghai
     max_points: 1000000
+    hot_keep: 4          # tiny, so the demo spills: members ranked 5th and below go to PostgreSQL
+    display: 3
     retention: {daily: 2d, weekly: 8d, monthly: 32d}
   - name: "race:*"
     periods: [daily, {name: cup, cron: "0 18 * * 5"}]
@@ -39,6 +44,7 @@ bk() {
 }
 
 bk check-config
+bk migrate
 
 bk_log "Sunday 22 Nov 2026 in Shanghai: players score; bob and carol tie on 120"
 now=2026-11-22T21:00:00+08:00
@@ -51,8 +57,10 @@ bk --now $now add points dave 40 --at 2026-11-22T12:00:00+08:00
 bk --now $now add points "eve 🏆" 95 --at 2026-11-22T20:00:00+08:00
 bk --now $now top points daily
 bk --now $now rank points daily bob
+bk_log "Sunday's tick: hot_keep is 4, so dave (5th) is spilled to PostgreSQL in every period"
+bk --now $now tick
 
-bk_log "Monday: a new day and a new ISO week; the month carries on"
+bk_log "Monday: a new day and week; dave scores again and his monthly points come back from PostgreSQL"
 now=2026-11-23T20:00:00+08:00
 bk --now $now add points dave 200 --at 2026-11-23T08:00:00+08:00
 bk --now $now add points alice 30 --at 2026-11-23T09:00:00+08:00
@@ -60,6 +68,16 @@ bk --now $now top points daily
 bk --now $now top points monthly --json
 bk --now $now around points monthly alice -k 1
 bk --now $now top points daily --period-id 2026-11-22 -n 3
+
+bk_log "tick: the hot buffer keeps 4 members per period; the rest are spilled to PostgreSQL"
+bk --now $now tick --dry-run
+bk --now $now tick
+psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT period, period_id, member, points, achieved_at
+  FROM boardkeeper.cold_members ORDER BY period, period_id, encoded, member"
+bk --now $now rank points monthly "eve 🏆"
+bk_log "eve scores again: her cold points come back (rehydrated) plus the new ones"
+bk --now $now add points "eve 🏆" 150 --at 2026-11-23T19:00:00+08:00
+bk --now $now top points monthly -n 10
 
 bk_log "Refusals: a late event for Sunday (closed after its 10m grace), points out of range"
 bk --now $now add points carol 10 --at 2026-11-22T23:59:00+08:00

@@ -9,6 +9,8 @@
 namespace bk::cli {
 
 int check_config(Context& ctx);
+int migrate(Context& ctx);
+int tick(Context& ctx, bool dry_run, std::int64_t chunk);
 
 struct AddArgs {
   std::string board;

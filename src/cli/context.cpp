@@ -16,8 +16,27 @@ redis::Connection& Context::redis() {
   return *redis_;
 }
 
+cold::ColdStore& Context::cold() {
+  if (!cold_) {
+    spdlog::debug("connecting to postgresql {}", redact_url(config_.postgres.url));
+    cold_ = std::make_unique<cold::ColdStore>(config_.postgres.url, config_.postgres.schema);
+  }
+  return *cold_;
+}
+
+cold::Archive& Context::archive() {
+  if (!archive_) {
+    archive_ = std::make_unique<cold::Archive>(config_.postgres.url, config_.postgres.schema);
+  }
+  return *archive_;
+}
+
 service::Leaderboards& Context::leaderboards() {
-  if (!boards_) boards_ = std::make_unique<service::Leaderboards>(config_, redis(), clock_);
+  if (!boards_) {
+    boards_ = std::make_unique<service::Leaderboards>(
+        config_, redis(), clock_,
+        std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); }));
+  }
   return *boards_;
 }
 

@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include "cold/archive.h"
+#include "cold/cold_store.h"
 #include "config/config.h"
 #include "core/time.h"
 #include "redis/connection.h"
@@ -22,6 +24,9 @@ class Context {
   Format format() const { return format_; }
 
   redis::Connection& redis();  // throws UnavailableError when unreachable
+  cold::ColdStore& cold();     // likewise for PostgreSQL
+  cold::Archive& archive();    // a second PostgreSQL connection, for archive writes
+  // Reads and updates; PostgreSQL is connected only when a spilled period needs it.
   service::Leaderboards& leaderboards();
 
  private:
@@ -29,6 +34,8 @@ class Context {
   Clock clock_;
   Format format_;
   std::unique_ptr<redis::Connection> redis_;
+  std::unique_ptr<cold::ColdStore> cold_;
+  std::unique_ptr<cold::Archive> archive_;
   std::unique_ptr<service::Leaderboards> boards_;
 };
 

@@ -44,7 +44,8 @@ class ColdReader;
 
 // One connection to PostgreSQL. Not thread-safe: one per thread. Every libpqxx error that
 // means the server is unreachable or went away becomes bk::UnavailableError (exit 3);
-// others become bk::Error.
+// others become bk::Error. A call that finds its connection broken fails so (it is never
+// retried silently); the next call connects afresh.
 class ColdStore {
  public:
   // Connects. `schema` is a validated plain identifier.
@@ -69,13 +70,15 @@ class ColdStore {
   // belongs to keys[i].
   std::vector<std::optional<ColdHit>> lookup(const std::vector<MemberKey>& keys);
   // Deletes the member's row only if its version is still `version`. True when deleted.
-  bool delete_if_version(const PeriodKey& period, const std::string& member,
-                         std::int64_t version);
+  bool delete_if_version(const PeriodKey& period, const std::string& member, std::int64_t version);
 
   // Deletes every cold row of the period (after it is archived).
   std::int64_t drop_period(const PeriodKey& period);
 
-  // A consistent snapshot for a group of reads (REPEATABLE READ, read only).
+  // A consistent snapshot for a group of reads (REPEATABLE READ, read only). The reader's
+  // transaction occupies this store's connection: until the reader is destroyed, the
+  // store's other calls throw bk::Error (use a second ColdStore to write meanwhile). A
+  // reader may outlive its store.
   ColdReader reader();
 
  private:

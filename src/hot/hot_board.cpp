@@ -32,11 +32,13 @@ std::pair<redis::Args, redis::Args> marshal(const std::string& prefix, const Hot
                 std::to_string(first.min_points),
                 std::to_string(first.max_points),
                 std::to_string(batch.slots.size()),
-                std::to_string(batch.events.size())};
+                std::to_string(batch.events.size()),
+                batch.hold ? "1" : "0"};
   for (const PeriodSlot& s : batch.slots) {
     k.push_back(keys.live(s.period_name, s.period.id));
     k.push_back(keys.meta(s.period_name, s.period.id));
     k.push_back(keys.ids(s.period_name, s.period.id));
+    k.push_back(keys.stale(s.period_name, s.period.id));
     a.push_back(registry_member(s.period_name, s.period.id));
     a.push_back(std::to_string(to_epoch_ms(s.period.start)));
     a.push_back(std::to_string(s.layout.span_units));
@@ -58,10 +60,10 @@ std::pair<redis::Args, redis::Args> marshal(const std::string& prefix, const Hot
           a.push_back("?");
           break;
         case ColdValue::State::absent:
-          a.push_back("-");
+          a.push_back("a" + cold.gen);
           break;
         case ColdValue::State::present:
-          a.push_back(std::to_string(cold.encoded));
+          a.push_back("p" + cold.gen + ":" + std::to_string(cold.encoded));
           break;
       }
     }
@@ -73,7 +75,10 @@ HotResult parse_result(const redis::Reply& r) {
   HotResult out;
   const std::string& status = r.at(0).as_string();
   if (status == "ok") {
-    for (std::size_t i = 1; i < r.elements.size(); ++i) out.points.push_back(r.at(i).as_int());
+    for (const redis::Reply& p : r.at(1).elements) out.points.push_back(p.as_int());
+    for (const redis::Reply& f : r.at(2).elements) out.rehydrated.push_back(f.as_string() == "1");
+  } else if (status == "blocked") {
+    out.outcome = HotOutcome::blocked;
   } else if (status == "dup") {
     out.outcome = HotOutcome::duplicate;
   } else if (status == "closed") {
@@ -85,8 +90,9 @@ HotResult parse_result(const redis::Reply& r) {
     out.refused_points = r.at(2).as_int();
   } else if (status == "cold") {
     out.outcome = HotOutcome::needs_cold;
-    for (std::size_t i = 1; i < r.elements.size(); ++i) {
+    for (std::size_t i = 1; i + 1 < r.elements.size(); i += 2) {
       out.cold_slots.push_back(static_cast<std::size_t>(r.at(i).as_int() - 1));
+      out.cold_gens.push_back(r.at(i + 1).as_string());
     }
   } else if (status == "span") {
     throw Error("internal: event time outside period " + r.at(1).as_string());
@@ -120,7 +126,20 @@ HotBoard::HotBoard(std::string key_prefix)
       update_(embedded::hot_lua::update_lua),
       read_range_(embedded::hot_lua::read_range_lua),
       read_around_(embedded::hot_lua::read_around_lua),
-      read_member_(embedded::hot_lua::read_member_lua) {}
+      read_member_(embedded::hot_lua::read_member_lua),
+      read_state_(embedded::hot_lua::read_state_lua),
+      read_neighbours_(embedded::hot_lua::read_neighbours_lua),
+      spill_mark_(embedded::hot_lua::spill_mark_lua),
+      spill_take_(embedded::hot_lua::spill_take_lua),
+      spill_remove_(embedded::hot_lua::spill_remove_lua),
+      archive_freeze_(embedded::hot_lua::archive_freeze_lua),
+      archive_release_(embedded::hot_lua::archive_release_lua) {}
+
+PeriodKeys::PeriodKeys(const BoardKeys& board, std::string_view period, std::string_view period_id)
+    : live(board.live(period, period_id)),
+      meta(board.meta(period, period_id)),
+      ids(board.ids(period, period_id)),
+      stale(board.stale(period, period_id)) {}
 
 std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
                                                     const std::vector<HotBatch>& batches) {
@@ -169,6 +188,109 @@ std::optional<Listed> HotBoard::member(redis::Connection& conn, const std::strin
 
 std::int64_t HotBoard::size(redis::Connection& conn, const std::string& live_key) {
   return conn.command({"ZCARD", live_key}).as_int();
+}
+
+}  // namespace bk::hot
+
+namespace bk::hot {
+namespace {
+
+std::vector<ScoredMember> pairs(const redis::Reply& r, std::size_t from, std::size_t count) {
+  std::vector<ScoredMember> out;
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    out.push_back({r.at(from + 2 * i).as_string(), r.at(from + 2 * i + 1).as_int()});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::int64_t HotBoard::count_better(redis::Connection& conn, const std::string& live_key,
+                                    std::int64_t encoded) {
+  return conn.command({"ZCOUNT", live_key, "-inf", "(" + std::to_string(encoded)}).as_int();
+}
+
+std::vector<ScoredMember> HotBoard::slice(redis::Connection& conn, const std::string& live_key,
+                                          std::int64_t start, std::int64_t count) {
+  if (count <= 0) return {};
+  const redis::Reply r = conn.command({"ZRANGE", live_key, std::to_string(start),
+                                       std::to_string(start + count - 1), "WITHSCORES"})
+                             .checked();
+  return pairs(r, 0, r.elements.size() / 2);
+}
+
+ReadState HotBoard::read_state(redis::Connection& conn, const PeriodKeys& keys,
+                               const std::string& member) {
+  const redis::Reply r =
+      read_state_.eval(conn, {keys.live, keys.meta, keys.stale}, {member}).checked();
+  ReadState st;
+  st.gen = r.at(0).as_string();
+  st.spilled = r.at(1).as_string() == "1";
+  if (!r.at(2).as_string().empty()) st.member_score = r.at(2).as_int();
+  for (std::size_t i = 3; i < r.elements.size(); ++i) {
+    st.hot_and_stale.push_back(r.at(i).as_string());
+  }
+  return st;
+}
+
+Neighbours HotBoard::neighbours(redis::Connection& conn, const PeriodKeys& keys,
+                                std::int64_t encoded, const std::string& member, std::int64_t k) {
+  const redis::Reply r =
+      read_neighbours_
+          .eval(conn, {keys.live, keys.meta}, {std::to_string(encoded), member, std::to_string(k)})
+          .checked();
+  Neighbours n;
+  n.gen = r.at(0).as_string();
+  n.count_before = r.at(1).as_int();
+  const auto nbefore = static_cast<std::size_t>(r.at(2).as_int());
+  n.before = pairs(r, 3, nbefore);
+  n.after = pairs(r, 3 + 2 * nbefore, (r.elements.size() - 3 - 2 * nbefore) / 2);
+  return n;
+}
+
+std::int64_t HotBoard::mark_spilled(redis::Connection& conn, const PeriodKeys& keys,
+                                    Instant expire_at) {
+  return spill_mark_.eval(conn, {keys.meta, keys.live}, {std::to_string(to_epoch_ms(expire_at))})
+      .as_int();
+}
+
+std::vector<ScoredMember> HotBoard::take_for_spill(redis::Connection& conn, const PeriodKeys& keys,
+                                                   std::int64_t start, std::int64_t count,
+                                                   Instant expire_at) {
+  const redis::Reply r = spill_take_
+                             .eval(conn, {keys.live, keys.stale},
+                                   {std::to_string(start), std::to_string(start + count - 1),
+                                    std::to_string(to_epoch_ms(expire_at))})
+                             .checked();
+  return pairs(r, 0, r.elements.size() / 2);
+}
+
+std::int64_t HotBoard::remove_spilled(redis::Connection& conn, const PeriodKeys& keys,
+                                      const std::vector<ScoredMember>& members) {
+  redis::Args args;
+  args.reserve(members.size() * 2);
+  for (const ScoredMember& m : members) {
+    args.push_back(m.member);
+    args.push_back(std::to_string(m.encoded));
+  }
+  return spill_remove_.eval(conn, {keys.live, keys.stale, keys.meta}, args).as_int();
+}
+
+std::optional<std::int64_t> HotBoard::freeze(redis::Connection& conn, const PeriodKeys& keys,
+                                             Instant expire_at) {
+  const redis::Reply r =
+      archive_freeze_.eval(conn, {keys.meta, keys.live}, {std::to_string(to_epoch_ms(expire_at))})
+          .checked();
+  if (r.at(0).as_int() == 0) return std::nullopt;
+  return r.at(1).as_int();
+}
+
+void HotBoard::release(redis::Connection& conn, const PeriodKeys& keys,
+                       const std::string& registry_key, const std::string& registry_member) {
+  archive_release_
+      .eval(conn, {keys.live, keys.ids, keys.stale, keys.meta, registry_key}, {registry_member})
+      .checked();
 }
 
 }  // namespace bk::hot

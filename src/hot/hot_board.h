@@ -8,6 +8,7 @@
 
 #include "core/period.h"
 #include "core/policy.h"
+#include "core/rank.h"
 #include "core/score_codec.h"
 #include "hot/keys.h"
 #include "redis/connection.h"
@@ -23,11 +24,13 @@ struct PeriodSlot {
   Instant expire_at;  // period end + retention
 };
 
-// What the update script knows of a member's cold-tier row for one slot.
+// What the update script knows of a member's cold-tier row for one slot, and the spill
+// generation the look-up was made under (the script asks again if a spill moved on).
 struct ColdValue {
   enum class State { unknown, absent, present };
   State state = State::unknown;
   std::int64_t encoded = 0;
+  std::string gen;
 };
 
 struct HotEvent {
@@ -42,18 +45,43 @@ struct HotEvent {
 struct HotBatch {
   std::string board;
   Policy policy = Policy::increment;
+  bool hold = false;              // see update.lua: hold spills while this batch looks up cold rows
   std::vector<PeriodSlot> slots;  // all share min/max/order/tie; spans may differ
   std::vector<HotEvent> events;
 };
 
-enum class HotOutcome { applied, duplicate, closed, out_of_range, needs_cold };
+enum class HotOutcome { applied, duplicate, closed, out_of_range, needs_cold, blocked };
 
 struct HotResult {
   HotOutcome outcome = HotOutcome::applied;
   std::vector<std::int64_t> points;     // applied: new points, parallel to the event's slots
+  std::vector<bool> rehydrated;         // applied: written from the cold value, per slot
   std::string period;                   // closed / out_of_range: "<period>:<id>"
   std::int64_t refused_points = 0;      // out_of_range: the points it would have reached
   std::vector<std::size_t> cold_slots;  // needs_cold: slots to look up
+  std::vector<std::string> cold_gens;   // needs_cold: their spill generations
+};
+
+// The keys of one board period.
+struct PeriodKeys {
+  PeriodKeys(const BoardKeys& board, std::string_view period, std::string_view period_id);
+  std::string live, meta, ids, stale;
+};
+
+// What a merged (hot + cold) read needs from Redis, read atomically.
+struct ReadState {
+  std::string gen;                           // spill generation
+  bool spilled = false;                      // ever spilled: the cold tier may hold members
+  std::optional<std::int64_t> member_score;  // the asked member's hot score
+  std::vector<std::string> hot_and_stale;    // hot members whose cold rows must be skipped
+};
+
+// Hot members around a position in listing order.
+struct Neighbours {
+  std::string gen;
+  std::int64_t count_before = 0;     // hot members listed before the position
+  std::vector<ScoredMember> before;  // nearest first
+  std::vector<ScoredMember> after;   // nearest first
 };
 
 struct Listed {
@@ -80,6 +108,34 @@ class HotBoard {
   std::optional<Listed> member(redis::Connection& conn, const std::string& live_key,
                                const std::string& member);
   std::int64_t size(redis::Connection& conn, const std::string& live_key);
+  // Hot members with encoded < e.
+  std::int64_t count_better(redis::Connection& conn, const std::string& live_key,
+                            std::int64_t encoded);
+  // Positions [start, start + count) without ranks.
+  std::vector<ScoredMember> slice(redis::Connection& conn, const std::string& live_key,
+                                  std::int64_t start, std::int64_t count);
+  ReadState read_state(redis::Connection& conn, const PeriodKeys& keys, const std::string& member);
+  Neighbours neighbours(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
+                        const std::string& member, std::int64_t k);
+
+  // Spill (protocol 2). mark_spilled returns the live key's size.
+  std::int64_t mark_spilled(redis::Connection& conn, const PeriodKeys& keys, Instant expire_at);
+  // Members at positions [start, start + count), entered in the stale set first.
+  std::vector<ScoredMember> take_for_spill(redis::Connection& conn, const PeriodKeys& keys,
+                                           std::int64_t start, std::int64_t count,
+                                           Instant expire_at);
+  // Archive (protocol 3). freeze closes the period for writes; nullopt when its live key
+  // does not exist (expired or never made), else its size.
+  std::optional<std::int64_t> freeze(redis::Connection& conn, const PeriodKeys& keys,
+                                     Instant expire_at);
+  // Frees the hot keys and removes the registry entry (after the archive committed).
+  void release(redis::Connection& conn, const PeriodKeys& keys, const std::string& registry_key,
+               const std::string& registry_member);
+
+  // Removes those whose score is unchanged; returns how many, or -1 when a writer holds
+  // the period (nothing removed).
+  std::int64_t remove_spilled(redis::Connection& conn, const PeriodKeys& keys,
+                              const std::vector<ScoredMember>& members);
 
   const std::string& key_prefix() const { return prefix_; }
 
@@ -89,6 +145,13 @@ class HotBoard {
   redis::Script read_range_;
   redis::Script read_around_;
   redis::Script read_member_;
+  redis::Script read_state_;
+  redis::Script read_neighbours_;
+  redis::Script spill_mark_;
+  redis::Script spill_take_;
+  redis::Script spill_remove_;
+  redis::Script archive_freeze_;
+  redis::Script archive_release_;
 };
 
 }  // namespace bk::hot

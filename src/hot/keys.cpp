@@ -18,6 +18,10 @@ std::string BoardKeys::ids(std::string_view period, std::string_view period_id) 
   return live(period, period_id) + ":ids";
 }
 
+std::string BoardKeys::stale(std::string_view period, std::string_view period_id) const {
+  return live(period, period_id) + ":stale";
+}
+
 std::string BoardKeys::registry() const {
   return base_ + "periods";
 }

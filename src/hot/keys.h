@@ -15,6 +15,8 @@ class BoardKeys {
   // ...:meta (spilled / closed markers) and ...:ids (applied event ids)
   std::string meta(std::string_view period, std::string_view period_id) const;
   std::string ids(std::string_view period, std::string_view period_id) const;
+  // ...:stale (members that may be hot and cold at once; reads skip their cold rows)
+  std::string stale(std::string_view period, std::string_view period_id) const;
   // <prefix>:{<board>}:periods
   std::string registry() const;
 

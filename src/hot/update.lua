@@ -2,29 +2,42 @@
 -- Every key shares the board's hash tag, so this runs on one Redis Cluster slot.
 --
 -- KEYS[1]            the board's period registry (ZSET member "<period>:<id>", score end ms)
--- KEYS[3j-1..3j+1]   for period slot j (1-based): the live ZSET, its :meta HASH, its :ids SET
--- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents
+-- KEYS[4j-2..4j+1]   for period slot j (1-based): the live ZSET, its :meta HASH, its :ids
+--                    SET, its :stale SET (members that may be hot and cold at once)
+-- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents hold
+--   hold "1": when an event must look up cold rows, also hold spills of that period from
+--   removing members for 2 seconds, so the look-up cannot go stale (a writer that kept
+--   losing the race to a busy spill asks for this; it guarantees progress)
 --   per slot (6): registry_member start_ms span_units resolution_ms expire_at_ms end_ms
 --   per event: member value at_ms event_id nslots_used, then per used slot: slot cold
---     cold: "?" unknown, "-" known absent from the cold tier, or the cold encoded score
+--     cold: "?" not looked up; "a<gen>" absent from the cold tier; "p<gen>:<encoded>" its
+--     cold score. <gen> is the period's spill generation when the caller was told to look:
+--     a spill that removed members since then may have moved this member to the cold tier
+--     after the look-up, so a stale generation means "look again".
 --
 -- Scores: encoded = rank_points * (span + 1) + time_part; smaller ranks higher. Every number
 -- handled is an integer below 2^53, so Lua's doubles hold it exactly.
 -- Returns one array per event:
---   {"ok", points...}  {"dup"}  {"closed", period}  {"range", period, points}
---   {"cold", slot...}  (the member is absent from spilled periods: fetch its cold rows)
---   {"span", period}   (the event time lies outside the period; a caller bug)
+--   {"ok", {points...}, {rehydrated...}}  points and "1"/"0" (written from the cold value)
+--     per used slot
+--   {"dup"}  {"closed", period}  {"range", period, points}
+--   {"cold", slot, gen, ...}  the member is absent from spilled periods: look up its cold
+--     rows and call again with them
+--   {"blocked"}  an earlier event of this call for the same member returned "cold": call
+--     again after it, so one member's events are never reordered
+--   {"span", period}  the event time lies outside the period (a caller bug)
 local policy, order, tie = ARGV[1], ARGV[2], ARGV[3]
 local minp, maxp = tonumber(ARGV[4]), tonumber(ARGV[5])
 local nslots, nevents = tonumber(ARGV[6]), tonumber(ARGV[7])
+local hold = ARGV[8] == '1'
 
 local slots = {}
-local a = 8
+local a = 9
 for j = 1, nslots do
   slots[j] = {
     reg = ARGV[a], start = tonumber(ARGV[a + 1]), span = tonumber(ARGV[a + 2]),
     res = tonumber(ARGV[a + 3]), expire_at = ARGV[a + 4], end_ms = ARGV[a + 5],
-    key = KEYS[3 * j - 1], meta = KEYS[3 * j], ids = KEYS[3 * j + 1],
+    key = KEYS[4 * j - 2], meta = KEYS[4 * j - 1], ids = KEYS[4 * j], stale = KEYS[4 * j + 1],
   }
   a = a + 6
 end
@@ -34,6 +47,15 @@ local function fmt(x) return string.format('%.0f', x) end
 local function flag(s, name)
   if s[name] == nil then s[name] = redis.call('HGET', s.meta, name) == '1' end
   return s[name]
+end
+
+local function gen(s)
+  if s.gen == nil then s.gen = redis.call('HGET', s.meta, 'gen') or '0' end
+  return s.gen
+end
+
+local function expire_with_key(s, key)
+  if redis.call('PTTL', key) == -1 then redis.call('PEXPIREAT', key, s.expire_at) end
 end
 
 local function decode(s, score)
@@ -86,10 +108,18 @@ local function apply_event(member, value, at, event_id, used, cold)
     local current = redis.call('ZSCORE', s.key, member)
     local from_cold = false
     if not current and flag(s, 'spilled') then
-      if cold[i] == '?' then
-        missing[#missing + 1] = tostring(j)
-      elseif cold[i] ~= '-' then
-        current, from_cold = cold[i], true
+      local c = cold[i]
+      local g = gen(s)
+      if c == '?' then
+        missing[#missing + 1] = {j, g}
+      else
+        local colon = string.find(c, ':', 2, true)
+        local seen = string.sub(c, 2, (colon or 0) - 1)
+        if seen ~= g then
+          missing[#missing + 1] = {j, g}
+        elseif string.sub(c, 1, 1) == 'p' then
+          current, from_cold = string.sub(c, colon + 1), true
+        end
       end
     end
     if #missing == 0 then
@@ -113,32 +143,53 @@ local function apply_event(member, value, at, event_id, used, cold)
         score = encode(s, points, at)
         if not score then return {'span', s.reg} end
       end
-      plans[i] = {s = s, score = score, points = points, write = changed or from_cold}
+      plans[i] = {s = s, score = score, points = points, write = changed or from_cold,
+                  from_cold = from_cold}
     end
   end
   if #missing > 0 then
     local out = {'cold'}
-    for _, j in ipairs(missing) do out[#out + 1] = j end
+    if hold then
+      local t = redis.call('TIME')
+      local until_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + 2000
+      for _, m in ipairs(missing) do
+        redis.call('HSET', slots[m[1]].meta, 'hold_until', string.format('%.0f', until_ms))
+      end
+    end
+    for _, m in ipairs(missing) do
+      out[#out + 1] = tostring(m[1])
+      out[#out + 1] = m[2]
+    end
     return out
   end
-  local out = {'ok'}
+  if hold then
+    -- This writer is done with its look-ups: let spills remove members again.
+    for i = 1, #used do
+      if plans[i].from_cold then redis.call('HDEL', plans[i].s.meta, 'hold_until') end
+    end
+  end
+  local points, rehydrated = {}, {}
   for i = 1, #used do
     local p = plans[i]
     if p.write then
       redis.call('ZADD', p.s.key, fmt(p.score), member)
       ensure_ttl(p.s)
     end
-    if event_id ~= '' then
-      if redis.call('SADD', p.s.ids, event_id) == 1 and redis.call('PTTL', p.s.ids) == -1 then
-        redis.call('PEXPIREAT', p.s.ids, p.s.expire_at)
-      end
+    if p.from_cold then
+      -- Hot and cold at once until the caller deletes the cold row: reads skip that row.
+      redis.call('SADD', p.s.stale, member)
+      expire_with_key(p.s, p.s.stale)
     end
-    out[#out + 1] = fmt(p.points)
+    if event_id ~= '' then
+      if redis.call('SADD', p.s.ids, event_id) == 1 then expire_with_key(p.s, p.s.ids) end
+    end
+    points[i] = fmt(p.points)
+    rehydrated[i] = p.from_cold and '1' or '0'
   end
-  return out
+  return {'ok', points, rehydrated}
 end
 
-local results = {}
+local results, blocked = {}, {}
 for e = 1, nevents do
   local member, value, at, event_id = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3]
   local k = tonumber(ARGV[a + 4])
@@ -149,6 +200,11 @@ for e = 1, nevents do
     cold[i] = ARGV[a + 1]
     a = a + 2
   end
-  results[e] = apply_event(member, value, at, event_id, used, cold)
+  if blocked[member] then
+    results[e] = {'blocked'}
+  else
+    results[e] = apply_event(member, value, at, event_id, used, cold)
+    if results[e][1] == 'cold' then blocked[member] = true end
+  end
 end
 return results

@@ -32,11 +32,23 @@ struct Leaderboards::Planned {
   std::vector<Target> targets;
 };
 
-Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock clock)
-    : config_(config), redis_(redis), clock_(clock), hot_(config.redis.key_prefix) {
+Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock clock,
+                           cold::ColdStore* cold)
+    : config_(config), redis_(redis), clock_(clock), cold_(cold), hot_(config.redis.key_prefix) {
   for (const BoardConfig& b : config_.boards) {
     for (const PeriodSpec& p : b.periods) layouts_.emplace(&p, b.layout_for(p));
   }
+}
+
+Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock clock,
+                           std::function<cold::ColdStore&()> cold)
+    : Leaderboards(config, redis, clock, nullptr) {
+  cold_provider_ = std::move(cold);
+}
+
+cold::ColdStore& Leaderboards::cold_store() {
+  if (cold_ == nullptr) cold_ = &cold_provider_();
+  return *cold_;
 }
 
 const ScoreLayout& Leaderboards::layout(const PeriodSpec& spec) const {
@@ -146,7 +158,7 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
   }
   if (batches.empty()) return results;
 
-  const auto hot_results = hot_.apply(redis_, batches);
+  const auto hot_results = apply_with_rehydration(batches);
   for (std::size_t b = 0; b < batches.size(); ++b) {
     for (std::size_t n = 0; n < batches[b].events.size(); ++n) {
       const hot::HotResult& r = hot_results[b][n];
@@ -178,11 +190,123 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
                        std::to_string(batches[b].slots[0].layout.max_points) + "]";
           break;
         case hot::HotOutcome::needs_cold:
-          // Only a spill marks a period; without a cold tier attached nothing can be
-          // rehydrated, and writing anyway would lose the member's cold points.
+        case hot::HotOutcome::blocked:
+          // Writing without the cold row would lose the member's cold points.
           out.status = UpdateStatus::refused;
-          out.reason = describe(u) + " was spilled to the cold tier, which is not attached";
+          out.reason = !has_cold()
+                           ? describe(u) + " may be in the cold tier (the period was spilled), " +
+                                 "and no PostgreSQL connection is attached"
+                           : "could not rehydrate " + describe(u) +
+                                 " while spills kept moving members; try again";
           break;
+      }
+    }
+  }
+  return results;
+}
+
+std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
+    std::vector<hot::HotBatch>& batches) {
+  auto results = hot_.apply(redis_, batches);
+  if (!has_cold()) return results;
+  // Events that met a spilled period where they are not hot ("needs cold") and the later
+  // events of the same members ("blocked") go round again, in order, with their cold rows.
+  constexpr int kMaxRounds = 20;
+  // The cold rows found so far, per event and slot: kept across rounds (each carries the
+  // spill generation it was read under, so an outdated one is simply asked for again).
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::optional<cold::ColdHit>>> found;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    struct Pending {
+      std::size_t batch;
+      std::size_t event;
+    };
+    std::vector<Pending> pending;
+    for (std::size_t b = 0; b < results.size(); ++b) {
+      for (std::size_t n = 0; n < results[b].size(); ++n) {
+        const auto o = results[b][n].outcome;
+        if (o == hot::HotOutcome::needs_cold || o == hot::HotOutcome::blocked) {
+          pending.push_back({b, n});
+        }
+      }
+    }
+    if (pending.empty()) break;
+    if (round > 0) ++counters_.retries;
+
+    // One look-up for every (event, slot) that needs its cold row.
+    std::vector<cold::MemberKey> keys;
+    for (const Pending& p : pending) {
+      const hot::HotResult& r = results[p.batch][p.event];
+      for (const std::size_t slot : r.cold_slots) {
+        const hot::PeriodSlot& s = batches[p.batch].slots[slot];
+        keys.push_back({{batches[p.batch].board, s.period_name, s.period.id},
+                        batches[p.batch].events[p.event].member});
+      }
+    }
+    const auto hits =
+        keys.empty() ? std::vector<std::optional<cold::ColdHit>>{} : cold_store().lookup(keys);
+    counters_.cold_lookups += static_cast<std::int64_t>(keys.size());
+
+    // The retry batches: same slots, only the pending events, cold values filled in.
+    std::vector<hot::HotBatch> retry;
+    std::vector<std::vector<Pending>> origin;
+    std::vector<std::vector<std::vector<std::optional<cold::ColdHit>>>> used_hits;
+    std::map<std::size_t, std::size_t> retry_of;
+    std::size_t next_hit = 0;
+    for (const Pending& p : pending) {
+      auto [it, inserted] = retry_of.try_emplace(p.batch, retry.size());
+      if (inserted) {
+        hot::HotBatch b;
+        b.board = batches[p.batch].board;
+        b.policy = batches[p.batch].policy;
+        b.slots = batches[p.batch].slots;
+        // After two lost races, hold the period's spills while looking up again.
+        b.hold = round >= 2;
+        retry.push_back(std::move(b));
+        origin.emplace_back();
+        used_hits.emplace_back();
+      }
+      hot::HotEvent& e = batches[p.batch].events[p.event];
+      e.cold.resize(e.slots.size());
+      auto& event_hits = found[{p.batch, p.event}];
+      event_hits.resize(e.slots.size());
+      const hot::HotResult& r = results[p.batch][p.event];
+      for (std::size_t c = 0; c < r.cold_slots.size(); ++c) {
+        const auto pos = static_cast<std::size_t>(
+            std::find(e.slots.begin(), e.slots.end(), r.cold_slots[c]) - e.slots.begin());
+        const auto& hit = hits.at(next_hit++);
+        hot::ColdValue& v = e.cold.at(pos);
+        v.gen = r.cold_gens[c];
+        if (hit) {
+          v.state = hot::ColdValue::State::present;
+          v.encoded = hit->encoded;
+        } else {
+          v.state = hot::ColdValue::State::absent;
+        }
+        event_hits[pos] = hit;
+      }
+      retry[it->second].events.push_back(e);
+      origin[it->second].push_back(p);
+      used_hits[it->second].push_back(event_hits);
+    }
+
+    const auto again = hot_.apply(redis_, retry);
+    for (std::size_t rb = 0; rb < retry.size(); ++rb) {
+      for (std::size_t n = 0; n < retry[rb].events.size(); ++n) {
+        const hot::HotResult& r = again[rb][n];
+        const Pending& p = origin[rb][n];
+        results[p.batch][p.event] = r;
+        if (r.outcome != hot::HotOutcome::applied) continue;
+        const hot::HotEvent& e = retry[rb].events[n];
+        for (std::size_t k = 0; k < e.slots.size(); ++k) {
+          const auto& hit = used_hits[rb][n][k];
+          if (!r.rehydrated.at(k) || !hit) continue;
+          ++counters_.rehydrated;
+          // The member is hot again with its cold points; the row is stale now. Delete it
+          // only if no later spill has rewritten it (that row would be the live one).
+          const hot::PeriodSlot& s = retry[rb].slots[e.slots[k]];
+          cold_store().delete_if_version({retry[rb].board, s.period_name, s.period.id}, e.member,
+                                         hit->version);
+        }
       }
     }
   }
@@ -238,12 +362,19 @@ std::string Leaderboards::live_key(const PeriodRef& ref) const {
   return hot::BoardKeys(config_.redis.key_prefix, ref.board).live(ref.spec->name, ref.period.id);
 }
 
+bool Leaderboards::spilled(const PeriodRef& ref) {
+  const hot::BoardKeys keys(config_.redis.key_prefix, ref.board);
+  return redis_.command({"HGET", keys.meta(ref.spec->name, ref.period.id), "spilled"}).str == "1";
+}
+
 std::vector<Standing> Leaderboards::top(const PeriodRef& ref, std::int64_t offset,
                                         std::int64_t count) {
+  if (spilled(ref)) return merged_top(ref, offset, count);
   return decode_all(ref, hot_.range(redis_, live_key(ref), offset, count));
 }
 
 std::optional<Standing> Leaderboards::rank(const PeriodRef& ref, const std::string& member) {
+  if (spilled(ref)) return merged_rank(ref, member);
   auto l = hot_.member(redis_, live_key(ref), member);
   if (!l) return std::nullopt;
   return decode(ref, *l);
@@ -251,6 +382,7 @@ std::optional<Standing> Leaderboards::rank(const PeriodRef& ref, const std::stri
 
 std::vector<Standing> Leaderboards::around(const PeriodRef& ref, const std::string& member,
                                            std::int64_t k) {
+  if (spilled(ref)) return merged_around(ref, member, k);
   return decode_all(ref, hot_.around(redis_, live_key(ref), member, k));
 }
 

@@ -2,12 +2,14 @@
 // and read boards (top, rank, around, periods). The CLI and the stream consumer use it too.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "cold/cold_store.h"
 #include "config/config.h"
 #include "core/time.h"
 #include "hot/hot_board.h"
@@ -62,7 +64,13 @@ struct PeriodStatus {
 
 class Leaderboards {
  public:
-  Leaderboards(const Config& config, redis::Connection& redis, Clock clock);
+  // `cold` may be null for boards that never spill; a spilled period then cannot be
+  // updated or read (the cold tier would be needed) and says so.
+  Leaderboards(const Config& config, redis::Connection& redis, Clock clock,
+               cold::ColdStore* cold = nullptr);
+  // The cold store is asked for (and so connected) only when a spilled period needs it.
+  Leaderboards(const Config& config, redis::Connection& redis, Clock clock,
+               std::function<cold::ColdStore&()> cold);
 
   // Applies updates in order. Updates of one board go in one script call per chunk; chunks
   // of different boards are pipelined. A refused update does not stop the others.
@@ -79,6 +87,14 @@ class Leaderboards {
   std::vector<Standing> around(const PeriodRef& ref, const std::string& member, std::int64_t k);
   std::vector<PeriodStatus> periods(const std::string& board);
 
+  // Statistics of this object's life, for logs and metrics.
+  struct Counters {
+    std::int64_t rehydrated = 0;    // member periods brought back from the cold tier
+    std::int64_t cold_lookups = 0;  // cold-tier look-ups made for updates
+    std::int64_t retries = 0;       // update or read rounds repeated because a spill ran
+  };
+  const Counters& counters() const { return counters_; }
+
   const Config& config() const { return config_; }
   Instant now() const { return clock_.now(); }
 
@@ -88,6 +104,9 @@ class Leaderboards {
   const Config& config_;
   redis::Connection& redis_;
   Clock clock_;
+  cold::ColdStore* cold_;
+  std::function<cold::ColdStore&()> cold_provider_;
+  Counters counters_;
   hot::HotBoard hot_;
   std::unordered_set<std::string> boards_registered_;
   // Score layouts per period, computed once (a cron period's span needs a scan of firings).
@@ -100,6 +119,17 @@ class Leaderboards {
   std::vector<Standing> decode_all(const PeriodRef& ref,
                                    const std::vector<hot::Listed>& listed) const;
   std::string live_key(const PeriodRef& ref) const;
+  bool spilled(const PeriodRef& ref);
+  cold::ColdStore& cold_for(const PeriodRef& ref);
+  bool has_cold() const { return cold_ != nullptr || cold_provider_ != nullptr; }
+  cold::ColdStore& cold_store();
+  Standing decode_scored(const PeriodRef& ref, const ScoredMember& m, std::int64_t rank) const;
+  std::vector<std::vector<hot::HotResult>> apply_with_rehydration(
+      std::vector<hot::HotBatch>& batches);
+  std::vector<Standing> merged_top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
+  std::optional<Standing> merged_rank(const PeriodRef& ref, const std::string& member);
+  std::vector<Standing> merged_around(const PeriodRef& ref, const std::string& member,
+                                      std::int64_t k);
   void register_board(const std::string& board);
 };
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -27,6 +28,15 @@ std::string redis_url() {
   return url;
 }
 
+std::string postgres_url() {
+  const char* url = std::getenv("BK_TEST_POSTGRES_URL");
+  if (url == nullptr || *url == '\0') {
+    ADD_FAILURE() << "BK_TEST_POSTGRES_URL is not set: run the tests through tests/run.sh";
+    throw std::runtime_error("no test postgres");
+  }
+  return url;
+}
+
 redis::Connection connect_redis() {
   return redis::Connection(redis::parse_url(redis_url()));
 }
@@ -39,9 +49,13 @@ std::string unique_prefix() {
   return s.str();
 }
 
-std::string config_text(const std::string& prefix, const std::string& boards_yaml) {
-  return "redis:\n  url: " + redis_url() + "\n  key_prefix: " + prefix + "\nboards:\n" +
-         boards_yaml;
+std::string config_text(const std::string& prefix, const std::string& boards_yaml,
+                        const std::string& pg_url) {
+  const char* env_pg = std::getenv("BK_TEST_POSTGRES_URL");
+  const std::string pg = !pg_url.empty() ? pg_url : env_pg != nullptr ? env_pg : "";
+  std::string text = "redis:\n  url: " + redis_url() + "\n  key_prefix: " + prefix + "\n";
+  if (!pg.empty()) text += "postgres:\n  url: " + pg + "\n  schema: " + prefix + "\n";
+  return text + "boards:\n" + boards_yaml;
 }
 
 Config make_config(const std::string& prefix, const std::string& boards_yaml) {
@@ -96,6 +110,42 @@ RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
   close(out_fd);
   close(err_fd);
   return r;
+}
+
+int spawn_cli(const std::vector<std::string>& args, const std::string& log_path) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<std::string> all{BK_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(BK_BINARY, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int wait_cli(int pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string psql(const std::string& sql) {
+  const std::string file = "/tmp/bk-psql-" + unique_prefix();
+  const std::string cmd =
+      "psql -X -q -t -A '" + postgres_url() + "' -c \"" + sql + "\" > " + file + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::ifstream in(file);
+  std::stringstream out;
+  out << in.rdbuf();
+  std::remove(file.c_str());
+  if (rc != 0) ADD_FAILURE() << "psql failed: " << out.str();
+  return out.str();
 }
 
 std::vector<std::string> keys_with_prefix(redis::Connection& conn, const std::string& prefix) {

@@ -13,12 +13,17 @@ namespace bk::test {
 std::string redis_url();
 redis::Connection connect_redis();
 
-// A prefix no other test uses, e.g. "t3f9a1c".
+// BK_TEST_POSTGRES_URL as tests/run.sh sets it; fails the test when it is missing.
+std::string postgres_url();
+
+// A prefix no other test uses, e.g. "t3f9a1c". It is also the test's PostgreSQL schema.
 std::string unique_prefix();
 
-// A config whose redis section points at the test server with this prefix and whose
-// boards section is `boards_yaml` (a YAML sequence, indented by two spaces).
-std::string config_text(const std::string& prefix, const std::string& boards_yaml);
+// A config whose redis and postgres sections point at the test servers (key prefix and
+// schema `prefix`) and whose boards section is `boards_yaml` (a YAML sequence, indented by
+// two spaces). `postgres_url` replaces the test server's URL when given.
+std::string config_text(const std::string& prefix, const std::string& boards_yaml,
+                        const std::string& postgres_url = "");
 Config make_config(const std::string& prefix, const std::string& boards_yaml);
 // Writes config_text to a temp file and returns its path.
 std::string write_config(const std::string& prefix, const std::string& boards_yaml);
@@ -30,6 +35,14 @@ struct RunResult {
 };
 // Runs the boardkeeper binary with these arguments (no shell interpretation of them).
 RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+
+// Starts the boardkeeper binary in the background (output to files under /tmp); returns
+// its pid. wait_cli waits for it: the exit code, or 128 + signal.
+int spawn_cli(const std::vector<std::string>& args, const std::string& log_path);
+int wait_cli(int pid);
+
+// Runs one SQL statement with psql against the test PostgreSQL; returns its output.
+std::string psql(const std::string& sql);
 
 // Every key that starts with prefix (SCAN; for tests only: the product never scans).
 std::vector<std::string> keys_with_prefix(redis::Connection& conn, const std::string& prefix);

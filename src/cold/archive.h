@@ -1,0 +1,75 @@
+// Archiving closed periods into PostgreSQL history (protocol 3, PostgreSQL side): one
+// transaction per period that claims it, streams its final rows with COPY, records its
+// status and drops its cold rows. Plus the history reads of the `history` command.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cold/cold_store.h"
+#include "core/time.h"
+
+namespace bk::cold {
+
+struct PeriodInfo {
+  PeriodKey key;
+  Instant start;
+  Instant end;
+};
+
+// One final row, in listing order.
+struct HistoryRow {
+  std::int64_t rank = 0;
+  std::int64_t position = 0;  // 1-based
+  std::string member;
+  std::int64_t points = 0;
+  std::optional<Instant> achieved_at;
+};
+
+enum class PeriodStatus { open, archived, lost };
+
+class Archive {
+ public:
+  enum class Claim {
+    claimed,  // this transaction archives the period
+    busy,     // another archiver holds it right now: skip it
+    done,     // already archived or recorded lost: only the Redis keys may be left
+  };
+
+  // Its own connection (the cold rows are read on the ColdStore's while this one writes).
+  Archive(const std::string& url, std::string schema);
+  ~Archive();
+  Archive(Archive&&) noexcept;
+
+  // Creates the monthly history partitions covering [from, to) if missing. Idempotent and
+  // safe from several processes.
+  void ensure_partitions(Instant from, Instant to);
+
+  // Opens the period's archive transaction and claims it (pg_try_advisory_xact_lock, then
+  // the periods row). Not `claimed`: the transaction is already closed again.
+  Claim begin(const PeriodInfo& period);
+  // Streams one row (COPY into history_rows); rows come in listing order.
+  void write(const HistoryRow& row);
+  // Ends the COPY, writes the periods row (archived, counts, now()), deletes the period's
+  // cold rows, commits. Until this returns nothing of the period is visible.
+  void commit(std::int64_t hot_members, std::int64_t cold_members);
+  // Abandons the open transaction (also done by the destructor).
+  void rollback();
+
+  // Records a period whose hot key vanished before it was archived. Never overrides an
+  // archived period. True when the row now says lost because of this call.
+  bool record_lost(const PeriodInfo& period, const std::string& note);
+  PeriodStatus status(const PeriodKey& key);
+
+  // The archived rows of a period in listing order (the history view), up to `limit`.
+  std::vector<HistoryRow> history(const PeriodKey& key, std::int64_t limit);
+  std::optional<PeriodInfo> archived_period(const PeriodKey& key);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bk::cold

@@ -1,0 +1,30 @@
+-- Spill, step 3 (after the cold rows are committed): remove each member from the hot key
+-- only if its score is still the one that was spilled. A member updated meanwhile stays hot
+-- (and in the stale set: its cold row is outdated and the hot value wins). Removing anyone
+-- bumps the period's spill generation, which tells a concurrent rehydrating writer that its
+-- cold look-up may be out of date.
+-- A writer that kept losing the race may hold the period for a moment (meta hold_until):
+-- then nothing is removed (the members stay hot for the next tick) and -1 is returned.
+-- KEYS[1] live ZSET, KEYS[2] stale SET, KEYS[3] meta HASH. ARGV: member score member score ...
+-- Returns how many were removed, or -1 when held.
+local hold_until = redis.call('HGET', KEYS[3], 'hold_until')
+if hold_until then
+  local t = redis.call('TIME')
+  if tonumber(hold_until) > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then
+    return -1
+  end
+end
+local removed = 0
+for i = 1, #ARGV, 2 do
+  local member = ARGV[i]
+  local now = redis.call('ZSCORE', KEYS[1], member)
+  if now and tonumber(now) == tonumber(ARGV[i + 1]) then
+    redis.call('ZREM', KEYS[1], member)
+    redis.call('SREM', KEYS[2], member)
+    removed = removed + 1
+  elseif not now then
+    redis.call('SREM', KEYS[2], member)
+  end
+end
+if removed > 0 then redis.call('HINCRBY', KEYS[3], 'gen', 1) end
+return removed

@@ -1,0 +1,153 @@
+// The archive of one period. A kill before the commit leaves nothing (the next tick starts
+// over: freezing is idempotent); after it, the next tick finds the period archived and
+// only frees the keys. Concurrent ticks: the claim makes all but one skip.
+#include "lifecycle/archive.h"
+
+#include <set>
+
+namespace bk::lifecycle {
+namespace {
+
+// The final board in listing order: hot members and the cold rows of members that are not
+// hot, merged from two sorted streams, with competition ranks.
+class RowStream {
+ public:
+  RowStream(redis::Connection& redis, hot::HotBoard& hot, cold::ColdReader& reader,
+            const hot::PeriodKeys& keys, cold::PeriodKey cold_key,
+            std::set<std::string> hot_and_stale, std::int64_t chunk)
+      : redis_(redis),
+        hot_(hot),
+        reader_(reader),
+        keys_(keys),
+        cold_key_(std::move(cold_key)),
+        skip_(std::move(hot_and_stale)),
+        chunk_(chunk) {}
+
+  // The next member in listing order, and whether it came from Redis.
+  bool next(ScoredMember& out, bool& from_hot) {
+    refill_hot();
+    refill_cold();
+    const bool has_hot = hot_pos_ < hot_buf_.size();
+    const bool has_cold = cold_pos_ < cold_buf_.size();
+    if (!has_hot && !has_cold) return false;
+    from_hot = has_hot && (!has_cold || listed_before(hot_buf_[hot_pos_], cold_buf_[cold_pos_]));
+    out = from_hot ? hot_buf_[hot_pos_++] : cold_buf_[cold_pos_++];
+    return true;
+  }
+
+ private:
+  void refill_hot() {
+    if (hot_pos_ < hot_buf_.size() || hot_done_) return;
+    hot_buf_ = hot_.slice(redis_, keys_.live, hot_offset_, chunk_);
+    hot_offset_ += static_cast<std::int64_t>(hot_buf_.size());
+    hot_pos_ = 0;
+    hot_done_ = static_cast<std::int64_t>(hot_buf_.size()) < chunk_;
+  }
+
+  void refill_cold() {
+    while (cold_pos_ >= cold_buf_.size() && !cold_done_) {
+      const auto rows = cold_started_
+                            ? reader_.after(cold_key_, last_.encoded, last_.member, chunk_)
+                            : reader_.slice(cold_key_, 0, chunk_);
+      cold_started_ = true;
+      cold_done_ = static_cast<std::int64_t>(rows.size()) < chunk_;
+      cold_buf_.clear();
+      cold_pos_ = 0;
+      for (const auto& r : rows) {
+        last_ = {r.member, r.encoded};
+        // A cold row of a member that is hot is stale: the hot value wins.
+        if (skip_.count(r.member) == 0) cold_buf_.push_back({r.member, r.encoded});
+      }
+    }
+  }
+
+  redis::Connection& redis_;
+  hot::HotBoard& hot_;
+  cold::ColdReader& reader_;
+  const hot::PeriodKeys& keys_;
+  cold::PeriodKey cold_key_;
+  std::set<std::string> skip_;
+  std::int64_t chunk_;
+  std::vector<ScoredMember> hot_buf_, cold_buf_;
+  std::size_t hot_pos_ = 0, cold_pos_ = 0;
+  std::int64_t hot_offset_ = 0;
+  bool hot_done_ = false, cold_done_ = false, cold_started_ = false;
+  ScoredMember last_;
+};
+
+}  // namespace
+
+ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
+                            cold::Archive& archive, const SpillTarget& target, std::int64_t chunk,
+                            bool dry_run) {
+  const hot::BoardKeys board_keys(hot.key_prefix(), target.board);
+  const hot::PeriodKeys keys(board_keys, target.spec->name, target.period.id);
+  const std::string registry_member = hot::registry_member(target.spec->name, target.period.id);
+  const cold::PeriodInfo info{
+      {target.board, target.spec->name, target.period.id}, target.period.start, target.period.end};
+  ArchiveStats stats;
+  const cold::PeriodStatus status = archive.status(info.key);
+  if (dry_run) {
+    stats.outcome = status == cold::PeriodStatus::open ? ArchiveStats::Outcome::would_archive
+                                                       : ArchiveStats::Outcome::already;
+    stats.hot = hot.size(redis, keys.live);
+    stats.cold = cold.reader().count(info.key);
+    return stats;
+  }
+  if (status != cold::PeriodStatus::open) {
+    // Committed by an earlier tick that did not get to free the keys.
+    hot.release(redis, keys, board_keys.registry(), registry_member);
+    stats.outcome = ArchiveStats::Outcome::already;
+    return stats;
+  }
+  const Instant expire_at = target.period.end + target.config->retention_for(*target.spec);
+  const auto size = hot.freeze(redis, keys, expire_at);
+  if (!size) {
+    // Never silently: the hot key expired or was deleted before its period was archived.
+    const std::int64_t cold_rows = cold.reader().count(info.key);
+    archive.record_lost(info, "the hot key was gone at archive time (expired or deleted); " +
+                                  std::to_string(cold_rows) + " cold rows kept in cold_members");
+    hot.release(redis, keys, board_keys.registry(), registry_member);
+    stats.outcome = ArchiveStats::Outcome::lost;
+    stats.cold = cold_rows;
+    return stats;
+  }
+  archive.ensure_partitions(target.period.start, target.period.start + Millis{1});
+  switch (archive.begin(info)) {
+    case cold::Archive::Claim::busy:
+      stats.outcome = ArchiveStats::Outcome::busy;
+      return stats;
+    case cold::Archive::Claim::done:
+      hot.release(redis, keys, board_keys.registry(), registry_member);
+      stats.outcome = ArchiveStats::Outcome::already;
+      return stats;
+    case cold::Archive::Claim::claimed:
+      break;
+  }
+  try {
+    const hot::ReadState st = hot.read_state(redis, keys, "");
+    cold::ColdReader reader = cold.reader();
+    RowStream rows(redis, hot, reader, keys, info.key,
+                   std::set<std::string>(st.hot_and_stale.begin(), st.hot_and_stale.end()), chunk);
+    const ScoreCodec codec(target.config->layout_for(*target.spec));
+    ScoredMember m;
+    bool from_hot = false;
+    std::int64_t position = 0, rank = 0, previous = -1;
+    while (rows.next(m, from_hot)) {
+      ++position;
+      if (m.encoded != previous) rank = position;
+      previous = m.encoded;
+      const Decoded d = codec.decode(m.encoded, target.period.start);
+      archive.write({rank, position, m.member, d.points, d.achieved_at});
+      ++(from_hot ? stats.hot : stats.cold);
+    }
+    archive.commit(stats.hot, stats.cold);
+  } catch (...) {
+    archive.rollback();
+    throw;
+  }
+  hot.release(redis, keys, board_keys.registry(), registry_member);
+  return stats;
+}
+
+}  // namespace bk::lifecycle

@@ -1,0 +1,27 @@
+// Archive (protocol 3): a period past end + grace is frozen in Redis, written to history
+// in one PostgreSQL transaction (hot and cold members merged, ranks computed, streamed in
+// chunks so memory stays flat), and only then are its hot keys freed.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "cold/archive.h"
+#include "cold/cold_store.h"
+#include "hot/hot_board.h"
+#include "lifecycle/spill.h"
+#include "redis/connection.h"
+
+namespace bk::lifecycle {
+
+struct ArchiveStats {
+  enum class Outcome { archived, already, busy, lost, would_archive };
+  Outcome outcome = Outcome::archived;
+  std::int64_t hot = 0;   // rows taken from Redis
+  std::int64_t cold = 0;  // rows taken from the cold tier
+};
+
+ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
+                            cold::Archive& archive, const SpillTarget& target, std::int64_t chunk,
+                            bool dry_run);
+
+}  // namespace bk::lifecycle

@@ -1,0 +1,53 @@
+// The spill loop. Order matters for crash safety: mark spilled, enter the chunk in the
+// stale set, commit the cold rows, then compare-and-remove from Redis. A kill anywhere
+// leaves each member hot, or cold, or both with the hot value winning; the next tick
+// finishes the job.
+#include "lifecycle/spill.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace bk::lifecycle {
+
+SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
+                        const SpillTarget& target, std::int64_t keep, std::int64_t chunk,
+                        bool dry_run) {
+  const hot::BoardKeys board_keys(hot.key_prefix(), target.board);
+  const hot::PeriodKeys keys(board_keys, target.spec->name, target.period.id);
+  SpillStats stats;
+  stats.hot_before = hot.size(redis, keys.live);
+  if (stats.hot_before <= keep) return stats;
+  if (dry_run) {
+    stats.spilled = stats.hot_before - keep;
+    return stats;
+  }
+  const Instant expire_at = target.period.end + target.config->retention_for(*target.spec);
+  hot.mark_spilled(redis, keys, expire_at);
+  const ScoreCodec codec(target.config->layout_for(*target.spec));
+  const cold::PeriodKey cold_key{target.board, target.spec->name, target.period.id};
+  // Each pass removes members or counts those left in place, so it ends; the cap only
+  // guards against writers adding members as fast as we move them.
+  const std::int64_t max_passes = stats.hot_before / chunk + 100;
+  for (std::int64_t pass = 0; pass < max_passes; ++pass) {
+    const auto members =
+        hot.take_for_spill(redis, keys, keep + stats.kept_in_place, chunk, expire_at);
+    if (members.empty()) break;
+    std::vector<cold::ColdRow> rows;
+    rows.reserve(members.size());
+    for (const ScoredMember& m : members) {
+      const Decoded d = codec.decode(m.encoded, target.period.start);
+      rows.push_back({m.member, m.encoded, d.points, d.achieved_at});
+    }
+    cold.upsert(cold_key, rows);
+    const std::int64_t removed =
+        std::max<std::int64_t>(0, hot.remove_spilled(redis, keys, members));
+    stats.spilled += removed;
+    stats.kept_in_place += static_cast<std::int64_t>(members.size()) - removed;
+    spdlog::debug("spill {} {} {}: {} moved, {} stay hot", target.board, target.spec->name,
+                  target.period.id, removed, static_cast<std::int64_t>(members.size()) - removed);
+  }
+  return stats;
+}
+
+}  // namespace bk::lifecycle

@@ -1,0 +1,34 @@
+// Spill (protocol 2): everything ranked past a board period's hot buffer moves to the cold
+// tier; a member leaves Redis only after its cold row is committed, and only if its score
+// did not change meanwhile.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "cold/cold_store.h"
+#include "config/config.h"
+#include "hot/hot_board.h"
+#include "redis/connection.h"
+
+namespace bk::lifecycle {
+
+struct SpillStats {
+  std::int64_t hot_before = 0;     // members in the hot key when the spill began
+  std::int64_t spilled = 0;        // moved to the cold tier and removed from Redis
+  std::int64_t kept_in_place = 0;  // written to the cold tier but updated meanwhile: stay hot
+};
+
+struct SpillTarget {
+  const BoardConfig* config = nullptr;
+  const PeriodSpec* spec = nullptr;
+  std::string board;
+  Period period;
+};
+
+// Moves the members ranked past `keep` to the cold tier in chunks. With dry_run nothing
+// changes and `spilled` says how many would move.
+SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
+                        const SpillTarget& target, std::int64_t keep, std::int64_t chunk,
+                        bool dry_run);
+
+}  // namespace bk::lifecycle

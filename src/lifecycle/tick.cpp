@@ -1,0 +1,142 @@
+// The tick pass: boards from <prefix>:boards, their periods from each board's registry.
+#include "lifecycle/tick.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "lifecycle/archive.h"
+#include "lifecycle/spill.h"
+
+namespace bk::lifecycle {
+
+bool TickReport::any_failed() const {
+  return std::any_of(boards.begin(), boards.end(),
+                     [](const BoardReport& b) { return !b.error.empty(); });
+}
+
+Tick::Tick(const Config& config, redis::Connection& redis, cold::ColdStore& cold,
+           cold::Archive& archive, Clock clock)
+    : config_(config),
+      redis_(redis),
+      cold_(cold),
+      archive_(archive),
+      clock_(clock),
+      hot_(config.redis.key_prefix) {}
+
+TickReport Tick::run(const TickOptions& options) {
+  TickReport report;
+  if (!options.dry_run) {
+    // History partitions for last month to two months ahead, so archives never land in the
+    // default partition.
+    const Instant now = clock_.now();
+    archive_.ensure_partitions(now - std::chrono::hours{24 * 31},
+                               now + std::chrono::hours{24 * 62});
+  }
+  const redis::Reply boards =
+      redis_.command({"SMEMBERS", hot::boards_key(config_.redis.key_prefix)}).checked();
+  std::vector<std::string> names;
+  for (const redis::Reply& b : boards.elements) names.push_back(b.as_string());
+  std::sort(names.begin(), names.end());
+  for (const std::string& board : names) {
+    try {
+      report.boards.push_back(run_board(board, options));
+    } catch (const UnavailableError&) {
+      throw;
+    } catch (const Error& e) {
+      spdlog::error("tick: board '{}' failed: {}", board, e.what());
+      report.boards.push_back(BoardReport{board, {}, e.what()});
+    }
+  }
+  return report;
+}
+
+std::int64_t Tick::fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run) {
+  const std::vector<std::string> all{keys.live, keys.meta, keys.ids, keys.stale};
+  std::vector<redis::Args> ask;
+  for (const auto& k : all) ask.push_back({"PTTL", k});
+  const auto ttls = redis_.pipeline(ask);
+  std::vector<redis::Args> fix;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (ttls[i].as_int() == -1) {  // exists without a TTL (-2: does not exist)
+      fix.push_back({"PEXPIREAT", all[i], std::to_string(to_epoch_ms(expire_at))});
+    }
+  }
+  if (!dry_run && !fix.empty()) {
+    for (const auto& r : redis_.pipeline(fix)) r.checked();
+  }
+  return static_cast<std::int64_t>(fix.size());
+}
+
+BoardReport Tick::run_board(const std::string& board, const TickOptions& options) {
+  BoardReport report{board, {}, {}};
+  const BoardConfig* config = config_.board_for(board);
+  if (config == nullptr) {
+    report.error = "no board entry in " + config_.path + " matches board '" + board +
+                   "'; its periods are left alone";
+    return report;
+  }
+  const hot::BoardKeys keys(config_.redis.key_prefix, board);
+  const redis::Reply registry = redis_.command({"ZRANGE", keys.registry(), "0", "-1"}).checked();
+  const Instant now = clock_.now();
+  for (const redis::Reply& entry : registry.elements) {
+    const std::string& name = entry.as_string();
+    PeriodReport pr;
+    const auto colon = name.find(':');
+    pr.period = name.substr(0, colon);
+    pr.period_id = colon == std::string::npos ? "" : name.substr(colon + 1);
+    const PeriodSpec* spec = config->period(pr.period);
+    const auto period =
+        spec == nullptr ? std::nullopt : period_from_id(*spec, *config->zone, pr.period_id);
+    if (!period) {
+      pr.note = "not a period of the board's config entry; left alone";
+      report.error = "registry entry '" + name + "' of board '" + board +
+                     "' does not match its config entry (" + config->where + ")";
+      report.periods.push_back(std::move(pr));
+      continue;
+    }
+    const hot::PeriodKeys pk(keys, spec->name, period->id);
+    pr.ttl_fixed = fix_ttls(pk, period->end + config->retention_for(*spec), options.dry_run);
+    if (period->end + config->grace <= now) {
+      const ArchiveStats a =
+          archive_period(redis_, hot_, cold_, archive_, SpillTarget{config, spec, board, *period},
+                         options.chunk, options.dry_run);
+      const std::string rows = std::to_string(a.hot + a.cold) + " rows (" + std::to_string(a.hot) +
+                               " hot + " + std::to_string(a.cold) + " cold)";
+      switch (a.outcome) {
+        case ArchiveStats::Outcome::archived:
+          pr.archived = true;
+          pr.archived_rows = a.hot + a.cold;
+          pr.note = "archived " + rows;
+          break;
+        case ArchiveStats::Outcome::would_archive:
+          pr.note = "would archive " + rows;
+          break;
+        case ArchiveStats::Outcome::already:
+          pr.note = "already archived; hot keys freed";
+          break;
+        case ArchiveStats::Outcome::busy:
+          pr.note = "being archived by another tick; skipped";
+          break;
+        case ArchiveStats::Outcome::lost:
+          pr.lost = true;
+          pr.note = "LOST: its hot key vanished before it was archived (recorded in periods)";
+          report.error = "period " + name +
+                         " was lost (hot key gone before archive: retention "
+                         "too short or tick not run in time)";
+          break;
+      }
+    } else {
+      const SpillStats s =
+          spill_beyond(redis_, hot_, cold_, SpillTarget{config, spec, board, *period},
+                       config->hot_keep, options.chunk, options.dry_run);
+      pr.hot_before = s.hot_before;
+      pr.spilled = s.spilled;
+      pr.kept_in_place = s.kept_in_place;
+    }
+    report.periods.push_back(std::move(pr));
+  }
+  return report;
+}
+
+}  // namespace bk::lifecycle

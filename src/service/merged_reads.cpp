@@ -1,0 +1,185 @@
+// Reads of a period that has spilled: the board is the hot members plus the cold rows of
+// members that are not hot, in one listing order with exact competition ranks.
+//
+// Consistency with a spill running at the same time: the cold rows come from one
+// PostgreSQL snapshot taken after the spill generation was read, and the Redis reads come
+// after it. A spill enters members in the stale set before committing their cold rows and
+// bumps the generation when it removes them from Redis, so: a member in the snapshot and
+// still hot is in the stale set (its cold row is skipped), and a member missing from both
+// means a removal happened in between, which the generation shows (the read is repeated).
+#include <algorithm>
+#include <set>
+
+#include "service/leaderboards.h"
+
+namespace bk::service {
+namespace {
+
+constexpr int kMaxAttempts = 20;
+
+std::string meta_gen(redis::Connection& redis, const std::string& meta_key) {
+  const redis::Reply r = redis.command({"HGET", meta_key, "gen"}).checked();
+  return r.is_nil() ? "0" : r.str;
+}
+
+// Members listed before/after in one order, from two sorted sources.
+std::vector<ScoredMember> merge(const std::vector<ScoredMember>& a,
+                                const std::vector<ScoredMember>& b) {
+  std::vector<ScoredMember> out;
+  out.reserve(a.size() + b.size());
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out), listed_before);
+  return out;
+}
+
+std::vector<ScoredMember> without(const std::vector<cold::ColdHit>& rows,
+                                  const std::set<std::string>& skip) {
+  std::vector<ScoredMember> out;
+  for (const auto& r : rows) {
+    if (skip.count(r.member) == 0) out.push_back({r.member, r.encoded});
+  }
+  return out;
+}
+
+}  // namespace
+
+cold::ColdStore& Leaderboards::cold_for(const PeriodRef& ref) {
+  if (!has_cold()) {
+    throw Error("period " + ref.spec->name + ":" + ref.period.id + " of board '" + ref.board +
+                "' has spilled to the cold tier; reading it needs PostgreSQL");
+  }
+  return cold_store();
+}
+
+Standing Leaderboards::decode_scored(const PeriodRef& ref, const ScoredMember& m,
+                                     std::int64_t rank) const {
+  return decode(ref, hot::Listed{m.member, m.encoded, rank});
+}
+
+std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_t offset,
+                                               std::int64_t count) {
+  cold::ColdStore& cold = cold_for(ref);
+  const hot::PeriodKeys keys(hot::BoardKeys(config_.redis.key_prefix, ref.board), ref.spec->name,
+                             ref.period.id);
+  const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
+  const std::int64_t want = offset + count;
+  std::int64_t slack = 16;
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    if (attempt > 0) ++counters_.retries;
+    const std::string gen_before = meta_gen(redis_, keys.meta);
+    cold::ColdReader reader = cold.reader();
+    const auto cold_rows = reader.slice(ck, 0, want + slack);
+    const hot::ReadState st = hot_.read_state(redis_, keys, "");
+    const auto hot_rows = hot_.slice(redis_, keys.live, 0, want);
+    if (meta_gen(redis_, keys.meta) != gen_before) continue;
+    const std::set<std::string> skip(st.hot_and_stale.begin(), st.hot_and_stale.end());
+    const auto cold_live = without(cold_rows, skip);
+    if (static_cast<std::int64_t>(cold_rows.size()) == want + slack &&
+        static_cast<std::int64_t>(cold_live.size()) < want) {
+      slack = slack * 4 + static_cast<std::int64_t>(skip.size());  // skipped too many: read more
+      continue;
+    }
+    auto all = merge(hot_rows, cold_live);
+    if (static_cast<std::int64_t>(all.size()) > want) all.resize(static_cast<std::size_t>(want));
+    if (static_cast<std::int64_t>(all.size()) <= offset) return {};
+    const std::vector<ScoredMember> page(all.begin() + offset, all.end());
+    // Everything strictly better than the page's first entry is in the prefix we hold.
+    const auto better =
+        std::count_if(all.begin(), all.begin() + offset,
+                      [&](const ScoredMember& m) { return m.encoded < page.front().encoded; });
+    const auto ranks = competition_ranks(page, SliceStart{offset, better + 1});
+    std::vector<Standing> out;
+    for (std::size_t i = 0; i < page.size(); ++i)
+      out.push_back(decode_scored(ref, page[i], ranks[i]));
+    return out;
+  }
+  throw Error("could not read " + ref.board + " " + ref.spec->name + " " + ref.period.id +
+              " consistently while spills kept running; try again");
+}
+
+std::optional<Standing> Leaderboards::merged_rank(const PeriodRef& ref, const std::string& member) {
+  const auto around = merged_around(ref, member, 0);
+  if (around.empty()) return std::nullopt;
+  return around.front();
+}
+
+std::vector<Standing> Leaderboards::merged_around(const PeriodRef& ref, const std::string& member,
+                                                  std::int64_t k) {
+  cold::ColdStore& cold = cold_for(ref);
+  const hot::PeriodKeys keys(hot::BoardKeys(config_.redis.key_prefix, ref.board), ref.spec->name,
+                             ref.period.id);
+  const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
+  std::int64_t slack = 16;
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    if (attempt > 0) ++counters_.retries;
+    const hot::ReadState first = hot_.read_state(redis_, keys, member);
+    cold::ColdReader reader = cold.reader();
+    // The member's score: hot wins; otherwise its cold row.
+    ScoredMember self{member, 0};
+    if (first.member_score) {
+      self.encoded = *first.member_score;
+    } else {
+      const auto rows = reader.rows_for(ck, {member});
+      if (rows.empty()) {
+        if (meta_gen(redis_, keys.meta) != first.gen) continue;  // it may have just moved
+        return {};
+      }
+      self.encoded = rows.front().encoded;
+    }
+    const auto cold_before = reader.before(ck, self.encoded, member, k + slack);
+    const auto cold_after = reader.after(ck, self.encoded, member, k + slack);
+    std::int64_t cold_count_before = reader.count_before(ck, self.encoded, member);
+
+    const hot::ReadState st = hot_.read_state(redis_, keys, member);
+    if (st.member_score != first.member_score) continue;  // updated meanwhile: read again
+    const std::set<std::string> skip(st.hot_and_stale.begin(), st.hot_and_stale.end());
+    // Cold rows of hot members are not part of the board: take them out of the counts.
+    for (const auto& row : reader.rows_for(ck, st.hot_and_stale)) {
+      if (listed_before({row.member, row.encoded}, self)) --cold_count_before;
+    }
+    const auto live_before = without(cold_before, skip);
+    const auto live_after = without(cold_after, skip);
+    const auto k_size = static_cast<std::size_t>(k);
+    if ((static_cast<std::int64_t>(cold_before.size()) == k + slack &&
+         live_before.size() < k_size) ||
+        (static_cast<std::int64_t>(cold_after.size()) == k + slack && live_after.size() < k_size)) {
+      slack = slack * 4 + static_cast<std::int64_t>(skip.size());
+      continue;
+    }
+    const hot::Neighbours hot_n = hot_.neighbours(redis_, keys, self.encoded, member, k);
+
+    // Nearest k on each side, from both tiers.
+    std::vector<ScoredMember> before = live_before;  // nearest first
+    before.insert(before.end(), hot_n.before.begin(), hot_n.before.end());
+    std::sort(before.begin(), before.end(),
+              [](const ScoredMember& a, const ScoredMember& b) { return listed_before(b, a); });
+    if (before.size() > k_size) before.resize(k_size);
+    std::reverse(before.begin(), before.end());
+    std::vector<ScoredMember> after = merge(live_after, hot_n.after);
+    if (after.size() > k_size) after.resize(k_size);
+
+    std::vector<ScoredMember> slice = before;
+    slice.push_back(self);
+    slice.insert(slice.end(), after.begin(), after.end());
+    const std::int64_t self_position = hot_n.count_before + cold_count_before;
+    const std::int64_t first_position = self_position - static_cast<std::int64_t>(before.size());
+    // 1 + everyone strictly better than the first entry, in both tiers.
+    const std::int64_t first_encoded = slice.front().encoded;
+    std::int64_t better = hot_.count_better(redis_, keys.live, first_encoded) +
+                          reader.count_better(ck, first_encoded);
+    for (const auto& row : reader.rows_for(ck, st.hot_and_stale)) {
+      if (row.encoded < first_encoded) --better;
+    }
+    if (meta_gen(redis_, keys.meta) != first.gen) continue;
+    const auto ranks = competition_ranks(slice, SliceStart{first_position, better + 1});
+    std::vector<Standing> out;
+    for (std::size_t i = 0; i < slice.size(); ++i) {
+      if (k == 0 && slice[i].member != member) continue;
+      out.push_back(decode_scored(ref, slice[i], ranks[i]));
+    }
+    return out;
+  }
+  throw Error("could not read " + ref.board + " " + ref.spec->name + " " + ref.period.id +
+              " consistently while spills kept running; try again");
+}
+
+}  // namespace bk::service

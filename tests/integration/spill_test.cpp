@@ -1,0 +1,373 @@
+// The cold tier against real Redis and PostgreSQL: spill beyond hot_keep, exact ranks across
+// both tiers, rehydration, writers racing the spill, kills mid-spill, servers going away.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "cold/archive.h"
+#include "cold/cold_store.h"
+#include "harness.h"
+#include "hot/keys.h"
+#include "lifecycle/tick.h"
+#include "service/leaderboards.h"
+
+namespace bk {
+namespace {
+
+using service::Leaderboards;
+using service::Standing;
+using service::Update;
+using service::UpdateStatus;
+
+Instant at(const char* text) {
+  return *parse_rfc3339(text);
+}
+
+const char* kBoards = R"(  - name: big
+    periods: [daily]
+    max_points: 10000000
+    hot_keep: 100
+    display: 10
+    retention: {default: 3d}
+  - name: race
+    periods: [daily, weekly]
+    max_points: 10000000
+    hot_keep: 50
+    display: 10
+    retention: {default: 9d}
+)";
+
+struct Model {
+  std::int64_t points = 0;
+  Instant at;
+};
+
+// The contract's listing: more points first, then earlier achieved_at, then member bytes;
+// competition ranks over (points, achieved_at).
+std::vector<Standing> brute_force(const std::map<std::string, Model>& model) {
+  std::vector<Standing> rows;
+  for (const auto& [m, v] : model) rows.push_back({0, m, v.points, v.at});
+  std::sort(rows.begin(), rows.end(), [](const Standing& a, const Standing& b) {
+    if (a.points != b.points) return a.points > b.points;
+    if (*a.achieved_at != *b.achieved_at) return *a.achieved_at < *b.achieved_at;
+    return a.member < b.member;
+  });
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const bool tie = i > 0 && rows[i].points == rows[i - 1].points &&
+                     *rows[i].achieved_at == *rows[i - 1].achieved_at;
+    rows[i].rank = tie ? rows[i - 1].rank : static_cast<std::int64_t>(i + 1);
+  }
+  return rows;
+}
+
+::testing::AssertionResult same(const Standing& got, const Standing& want) {
+  if (got.member == want.member && got.points == want.points && got.rank == want.rank &&
+      got.achieved_at == want.achieved_at) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "got rank " << got.rank << " " << got.member << " " << got.points << " "
+         << (got.achieved_at ? format_rfc3339(*got.achieved_at) : "-") << ", want rank "
+         << want.rank << " " << want.member << " " << want.points << " "
+         << format_rfc3339(*want.achieved_at);
+}
+
+class SpillTest : public ::testing::Test {
+ protected:
+  std::string prefix = test::unique_prefix();
+  Config config = test::make_config(prefix, kBoards);
+  redis::Connection conn = test::connect_redis();
+  cold::ColdStore cold{test::postgres_url(), prefix};
+  Instant now = at("2026-11-22T12:00:00Z");
+
+  void SetUp() override { cold.migrate(); }
+
+  std::int64_t hot_size(const std::string& board, const std::string& period,
+                        const std::string& id) {
+    return conn.command({"ZCARD", hot::BoardKeys(prefix, board).live(period, id)}).as_int();
+  }
+
+  // Applies and records in the model: increments with event time `t`.
+  void add(Leaderboards& lb, std::map<std::string, Model>& model,
+           const std::vector<Update>& updates) {
+    for (const auto& r : lb.apply(updates)) ASSERT_EQ(r.status, UpdateStatus::applied) << r.reason;
+    for (const auto& u : updates) {
+      Model& m = model[u.member];
+      m.points += u.value;
+      if (u.value != 0 || m.points == u.value) m.at = *u.at;
+    }
+  }
+
+  void expect_board(Leaderboards& lb, const std::string& board, const std::string& period,
+                    const std::map<std::string, Model>& model) {
+    const auto want = brute_force(model);
+    const auto ref = lb.resolve(board, period, std::nullopt);
+    const auto got = lb.top(ref, 0, static_cast<std::int64_t>(want.size()) + 10);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i)
+      ASSERT_TRUE(same(got[i], want[i])) << "position " << i;
+  }
+};
+
+TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
+  Leaderboards lb(config, conn, Clock(now), &cold);
+  std::mt19937 rng(11);
+  std::map<std::string, Model> model;
+  std::vector<Update> updates;
+  for (int i = 0; i < 10000; ++i) {
+    // Few distinct points and whole-second times: many ties, some on both.
+    Update u{"big", "m" + std::to_string(i), static_cast<std::int64_t>(rng() % 400),
+             at("2026-11-22T01:00:00Z") + std::chrono::seconds{rng() % 600}, ""};
+    updates.push_back(u);
+  }
+  add(lb, model, updates);
+
+  cold::Archive archive(test::postgres_url(), prefix);
+  lifecycle::Tick tick(config, conn, cold, archive, Clock(now));
+  const auto report = tick.run({});
+  ASSERT_EQ(report.boards.size(), 1U);
+  ASSERT_EQ(report.boards[0].periods.size(), 1U);
+  EXPECT_EQ(report.boards[0].periods[0].spilled, 9900);
+  EXPECT_EQ(hot_size("big", "daily", "2026-11-22"), 100);
+  EXPECT_EQ(cold.reader().count({"big", "daily", "2026-11-22"}), 9900);
+
+  const auto want = brute_force(model);
+  expect_board(lb, "big", "daily", model);
+  const auto ref = lb.resolve("big", "daily", std::nullopt);
+  std::vector<std::size_t> probe{0, 1, 98, 99, 100, 101, 102, 5000, 9998, 9999};
+  for (int i = 0; i < 1000; ++i) probe.push_back(rng() % want.size());
+  for (const std::size_t pos : probe) {
+    const auto r = lb.rank(ref, want[pos].member);
+    ASSERT_TRUE(r) << want[pos].member;
+    EXPECT_TRUE(same(*r, want[pos]));
+  }
+  for (int i = 0; i < 300; ++i) {
+    const std::size_t pos =
+        i < 6 ? std::vector<std::size_t>{0, 99, 100, 101, 9999, 5}[i] : rng() % want.size();
+    const auto got = lb.around(ref, want[pos].member, 3);
+    const std::size_t from = pos >= 3 ? pos - 3 : 0;
+    const std::size_t to = std::min(want.size(), pos + 4);
+    ASSERT_EQ(got.size(), to - from) << "around position " << pos;
+    for (std::size_t k = 0; k < got.size(); ++k) EXPECT_TRUE(same(got[k], want[from + k]));
+  }
+  for (const std::int64_t offset : {0, 95, 100, 4321, 9990}) {
+    const auto page = lb.top(ref, offset, 20);
+    for (std::size_t k = 0; k < page.size(); ++k) {
+      EXPECT_TRUE(same(page[k], want[static_cast<std::size_t>(offset) + k])) << "offset " << offset;
+    }
+  }
+
+  // Cold members score again: they come back with their cold points plus the new ones.
+  std::vector<Update> again;
+  for (int i = 0; i < 200; ++i) {
+    const auto& member = want[100 + rng() % 9900].member;
+    again.push_back({"big", member, static_cast<std::int64_t>(1 + rng() % 300),
+                     at("2026-11-22T02:00:00Z") + std::chrono::seconds{i}, ""});
+  }
+  add(lb, model, again);
+  EXPECT_GT(lb.counters().rehydrated, 150);
+  expect_board(lb, "big", "daily", model);
+  // The next tick trims back to hot_keep; nothing changes in the ranking.
+  tick.run({});
+  EXPECT_EQ(hot_size("big", "daily", "2026-11-22"), 100);
+  expect_board(lb, "big", "daily", model);
+}
+
+TEST_F(SpillTest, WritersRacingASpillLoopLoseNothing) {
+  constexpr int kWriters = 4;
+  constexpr int kPerWriter = 5000;
+  constexpr int kMembers = 500;
+  const Instant base = at("2026-11-22T03:00:00Z");
+  // Member i belongs to writer i % 4, so "its last update" is well defined: every member's
+  // achieved_at must be the time of the last event its writer sent for it.
+  std::vector<std::vector<Update>> work(kWriters);
+  std::map<std::string, Model> model;
+  std::mt19937 rng(5);
+  for (int j = 0; j < kPerWriter; ++j) {
+    for (int t = 0; t < kWriters; ++t) {
+      const int idx = static_cast<int>(rng() % (kMembers / kWriters)) * kWriters + t;
+      Update u{"race", "p" + std::to_string(idx), static_cast<std::int64_t>(1 + rng() % 20),
+               base + Millis{j * kWriters + t}, ""};
+      Model& m = model[u.member];
+      m.points += u.value;
+      m.at = *u.at;
+      work[t].push_back(u);
+    }
+  }
+  std::atomic<int> writers_left{kWriters};
+  std::atomic<int> spill_passes{0};
+  std::thread ticker([&] {
+    redis::Connection own = test::connect_redis();
+    cold::ColdStore own_cold(test::postgres_url(), prefix);
+    cold::Archive own_archive(test::postgres_url(), prefix);
+    lifecycle::Tick t(config, own, own_cold, own_archive, Clock(now));
+    while (writers_left.load() > 0) {
+      t.run({false, 20});
+      ++spill_passes;
+    }
+  });
+  std::vector<std::thread> writers;
+  std::vector<std::string> refusals(kWriters);
+  for (int t = 0; t < kWriters; ++t) {
+    writers.emplace_back([&, t] {
+      redis::Connection own = test::connect_redis();
+      cold::ColdStore own_cold(test::postgres_url(), prefix);
+      Leaderboards lb(config, own, Clock(now), &own_cold);
+      for (std::size_t i = 0; i < work[t].size() && refusals[t].empty(); i += 7) {
+        const std::vector<Update> chunk(
+            work[t].begin() + static_cast<long>(i),
+            work[t].begin() + static_cast<long>(std::min(work[t].size(), i + 7)));
+        for (const auto& r : lb.apply(chunk)) {
+          if (r.status != UpdateStatus::applied) refusals[t] = r.reason;
+        }
+      }
+      --writers_left;  // always, or the ticker would wait forever
+    });
+  }
+  for (auto& w : writers) w.join();
+  ticker.join();
+  for (const auto& r : refusals) ASSERT_EQ(r, "") << "a writer's update was refused";
+  EXPECT_GT(spill_passes.load(), 3);
+
+  Leaderboards lb(config, conn, Clock(now), &cold);
+  expect_board(lb, "race", "daily", model);
+  expect_board(lb, "race", "weekly", model);
+  cold::Archive archive(test::postgres_url(), prefix);
+  lifecycle::Tick(config, conn, cold, archive, Clock(now)).run({});
+  EXPECT_EQ(hot_size("race", "daily", "2026-11-22"), 50);
+  expect_board(lb, "race", "daily", model);
+  expect_board(lb, "race", "weekly", model);
+}
+
+TEST_F(SpillTest, TickKilledAtRandomMomentsLosesOrDoublesNothing) {
+  const std::string path = test::write_config(prefix, kBoards);
+  const std::string now_arg = "--now=2026-11-22T12:00:00Z";
+  Leaderboards lb(config, conn, Clock(now), &cold);
+  std::map<std::string, Model> model;
+  std::mt19937 rng(99);
+  int kills = 0;
+  int next_member = 0;
+  for (int round = 0; round < 80 && kills < 20; ++round) {
+    std::vector<Update> updates;
+    for (int i = 0; i < 1500; ++i) {  // new members, spilled by the next tick
+      updates.push_back({"big", "k" + std::to_string(next_member++),
+                         static_cast<std::int64_t>(rng() % 1000),
+                         at("2026-11-22T04:00:00Z") + Millis{rng() % 100000}, ""});
+    }
+    for (int i = 0; i < 200 && next_member > 1500; ++i) {  // known members: many cold
+      updates.push_back({"big",
+                         "k" + std::to_string(rng() % static_cast<unsigned>(next_member - 1500)),
+                         static_cast<std::int64_t>(1 + rng() % 50),
+                         at("2026-11-22T05:00:00Z") + Millis{round * 1000 + i}, ""});
+    }
+    add(lb, model, updates);
+    const int pid = test::spawn_cli({"--config", path, now_arg, "tick", "--chunk", "100"},
+                                    "/tmp/bk-kill-" + prefix + ".log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 + rng() % 120));
+    kill(pid, SIGKILL);
+    if (test::wait_cli(pid) == 128 + SIGKILL) ++kills;
+    expect_board(lb, "big", "daily", model);  // right after the kill: nothing lost or doubled
+  }
+  EXPECT_GE(kills, 20);
+  const auto r = test::run_cli({"--config", path, now_arg, "tick"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(hot_size("big", "daily", "2026-11-22"), 100);
+  expect_board(lb, "big", "daily", model);
+}
+
+TEST_F(SpillTest, PostgresAwayMeansExit3AndNothingLeavesRedis) {
+  Leaderboards lb(config, conn, Clock(now), &cold);
+  std::map<std::string, Model> model;
+  std::vector<Update> updates;
+  for (int i = 0; i < 3000; ++i) {
+    updates.push_back(
+        {"big", "q" + std::to_string(i), i, at("2026-11-22T04:00:00Z") + Millis{i}, ""});
+  }
+  add(lb, model, updates);
+  const std::string now_arg = "--now=2026-11-22T12:00:00Z";
+
+  // Unreachable from the start.
+  const std::string dead = test::write_config(prefix + "dead", kBoards);
+  {
+    std::ofstream(dead) << test::config_text(prefix, kBoards,
+                                             "postgresql://boardkeeper:pw@127.0.0.1:1/boards");
+  }
+  auto r = test::run_cli({"--config", dead, now_arg, "tick"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("postgresql"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(":pw@"), std::string::npos) << "password leaked: " << r.err;
+  EXPECT_EQ(hot_size("big", "daily", "2026-11-22"), 3000);
+
+  // Going away in the middle of a spill: another session holds a lock so the tick blocks
+  // inside its first cold-tier write, and then the tick's connection is terminated.
+  const std::string app = "bk_" + prefix;
+  const std::string path = "/tmp/bk-test-" + prefix + "-app.yaml";
+  std::ofstream(path) << test::config_text(prefix, kBoards,
+                                           test::postgres_url() + "?application_name=" + app);
+  std::thread locker([&] {
+    test::psql("BEGIN; LOCK TABLE " + prefix + ".cold_members IN ACCESS EXCLUSIVE MODE; " +
+               "SELECT pg_sleep(4); COMMIT;");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const std::string log = "/tmp/bk-pgdown-" + prefix + ".log";
+  const int pid = test::spawn_cli({"--config", path, now_arg, "tick", "--chunk", "20"}, log);
+  // Wait until the tick is stuck waiting for the lock, then cut its connection.
+  for (int i = 0; i < 100; ++i) {
+    if (test::psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app +
+                   "' AND wait_event_type = 'Lock'") == "1\n") {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  test::psql(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '" +
+      app + "'");
+  EXPECT_EQ(test::wait_cli(pid), 3);
+  locker.join();
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("postgresql"), std::string::npos) << text;
+  // The chunk was marked stale but nothing was removed from Redis.
+  EXPECT_EQ(hot_size("big", "daily", "2026-11-22"), 3000);
+  expect_board(lb, "big", "daily", model);
+  r = test::run_cli({"--config", test::write_config(prefix, kBoards), now_arg, "tick"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(hot_size("big", "daily", "2026-11-22"), 100);
+  expect_board(lb, "big", "daily", model);
+}
+
+TEST_F(SpillTest, RedisAwayMeansExit3) {
+  const std::string path = "/tmp/bk-test-" + prefix + "-noredis.yaml";
+  std::string text = test::config_text(prefix, kBoards);
+  text.replace(text.find(test::redis_url()), test::redis_url().size(), "redis://127.0.0.1:1/0");
+  std::ofstream(path) << text;
+  const auto r = test::run_cli({"--config", path, "tick"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("redis"), std::string::npos) << r.err;
+}
+
+TEST_F(SpillTest, DryRunChangesNothing) {
+  Leaderboards lb(config, conn, Clock(now), &cold);
+  std::map<std::string, Model> model;
+  std::vector<Update> updates;
+  for (int i = 0; i < 300; ++i)
+    updates.push_back({"big", "d" + std::to_string(i), i, now - std::chrono::hours{1}, ""});
+  add(lb, model, updates);
+  const auto r = test::run_cli({"--config", test::write_config(prefix, kBoards),
+                                "--now=2026-11-22T12:00:00Z", "tick", "--dry-run"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("would spill 200 of 300"), std::string::npos) << r.out;
+  EXPECT_EQ(hot_size("big", "daily", "2026-11-22"), 300);
+  EXPECT_TRUE(
+      conn.command({"HGET", hot::BoardKeys(prefix, "big").meta("daily", "2026-11-22"), "spilled"})
+          .is_nil());
+}
+
+}  // namespace
+}  // namespace bk
