@@ -80,6 +80,13 @@ int main(int argc, char** argv) {
   top->add_option("--offset", read.offset, "skip this many first (default 0)");
   around->add_option("-k", read.k, "neighbours on each side (default 5)");
 
+  auto* history = app.add_subcommand("history", "an archived period, from PostgreSQL");
+  history->add_option("board", read.board, "board name")->required();
+  history->add_option("period", read.period, "period kind or custom name")->required();
+  history->add_option("period-id", read.period_id, "which period, e.g. 2026-11-22")->required();
+  history->add_option("-n", read.n, "how many (default 10)");
+  history->add_flag("--json", json, "one JSON object per line");
+
   std::string periods_board;
   auto* periods =
       app.add_subcommand("periods", "each period: current id, start, end (next reset), counts");
@@ -117,6 +124,7 @@ int main(int argc, char** argv) {
     if (*rank) return bk::cli::rank(ctx, read);
     if (*around) return bk::cli::around(ctx, read);
     if (*periods) return bk::cli::periods(ctx, periods_board);
+    if (*history) return bk::cli::history(ctx, read);
     return static_cast<int>(ExitCode::usage);
   } catch (const bk::Error& e) {
     std::cerr << "boardkeeper: " << e.what() << "\n";
@@ -130,4 +138,6 @@ int main(int argc, char** argv) {
 // libpqxx 6.4 leaks a libpq result when a connection breaks in the middle of a statement
 // (its error path, not ours). Under LeakSanitizer (BK_SANITIZE=ON) that would turn the
 // contract's exit code 3 into LSan's; other builds never call this.
-extern "C" const char* __lsan_default_suppressions() { return "leak:libpqxx-6.4.so\n"; }
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:libpqxx-6.4.so\n";
+}

@@ -14,6 +14,16 @@ bk_build "$build_dir" -DBK_TESTS=OFF
 bk_start_redis
 bk_start_postgres
 
+# The story's dates follow the real calendar: Redis expires keys by its own clock, so a
+# story in the past would have its keys expire at once. Sunday is the next Sunday whose
+# Monday is in the same month; Friday is that week's.
+sun=$(date -u -d "next sunday" +%F)
+if [ "$(date -u -d "$sun + 1 day" +%m)" != "$(date -u -d "$sun" +%m)" ]; then
+  sun=$(date -u -d "$sun + 7 days" +%F)
+fi
+mon=$(date -u -d "$sun + 1 day" +%F)
+fri=$(date -u -d "$sun + 5 days" +%F)
+
 cat >"$BK_TMP/demo.yaml" <<YAML
 redis:
   url: $BK_TEST_REDIS_URL
@@ -46,28 +56,28 @@ bk() {
 bk check-config
 bk migrate
 
-bk_log "Sunday 22 Nov 2026 in Shanghai: players score; bob and carol tie on 120"
-now=2026-11-22T21:00:00+08:00
-bk --now $now add points alice 100 --at 2026-11-22T09:00:00+08:00
-bk --now $now add points bob 70 --at 2026-11-22T09:30:00+08:00
-bk --now $now add points carol 120 --at 2026-11-22T10:00:00+08:00
-bk --now $now add points bob 50 --at 2026-11-22T11:15:00+08:00 --id match-17
-bk --now $now add points bob 50 --at 2026-11-22T11:15:00+08:00 --id match-17
-bk --now $now add points dave 40 --at 2026-11-22T12:00:00+08:00
-bk --now $now add points "eve 🏆" 95 --at 2026-11-22T20:00:00+08:00
+bk_log "Sunday $sun in Shanghai: players score; bob and carol tie on 120"
+now=${sun}T21:00:00+08:00
+bk --now $now add points alice 100 --at ${sun}T09:00:00+08:00
+bk --now $now add points bob 70 --at ${sun}T09:30:00+08:00
+bk --now $now add points carol 120 --at ${sun}T10:00:00+08:00
+bk --now $now add points bob 50 --at ${sun}T11:15:00+08:00 --id match-17
+bk --now $now add points bob 50 --at ${sun}T11:15:00+08:00 --id match-17
+bk --now $now add points dave 40 --at ${sun}T12:00:00+08:00
+bk --now $now add points "eve 🏆" 95 --at ${sun}T20:00:00+08:00
 bk --now $now top points daily
 bk --now $now rank points daily bob
 bk_log "Sunday's tick: hot_keep is 4, so dave (5th) is spilled to PostgreSQL in every period"
 bk --now $now tick
 
 bk_log "Monday: a new day and week; dave scores again and his monthly points come back from PostgreSQL"
-now=2026-11-23T20:00:00+08:00
-bk --now $now add points dave 200 --at 2026-11-23T08:00:00+08:00
-bk --now $now add points alice 30 --at 2026-11-23T09:00:00+08:00
+now=${mon}T20:00:00+08:00
+bk --now $now add points dave 200 --at ${mon}T08:00:00+08:00
+bk --now $now add points alice 30 --at ${mon}T09:00:00+08:00
 bk --now $now top points daily
 bk --now $now top points monthly --json
 bk --now $now around points monthly alice -k 1
-bk --now $now top points daily --period-id 2026-11-22 -n 3
+bk --now $now top points daily --period-id $sun -n 3
 
 bk_log "tick: the hot buffer keeps 4 members per period; the rest are spilled to PostgreSQL"
 bk --now $now tick --dry-run
@@ -75,20 +85,26 @@ bk --now $now tick
 psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT period, period_id, member, points, achieved_at
   FROM boardkeeper.cold_members ORDER BY period, period_id, encoded, member"
 bk --now $now rank points monthly "eve 🏆"
+bk_log "Sunday's day and week were past their grace, so that tick archived them: history in SQL"
+bk --now $now history points daily "$sun"
+psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT period, period_id, rank, member, points, achieved_at
+  FROM boardkeeper.history WHERE board = 'points' ORDER BY period, period_id, rank, member"
+psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT period, period_id, status, members, hot_members, cold_members
+  FROM boardkeeper.periods ORDER BY period, period_id"
 bk_log "eve scores again: her cold points come back (rehydrated) plus the new ones"
-bk --now $now add points "eve 🏆" 150 --at 2026-11-23T19:00:00+08:00
+bk --now $now add points "eve 🏆" 150 --at ${mon}T19:00:00+08:00
 bk --now $now top points monthly -n 10
 
 bk_log "Refusals: a late event for Sunday (closed after its 10m grace), points out of range"
-bk --now $now add points carol 10 --at 2026-11-22T23:59:00+08:00
+bk --now $now add points carol 10 --at ${sun}T23:59:00+08:00
 bk --now $now add points carol 2000000
 
 bk_log "A race board (lower is better, best time kept) with a weekly cup resetting Friday 18:00 Berlin"
-now=2026-11-27T19:00:00+01:00
-bk --now $now add race:monaco lena 83512 --at 2026-11-27T18:05:00+01:00
-bk --now $now add race:monaco max 82977 --at 2026-11-27T18:20:00+01:00
-bk --now $now add race:monaco lena 82001 --at 2026-11-27T18:40:00+01:00
-bk --now $now add race:monaco max 83999 --at 2026-11-27T18:50:00+01:00
+now=${fri}T19:00:00+01:00
+bk --now $now add race:monaco lena 83512 --at ${fri}T18:05:00+01:00
+bk --now $now add race:monaco max 82977 --at ${fri}T18:20:00+01:00
+bk --now $now add race:monaco lena 82001 --at ${fri}T18:40:00+01:00
+bk --now $now add race:monaco max 83999 --at ${fri}T18:50:00+01:00
 bk --now $now top race:monaco cup
 bk --now $now periods race:monaco
 bk --now $now periods points

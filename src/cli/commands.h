@@ -34,5 +34,6 @@ int top(Context& ctx, const ReadArgs& args);
 int rank(Context& ctx, const ReadArgs& args);
 int around(Context& ctx, const ReadArgs& args);
 int periods(Context& ctx, const std::string& board);
+int history(Context& ctx, const ReadArgs& args);
 
 }  // namespace bk::cli

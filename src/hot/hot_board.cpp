@@ -84,6 +84,9 @@ HotResult parse_result(const redis::Reply& r) {
   } else if (status == "closed") {
     out.outcome = HotOutcome::closed;
     out.period = r.at(1).as_string();
+  } else if (status == "expired") {
+    out.outcome = HotOutcome::expired;
+    out.period = r.at(1).as_string();
   } else if (status == "range") {
     out.outcome = HotOutcome::out_of_range;
     out.period = r.at(1).as_string();

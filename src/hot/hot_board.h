@@ -50,13 +50,13 @@ struct HotBatch {
   std::vector<HotEvent> events;
 };
 
-enum class HotOutcome { applied, duplicate, closed, out_of_range, needs_cold, blocked };
+enum class HotOutcome { applied, duplicate, closed, out_of_range, needs_cold, blocked, expired };
 
 struct HotResult {
   HotOutcome outcome = HotOutcome::applied;
   std::vector<std::int64_t> points;     // applied: new points, parallel to the event's slots
   std::vector<bool> rehydrated;         // applied: written from the cold value, per slot
-  std::string period;                   // closed / out_of_range: "<period>:<id>"
+  std::string period;                   // closed / out_of_range / expired: "<period>:<id>"
   std::int64_t refused_points = 0;      // out_of_range: the points it would have reached
   std::vector<std::size_t> cold_slots;  // needs_cold: slots to look up
   std::vector<std::string> cold_gens;   // needs_cold: their spill generations

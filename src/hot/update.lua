@@ -26,6 +26,9 @@
 --   {"blocked"}  an earlier event of this call for the same member returned "cold": call
 --     again after it, so one member's events are never reordered
 --   {"span", period}  the event time lies outside the period (a caller bug)
+--   {"expired", period}  the key's expiry (period end + retention) is already past on the
+--     Redis server's clock (a replay or backfill far behind real time): Redis would delete
+--     the write at once, so it is refused instead of silently lost
 local policy, order, tie = ARGV[1], ARGV[2], ARGV[3]
 local minp, maxp = tonumber(ARGV[4]), tonumber(ARGV[5])
 local nslots, nevents = tonumber(ARGV[6]), tonumber(ARGV[7])
@@ -43,6 +46,15 @@ for j = 1, nslots do
 end
 
 local function fmt(x) return string.format('%.0f', x) end
+
+local server_ms
+local function past(expire_at)
+  if not server_ms then
+    local t = redis.call('TIME')
+    server_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return tonumber(expire_at) <= server_ms
+end
 
 local function flag(s, name)
   if s[name] == nil then s[name] = redis.call('HGET', s.meta, name) == '1' end
@@ -95,6 +107,7 @@ end
 local function apply_event(member, value, at, event_id, used, cold)
   for _, j in ipairs(used) do
     if flag(slots[j], 'closed') then return {'closed', slots[j].reg} end
+    if past(slots[j].expire_at) then return {'expired', slots[j].reg} end
   end
   if event_id ~= '' then
     for _, j in ipairs(used) do

@@ -104,11 +104,14 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
   const auto size = hot.freeze(redis, keys, expire_at);
   if (!size) {
     // Never silently: the hot key expired or was deleted before its period was archived.
+    // Unless a concurrent tick archived the period and freed its keys since we looked: then
+    // the lost record does not take (it never overrides an archived period).
     const std::int64_t cold_rows = cold.reader().count(info.key);
-    archive.record_lost(info, "the hot key was gone at archive time (expired or deleted); " +
-                                  std::to_string(cold_rows) + " cold rows kept in cold_members");
+    const bool lost = archive.record_lost(
+        info, "the hot key was gone at archive time (expired or deleted); " +
+                  std::to_string(cold_rows) + " cold rows kept in cold_members");
     hot.release(redis, keys, board_keys.registry(), registry_member);
-    stats.outcome = ArchiveStats::Outcome::lost;
+    stats.outcome = lost ? ArchiveStats::Outcome::lost : ArchiveStats::Outcome::already;
     stats.cold = cold_rows;
     return stats;
   }

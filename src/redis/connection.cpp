@@ -4,6 +4,7 @@
 
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -86,6 +87,8 @@ Connection::Connection(const Options& options) : options_(options) {
     if (r.is_error())
       throw ConnectionError("redis: authentication failed at " + endpoint(options) + ": " + r.str);
   }
+  // Operators see who is connected (CLIENT LIST): "boardkeeper:<pid>".
+  command({"CLIENT", "SETNAME", "boardkeeper:" + std::to_string(getpid())}).checked();
   if (options.db != 0) {
     const Reply r = command({"SELECT", std::to_string(options.db)});
     if (r.is_error())

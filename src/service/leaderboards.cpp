@@ -189,6 +189,12 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
                        std::to_string(batches[b].slots[0].layout.min_points) + ", " +
                        std::to_string(batches[b].slots[0].layout.max_points) + "]";
           break;
+        case hot::HotOutcome::expired:
+          out.status = UpdateStatus::refused;
+          out.reason = "period " + r.period + " of board '" + u.board +
+                       "' would expire in Redis at once: its end + retention is already past on "
+                       "the Redis server's clock (replaying old events? use a longer retention)";
+          break;
         case hot::HotOutcome::needs_cold:
         case hot::HotOutcome::blocked:
           // Writing without the cold row would lose the member's cold points.

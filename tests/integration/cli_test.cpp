@@ -15,7 +15,7 @@ const char* kBoards = R"(  - name: "game:*"
     periods: [daily, weekly]
     timezone: Asia/Shanghai
     max_points: 1000
-    retention: {daily: 2d, weekly: 8d}
+    retention: {daily: 3650d, weekly: 3660d}
 )";
 
 class CliTest : public ::testing::Test {

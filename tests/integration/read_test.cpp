@@ -20,13 +20,13 @@ const char* kBoards = R"(  - name: tied
     periods: [daily]
     tie_break: none
     max_points: 1000
-    retention: {default: 3d}
+    retention: {default: 3650d}
   - name: timed
     periods: [weekly]
     timezone: America/New_York
     time_resolution: s
     max_points: 1000
-    retention: {default: 10d}
+    retention: {default: 3660d}
 )";
 
 struct Model {

@@ -15,10 +15,15 @@
 #include "harness.h"
 #include "hot/keys.h"
 #include "lifecycle/tick.h"
+#include "model.h"
 #include "service/leaderboards.h"
 
 namespace bk {
 namespace {
+
+using test::brute_force;
+using test::Model;
+using test::same;
 
 using service::Leaderboards;
 using service::Standing;
@@ -34,49 +39,14 @@ const char* kBoards = R"(  - name: big
     max_points: 10000000
     hot_keep: 100
     display: 10
-    retention: {default: 3d}
+    retention: {default: 3650d}
   - name: race
     periods: [daily, weekly]
     max_points: 10000000
     hot_keep: 50
     display: 10
-    retention: {default: 9d}
+    retention: {default: 3660d}
 )";
-
-struct Model {
-  std::int64_t points = 0;
-  Instant at;
-};
-
-// The contract's listing: more points first, then earlier achieved_at, then member bytes;
-// competition ranks over (points, achieved_at).
-std::vector<Standing> brute_force(const std::map<std::string, Model>& model) {
-  std::vector<Standing> rows;
-  for (const auto& [m, v] : model) rows.push_back({0, m, v.points, v.at});
-  std::sort(rows.begin(), rows.end(), [](const Standing& a, const Standing& b) {
-    if (a.points != b.points) return a.points > b.points;
-    if (*a.achieved_at != *b.achieved_at) return *a.achieved_at < *b.achieved_at;
-    return a.member < b.member;
-  });
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const bool tie = i > 0 && rows[i].points == rows[i - 1].points &&
-                     *rows[i].achieved_at == *rows[i - 1].achieved_at;
-    rows[i].rank = tie ? rows[i - 1].rank : static_cast<std::int64_t>(i + 1);
-  }
-  return rows;
-}
-
-::testing::AssertionResult same(const Standing& got, const Standing& want) {
-  if (got.member == want.member && got.points == want.points && got.rank == want.rank &&
-      got.achieved_at == want.achieved_at) {
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure()
-         << "got rank " << got.rank << " " << got.member << " " << got.points << " "
-         << (got.achieved_at ? format_rfc3339(*got.achieved_at) : "-") << ", want rank "
-         << want.rank << " " << want.member << " " << want.points << " "
-         << format_rfc3339(*want.achieved_at);
-}
 
 class SpillTest : public ::testing::Test {
  protected:

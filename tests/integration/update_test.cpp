@@ -29,7 +29,7 @@ const char* kBoards = R"(  - name: pts
     periods: [daily, weekly, monthly]
     timezone: Asia/Shanghai
     max_points: 3000000
-    retention: {daily: 2d, weekly: 8d, monthly: 32d}
+    retention: {daily: 3650d, weekly: 3660d, monthly: 3690d}
   - name: lap
     periods: [daily]
     order: asc
@@ -37,24 +37,24 @@ const char* kBoards = R"(  - name: pts
     time_resolution: s
     min_points: 1
     max_points: 3600000
-    retention: {default: 3d}
+    retention: {default: 3650d}
   - name: late
     periods: [daily]
     tie_break: latest
     max_points: 1000
-    retention: {default: 3d}
+    retention: {default: 3650d}
   - name: flat
     periods: [daily]
     tie_break: none
     update: replace
     min_points: -50
     max_points: 100
-    retention: {default: 3d}
+    retention: {default: 3650d}
   - name: small
     periods: [daily, monthly]
     min_points: -50
     max_points: 100
-    retention: {default: 40d}
+    retention: {default: 3690d}
 )";
 
 class UpdateTest : public ::testing::Test {
@@ -288,18 +288,33 @@ TEST_F(UpdateTest, EveryKeyHasItsTtlFromBirthAndIsRegistered) {
     if (k == hot::boards_key(prefix)) continue;  // the set of board names is permanent
     EXPECT_GT(conn.command({"PTTL", k}).as_int(), 0) << k;
   }
-  // daily 2026-11-22 in Shanghai ends 2026-11-22T16:00Z; retention 2d.
+  // daily 2026-11-22 in Shanghai ends 2026-11-22T16:00Z; retention 3650d.
   const hot::BoardKeys pk(prefix, "pts");
   EXPECT_EQ(conn.command({"PEXPIRETIME", pk.live("daily", "2026-11-22")}).as_int(),
-            to_epoch_ms(at("2026-11-24T16:00:00Z")));
+            to_epoch_ms(at("2036-11-19T16:00:00Z")));
   EXPECT_EQ(conn.command({"PEXPIRETIME", pk.live("monthly", "2026-11")}).as_int(),
-            to_epoch_ms(at("2027-01-01T16:00:00Z")));  // Dec 1 00:00 +08:00, + 32d
+            to_epoch_ms(at("2037-01-06T16:00:00Z")));  // Dec 1 00:00 +08:00, + 3690d
   // Registry: member "<period>:<id>", score = end.
   EXPECT_EQ(conn.command({"ZSCORE", pk.registry(), "weekly:2026-W47"}).as_int(),
             to_epoch_ms(at("2026-11-22T16:00:00Z")));
   EXPECT_EQ(conn.command({"ZCARD", pk.registry()}).as_int(), 3);
   EXPECT_EQ(conn.command({"SISMEMBER", hot::boards_key(prefix), "pts"}).as_int(), 1);
   EXPECT_EQ(conn.command({"SISMEMBER", hot::boards_key(prefix), "lap"}).as_int(), 1);
+}
+
+TEST_F(UpdateTest, WritesThatRedisWouldExpireAtOnceAreRefused) {
+  // A replay of 2021 with a 1-day retention: the keys' expiry is long past in real time, so
+  // Redis would delete them at once. Refused, not silently lost.
+  const Config old = test::make_config(prefix, R"(  - name: replay
+    periods: [daily]
+    max_points: 100
+    retention: {default: 1d}
+)");
+  Leaderboards lb(old, conn, Clock(at("2021-03-01T12:00:00Z")));
+  const auto r = lb.apply(Update{"replay", "ann", 1, at("2021-03-01T11:00:00Z"), ""});
+  EXPECT_EQ(r.status, UpdateStatus::refused);
+  EXPECT_NE(r.reason.find("would expire in Redis at once"), std::string::npos) << r.reason;
+  EXPECT_TRUE(test::keys_with_prefix(conn, prefix + ":{replay}").empty());
 }
 
 TEST_F(UpdateTest, MemberIdsAreValidatedAndKeptByteForByte) {
@@ -334,7 +349,7 @@ TEST_F(UpdateTest, BatchesAcrossBoardsAndPeriodsMatchOneByOne) {
     max_points: 10000000
     max_clock_skew: 4d
     archive: {grace: 5d}
-    retention: {default: 10d}
+    retention: {default: 3660d}
   - name: "c*"
     periods: [daily]
     order: asc
@@ -343,7 +358,7 @@ TEST_F(UpdateTest, BatchesAcrossBoardsAndPeriodsMatchOneByOne) {
     max_points: 10000000
     max_clock_skew: 4d
     archive: {grace: 5d}
-    retention: {default: 10d}
+    retention: {default: 3660d}
 )";
   // The same 3,000 events applied as one batch and one at a time give the same boards.
   std::mt19937 rng(7);

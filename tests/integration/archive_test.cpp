@@ -1,0 +1,366 @@
+// Archiving against real Redis and PostgreSQL: a replayed fortnight equals a brute-force
+// model row for row; kills, concurrent ticks and servers going away never archive a period
+// twice or lose a row; member ids survive byte for byte; a vanished key is reported lost.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cold/archive.h"
+#include "cold/cold_store.h"
+#include "harness.h"
+#include "hot/keys.h"
+#include "lifecycle/tick.h"
+#include "model.h"
+#include "service/leaderboards.h"
+
+namespace bk {
+namespace {
+
+using service::Leaderboards;
+using service::Update;
+using service::UpdateStatus;
+using test::Model;
+
+Instant at(const char* text) {
+  return *parse_rfc3339(text);
+}
+
+// Dates are in 2027 with a 10-year retention: Redis expires keys by its own clock.
+const char* kBoards = R"(  - name: fort
+    periods: [daily, weekly, monthly]
+    timezone: Europe/Berlin
+    max_points: 1000000
+    hot_keep: 8
+    display: 5
+    retention: {default: 3650d}
+  - name: hours
+    periods: [hourly]
+    max_points: 1000
+    archive: {grace: 1m}
+    retention: {default: 3650d}
+  - name: big
+    periods: [daily]
+    max_points: 10000000
+    hot_keep: 30000
+    display: 10
+    archive: {grace: 30d}
+    retention: {default: 3650d}
+)";
+
+using Boards = std::map<std::pair<std::string, std::string>, std::map<std::string, Model>>;
+
+class ArchiveTest : public ::testing::Test {
+ protected:
+  std::string prefix = test::unique_prefix();
+  Config config = test::make_config(prefix, kBoards);
+  redis::Connection conn = test::connect_redis();
+  cold::ColdStore cold{test::postgres_url(), prefix};
+  cold::Archive archive{test::postgres_url(), prefix};
+
+  void SetUp() override { cold.migrate(); }
+
+  // Applies events (in order, each at its own time) and records them in the model, per
+  // period of the board.
+  void play(const std::string& board, const std::vector<Update>& events, Boards& model,
+            Millis processing_delay = Millis{1000}) {
+    const BoardConfig* c = config.board_for(board);
+    for (const Update& u : events) {
+      Leaderboards lb(config, conn, Clock(*u.at + processing_delay), &cold);
+      const auto r = lb.apply(u);
+      ASSERT_EQ(r.status, UpdateStatus::applied) << r.reason;
+      for (const PeriodSpec& p : c->periods) {
+        Model& m = model[{p.name, period_containing(p, *c->zone, *u.at).id}][u.member];
+        m.points += u.value;
+        m.at = *u.at;
+      }
+    }
+  }
+
+  lifecycle::TickReport tick(Instant now) {
+    return lifecycle::Tick(config, conn, cold, archive, Clock(now)).run({});
+  }
+
+  void expect_archived(const std::string& board, const Boards& model) {
+    for (const auto& [key, members] : model) {
+      const cold::PeriodKey pk{board, key.first, key.second};
+      ASSERT_EQ(archive.status(pk), cold::PeriodStatus::archived) << key.first << " " << key.second;
+      const auto want = test::brute_force(members);
+      const auto got = archive.history(pk, 1000000);
+      ASSERT_EQ(got.size(), want.size()) << key.first << " " << key.second;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        const service::Standing g{got[i].rank, got[i].member, got[i].points, got[i].achieved_at};
+        ASSERT_TRUE(test::same(g, want[i])) << key.first << " " << key.second << " position " << i;
+        ASSERT_EQ(got[i].position, static_cast<std::int64_t>(i + 1));
+      }
+    }
+  }
+
+  std::int64_t count(const std::string& sql) { return std::stoll(test::psql(sql)); }
+};
+
+TEST_F(ArchiveTest, AFortnightReplayedWithTicksEqualsTheBruteForceModel) {
+  // 2027-03-21 .. 2027-04-04 in Berlin: a DST change (Mar 28, a 23-hour day) and a month end.
+  std::mt19937 rng(2027);
+  std::vector<Update> events;
+  const Instant start = at("2027-03-20T23:00:00Z");  // Mar 21 00:00 Berlin
+  for (int hour = 0; hour < 14 * 24; ++hour) {
+    for (int k = 0; k < 6; ++k) {
+      const std::string member = rng() % 10 == 0 ? "odd \"member\"\t#" + std::to_string(rng() % 5)
+                                                 : "f" + std::to_string(rng() % 60);
+      events.push_back({"fort", member, static_cast<std::int64_t>(1 + rng() % 40),
+                        start + std::chrono::hours{hour} + Millis{rng() % 3600000}, ""});
+    }
+  }
+  std::sort(events.begin(), events.end(),
+            [](const Update& a, const Update& b) { return *a.at < *b.at; });
+  Boards model;
+  // Play in 8-hour slices, ticking after each: spills and archives happen along the way.
+  std::size_t next = 0;
+  for (Instant t = start + std::chrono::hours{8}; next < events.size();
+       t += std::chrono::hours{8}) {
+    std::vector<Update> slice;
+    while (next < events.size() && *events[next].at < t) slice.push_back(events[next++]);
+    play("fort", slice, model);
+    const auto report = tick(t + Millis{1001});
+    ASSERT_FALSE(report.any_failed());
+  }
+  const auto report = tick(at("2027-05-01T00:00:00Z"));
+  ASSERT_FALSE(report.any_failed());
+  EXPECT_EQ(model.size(), 15U + 3U + 2U);  // 14 days (+1 for the late-evening start), weeks, months
+  expect_archived("fort", model);
+  // Redis holds nothing live for the board any more.
+  const hot::BoardKeys keys(prefix, "fort");
+  EXPECT_EQ(conn.command({"ZCARD", keys.registry()}).as_int(), 0);
+  for (const auto& k : test::keys_with_prefix(conn, prefix + ":{fort}")) {
+    EXPECT_TRUE(k.size() > 5 && k.substr(k.size() - 5) == ":meta") << "left behind: " << k;
+  }
+  EXPECT_EQ(count("SELECT count(*) FROM " + prefix + ".cold_members"), 0);
+
+  // The SQL functions of the history schema.
+  const auto want = test::brute_force(model[{"monthly", "2027-03"}]);
+  EXPECT_EQ(test::psql("SELECT member FROM " + prefix + ".top('fort', 'monthly', '2027-03', 1)"),
+            want[0].member + "\n");
+  EXPECT_EQ(count("SELECT count(*) FROM " + prefix + ".member_ranks('fort', 'daily', 'f7')"),
+            static_cast<std::int64_t>(std::count_if(model.begin(), model.end(), [](const auto& e) {
+              return e.first.first == "daily" && e.second.count("f7") == 1;
+            })));
+  std::int64_t best = 1000000;
+  for (const auto& [key, members] : model) {
+    if (key.first != "daily" || members.count("f7") == 0) continue;
+    for (const auto& s : test::brute_force(members)) {
+      if (s.member == "f7") best = std::min(best, s.rank);
+    }
+  }
+  EXPECT_EQ(count("SELECT rank FROM " + prefix + ".best_finish('fort', 'daily', 'f7')"), best);
+}
+
+TEST_F(ArchiveTest, MemberIdsOfEveryAllowedFormReadBackByteForByte) {
+  const std::vector<std::string> ids{"quote\"d",    "tab\there",      "new\nline",
+                                     "back\\slash", "emoji 🏆🎉",       "日本語の名前",
+                                     "comma,semi;", "{braces}",       "\\N",
+                                     "NULL",        "carriage\rret",  std::string(512, 'x'),
+                                     "\x7f del",    " leading space", "e\xcc\x81 (combining)"};
+  Boards model;
+  std::vector<Update> events;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    events.push_back({"hours", ids[i], static_cast<std::int64_t>(i % 4),
+                      at("2027-01-04T10:00:00Z") + std::chrono::seconds{i}, ""});
+  }
+  play("hours", events, model);
+  ASSERT_FALSE(tick(at("2027-01-04T12:00:00Z")).any_failed());
+  expect_archived("hours", model);
+  const auto r = test::run_cli({"--config", test::write_config(prefix, kBoards), "history", "hours",
+                                "hourly", "2027-01-04T10", "-n", "100", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(R"("member":"new\nline")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("member":"quote\"d")"), std::string::npos);
+}
+
+TEST_F(ArchiveTest, AVanishedHotKeyIsRecordedLostAndReported) {
+  Boards model;
+  play("hours", {{"hours", "ann", 3, at("2027-01-05T10:00:00Z"), ""}}, model);
+  conn.command({"DEL", hot::BoardKeys(prefix, "hours").live("hourly", "2027-01-05T10")}).checked();
+  const auto report = tick(at("2027-01-05T12:00:00Z"));
+  EXPECT_TRUE(report.any_failed());
+  EXPECT_EQ(archive.status({"hours", "hourly", "2027-01-05T10"}), cold::PeriodStatus::lost);
+  // Reported once: the registry entry is gone, so the next tick is clean.
+  EXPECT_FALSE(tick(at("2027-01-05T12:05:00Z")).any_failed());
+  const auto r = test::run_cli({"--config", test::write_config(prefix, kBoards), "history", "hours",
+                                "hourly", "2027-01-05T10"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("lost"), std::string::npos) << r.err;
+}
+
+TEST_F(ArchiveTest, FourConcurrentTicksArchiveEachOf200PeriodsExactlyOnce) {
+  Boards model;
+  std::vector<Update> events;
+  const Instant start = at("2027-01-11T00:00:00Z");
+  for (int h = 0; h < 200; ++h) {
+    for (int k = 0; k < 3; ++k) {
+      events.push_back({"hours", "m" + std::to_string((h + k) % 7), 1 + k,
+                        start + std::chrono::hours{h} + std::chrono::minutes{k}, ""});
+    }
+  }
+  play("hours", events, model, Millis{10});
+  ASSERT_EQ(model.size(), 200U);
+  const std::string path = test::write_config(prefix, kBoards);
+  std::vector<int> pids;
+  for (int i = 0; i < 4; ++i) {
+    pids.push_back(
+        test::spawn_cli({"--config", path, "--now=2027-02-01T00:00:00Z", "tick", "--json"},
+                        "/tmp/bk-conc-" + prefix + "-" + std::to_string(i) + ".log"));
+  }
+  std::int64_t archived_by_someone = 0;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(test::wait_cli(pids[static_cast<std::size_t>(i)]), 0);
+    std::ifstream log("/tmp/bk-conc-" + prefix + "-" + std::to_string(i) + ".log");
+    for (std::string line; std::getline(log, line);) {
+      if (line.find("\"note\":\"archived ") != std::string::npos) ++archived_by_someone;
+    }
+  }
+  EXPECT_EQ(archived_by_someone, 200);  // each period by exactly one of the four
+  EXPECT_EQ(count("SELECT count(*) FROM " + prefix + ".periods WHERE status = 'archived'"), 200);
+  EXPECT_EQ(count("SELECT count(*) FROM " + prefix + ".history_rows"), 600);
+  expect_archived("hours", model);
+}
+
+// Fills `days` daily periods of board "big" with 50,000 members each and spills 20,000 of
+// each to the cold tier, so archives merge both tiers.
+Boards fill_big(ArchiveTest* t, redis::Connection& conn, cold::ColdStore& cold,
+                const Config& config, const std::vector<std::string>& days) {
+  Boards model;
+  std::mt19937 rng(4);
+  for (const std::string& day : days) {
+    const Instant base = *parse_rfc3339(day + "T01:00:00Z");
+    std::vector<Update> events;
+    auto& m = model[{"daily", day}];
+    for (int i = 0; i < 50000; ++i) {
+      Update u{"big", "u" + std::to_string(i), static_cast<std::int64_t>(rng() % 100000),
+               base + Millis{rng() % 3600000}, ""};
+      m[u.member] = Model{u.value, *u.at};
+      events.push_back(u);
+    }
+    Leaderboards lb(config, conn, Clock(base + std::chrono::hours{2}), &cold);
+    for (const auto& r : lb.apply(events)) EXPECT_EQ(r.status, UpdateStatus::applied) << r.reason;
+  }
+  (void)t;
+  return model;
+}
+
+TEST_F(ArchiveTest, KilledArchivesLeaveNothingOrEverythingAndFinishExactlyOnce) {
+  std::vector<std::string> days;
+  for (int d = 11; d <= 22; ++d) days.push_back("2027-01-" + std::to_string(d));
+  Boards model = fill_big(this, conn, cold, config, days);
+  // One tick while every day is still within its 30-day grace: each spills 20,000.
+  lifecycle::Tick(config, conn, cold, archive, Clock(at("2027-01-23T00:00:00Z"))).run({});
+  ASSERT_EQ(cold.reader().count({"big", "daily", days[0]}), 20000);
+  const std::string path = test::write_config(prefix, kBoards);
+  std::mt19937 rng(8);
+  int kills = 0;
+  for (int run = 0; run < 200 && kills < 20; ++run) {
+    const int pid = test::spawn_cli({"--config", path, "--now=2027-03-01T00:00:00Z", "tick"},
+                                    "/tmp/bk-kill-archive-" + prefix + ".log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(30 + rng() % 700));
+    kill(pid, SIGKILL);
+    const int code = test::wait_cli(pid);
+    if (code == 128 + SIGKILL) ++kills;
+    // Every period is either not archived at all or archived completely.
+    for (const auto& day : days) {
+      const std::int64_t rows =
+          count("SELECT count(*) FROM " + prefix + ".history_rows WHERE period_id = '" + day + "'");
+      const auto status = archive.status({"big", "daily", day});
+      if (status == cold::PeriodStatus::archived) {
+        ASSERT_EQ(rows, 50000) << day;
+      } else {
+        ASSERT_EQ(rows, 0) << day;
+      }
+    }
+    if (code == 0) break;  // a run finished everything
+  }
+  EXPECT_GE(kills, 20);
+  const auto r = test::run_cli({"--config", path, "--now=2027-03-01T00:00:00Z", "tick"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_archived("big", model);
+  EXPECT_EQ(count("SELECT count(*) FROM " + prefix + ".cold_members"), 0);
+}
+
+TEST_F(ArchiveTest, PostgresOrRedisGoingAwayMidArchiveLosesNothing) {
+  const std::vector<std::string> days{"2027-01-25"};
+  Boards model = fill_big(this, conn, cold, config, days);
+  tick(at("2027-01-26T00:00:00Z"));  // spill 20,000 to the cold tier
+  const std::string app = "bk_" + prefix;
+  const std::string path = "/tmp/bk-test-" + prefix + "-app.yaml";
+  std::ofstream(path) << test::config_text(prefix, kBoards,
+                                           test::postgres_url() + "?application_name=" + app);
+  archive.ensure_partitions(at("2027-01-01T00:00:00Z"), at("2027-04-01T00:00:00Z"));
+
+  // PostgreSQL: another session locks the month's history partition, so the archive's COPY
+  // waits; then the tick's connections are terminated.
+  std::thread locker([&] {
+    test::psql("BEGIN; LOCK TABLE " + prefix + ".history_rows_y2027m01 IN ACCESS EXCLUSIVE MODE; " +
+               "SELECT pg_sleep(4); COMMIT;");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const std::string log = "/tmp/bk-archive-down-" + prefix + ".log";
+  int pid = test::spawn_cli({"--config", path, "--now=2027-03-01T00:00:00Z", "tick"}, log);
+  for (int i = 0; i < 200; ++i) {
+    if (count("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app +
+              "' AND wait_event_type = 'Lock'") > 0) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  test::psql(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '" +
+      app + "'");
+  EXPECT_EQ(test::wait_cli(pid), 3);
+  locker.join();
+  const cold::PeriodKey key{"big", "daily", "2027-01-25"};
+  EXPECT_EQ(archive.status(key), cold::PeriodStatus::open);
+  EXPECT_EQ(count("SELECT count(*) FROM " + prefix + ".history_rows"), 0);
+  const hot::BoardKeys keys(prefix, "big");
+  EXPECT_EQ(conn.command({"ZCARD", keys.live("daily", "2027-01-25")}).as_int(), 30000);
+  EXPECT_EQ(cold.reader().count(key), 20000);
+
+  // Redis: the tick's Redis connection is cut while its COPY is streaming.
+  pid = test::spawn_cli({"--config", path, "--now=2027-03-01T00:00:00Z", "tick", "--chunk", "200"},
+                        log);
+  bool cut = false;
+  for (int i = 0; i < 2000 && !cut; ++i) {
+    if (count("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app +
+              "' AND query LIKE 'COPY%'") == 0) {
+      continue;
+    }
+    const std::string clients = conn.command({"CLIENT", "LIST"}).as_string();
+    std::istringstream lines(clients);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("name=boardkeeper:" + std::to_string(pid) + " ") == std::string::npos) continue;
+      const auto id = line.substr(3, line.find(' ') - 3);
+      conn.command({"CLIENT", "KILL", "ID", id}).checked();
+      cut = true;
+    }
+  }
+  const int code = test::wait_cli(pid);
+  EXPECT_TRUE(cut) << "the tick finished before its Redis connection could be cut";
+  EXPECT_EQ(code, 3);
+  // Either nothing was archived and everything is still in Redis and the cold tier, or the
+  // commit happened first and only the freeing of keys is left: nothing was deleted unarchived.
+  if (archive.status(key) == cold::PeriodStatus::open) {
+    EXPECT_EQ(count("SELECT count(*) FROM " + prefix + ".history_rows"), 0);
+    EXPECT_EQ(conn.command({"ZCARD", keys.live("daily", "2027-01-25")}).as_int(), 30000);
+  }
+  const auto r = test::run_cli({"--config", path, "--now=2027-03-01T00:00:00Z", "tick"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_archived("big", model);
+  EXPECT_EQ(conn.command({"EXISTS", keys.live("daily", "2027-01-25")}).as_int(), 0);
+}
+
+}  // namespace
+}  // namespace bk
