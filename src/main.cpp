@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   auto* migrate =
       app.add_subcommand("migrate", "create or upgrade the PostgreSQL schema (idempotent)");
   bool dry_run = false;
-  auto* tick = app.add_subcommand("tick", "one lifecycle pass: TTLs, spill beyond hot_keep");
+  auto* tick = app.add_subcommand(
+      "tick", "one lifecycle pass: TTLs, spill beyond hot_keep, archive closed periods");
   tick->add_flag("--dry-run", dry_run, "report what would change, change nothing");
   std::int64_t chunk = 5000;
   tick->add_option("--chunk", chunk, "members per cold-tier transaction (default 5000)")

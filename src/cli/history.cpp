@@ -8,8 +8,9 @@ namespace bk::cli {
 
 int history(Context& ctx, const ReadArgs& args) {
   if (args.n < 1) throw UsageError("-n must be at least 1");
-  const service::PeriodRef ref =
-      ctx.leaderboards().resolve(args.board, args.period, args.period_id);
+  // PostgreSQL only: no Redis connection for reading history.
+  const service::PeriodRef ref = service::resolve_period(ctx.config(), args.board, args.period,
+                                                         args.period_id, ctx.clock().now());
   cold::Archive& archive = ctx.archive();
   const cold::PeriodKey key{args.board, ref.spec->name, ref.period.id};
   if (!archive.archived_period(key)) {

@@ -323,9 +323,14 @@ UpdateResult Leaderboards::apply(const Update& update) {
   return apply(std::vector<Update>{update}).front();
 }
 
-PeriodRef Leaderboards::resolve(const std::string& board, const std::string& period,
-                                const std::optional<std::string>& period_id) const {
-  const BoardConfig& c = board_config(board);
+PeriodRef resolve_period(const Config& config, const std::string& board, const std::string& period,
+                         const std::optional<std::string>& period_id, Instant now) {
+  if (auto problem = board_name_problem(board)) throw UsageError(*problem + ": '" + board + "'");
+  const BoardConfig* found = config.board_for(board);
+  if (found == nullptr) {
+    throw UsageError("no board entry in " + config.path + " matches board '" + board + "'");
+  }
+  const BoardConfig& c = *found;
   const PeriodSpec* spec = c.period(period);
   if (spec == nullptr) {
     std::string known;
@@ -343,12 +348,17 @@ PeriodRef Leaderboards::resolve(const std::string& board, const std::string& per
     ref.period = std::move(*p);
   } else {
     try {
-      ref.period = period_containing(*spec, *c.zone, clock_.now());
+      ref.period = period_containing(*spec, *c.zone, now);
     } catch (const RefusedError& e) {
       throw UsageError(e.what());
     }
   }
   return ref;
+}
+
+PeriodRef Leaderboards::resolve(const std::string& board, const std::string& period,
+                                const std::optional<std::string>& period_id) const {
+  return resolve_period(config_, board, period, period_id, clock_.now());
 }
 
 Standing Leaderboards::decode(const PeriodRef& ref, const hot::Listed& l) const {

@@ -62,6 +62,11 @@ struct PeriodStatus {
   std::int64_t due = 0;              // of those, past end + grace (waiting for archive)
 };
 
+// Resolves "<board> <period> [--period-id]" to a period (the one containing `now` without
+// an id) from the config alone. Throws UsageError naming what is unknown.
+PeriodRef resolve_period(const Config& config, const std::string& board, const std::string& period,
+                         const std::optional<std::string>& period_id, Instant now);
+
 class Leaderboards {
  public:
   // `cold` may be null for boards that never spill; a spilled period then cannot be

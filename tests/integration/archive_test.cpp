@@ -181,6 +181,13 @@ TEST_F(ArchiveTest, MemberIdsOfEveryAllowedFormReadBackByteForByte) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find(R"("member":"new\nline")"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(R"("member":"quote\"d")"), std::string::npos);
+  // History needs PostgreSQL only: it answers with Redis unreachable.
+  const auto without_redis = test::run_cli(
+      {"--config", test::write_config(prefix, kBoards), "history", "hours", "hourly",
+       "2027-01-04T10", "-n", "100", "--json"},
+      {"BOARDKEEPER_REDIS_URL=redis://127.0.0.1:1/0"});
+  EXPECT_EQ(without_redis.exit_code, 0) << without_redis.err;
+  EXPECT_EQ(without_redis.out, r.out);
 }
 
 TEST_F(ArchiveTest, AVanishedHotKeyIsRecordedLostAndReported) {
