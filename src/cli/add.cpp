@@ -74,6 +74,8 @@ int add(Context& ctx, const AddArgs& args) {
       return 0;
     case service::UpdateStatus::refused:
       break;
+    case service::UpdateStatus::unavailable:
+      throw UnavailableError(r.reason);
   }
   if (json) {
     std::cout << JsonLine()

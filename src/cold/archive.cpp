@@ -41,6 +41,10 @@ std::string ts(Instant t) {
   return format_rfc3339(t);
 }
 
+std::string period_lock(const std::string& schema, const PeriodKey& key) {
+  return "bk-period/" + schema + "/" + key.board + "/" + key.period + "/" + key.period_id;
+}
+
 constexpr const char* kEpochMs = "(extract(epoch FROM {})*1000)::bigint";
 
 std::string epoch_ms(const std::string& column) {
@@ -98,6 +102,11 @@ struct Archive::Impl {
       drop();
       conn.reset();
       throw UnavailableError("postgresql at " + where + ": " + doing + ": " + e.what());
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      drop();
+      throw Error("postgresql at " + where + ": " + doing + ": " + e.what());
     }
   }
 
@@ -150,13 +159,32 @@ void Archive::ensure_partitions(Instant from, Instant to) {
   });
 }
 
+bool Archive::try_lock_period(const PeriodKey& key) {
+  Impl& m = *impl_;
+  return m.guarded("locking a period", [&] {
+    pqxx::nontransaction n(m.connection());
+    return n
+        .exec_params1("SELECT pg_try_advisory_lock(hashtextextended($1, 0))",
+                      period_lock(m.schema, key))[0]
+        .as<bool>();
+  });
+}
+
+void Archive::unlock_period(const PeriodKey& key) {
+  Impl& m = *impl_;
+  m.guarded("unlocking a period", [&] {
+    pqxx::nontransaction n(m.connection());
+    n.exec_params("SELECT pg_advisory_unlock(hashtextextended($1, 0))", period_lock(m.schema, key));
+    return 0;
+  });
+}
+
 Archive::Claim Archive::begin(const PeriodInfo& period) {
   Impl& m = *impl_;
   rollback();
   return m.guarded("claiming " + period.key.period + ":" + period.key.period_id, [&] {
     m.txn = std::make_unique<pqxx::work>(m.connection());
-    const std::string lock = "bk-archive/" + m.schema + "/" + period.key.board + "/" +
-                             period.key.period + "/" + period.key.period_id;
+    const std::string lock = period_lock(m.schema, period.key);
     if (!m.txn->exec_params1("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", lock)[0]
              .as<bool>()) {
       m.drop();

@@ -47,8 +47,14 @@ class Archive {
   // safe from several processes.
   void ensure_partitions(Instant from, Instant to);
 
-  // Opens the period's archive transaction and claims it (pg_try_advisory_xact_lock, then
-  // the periods row). Not `claimed`: the transaction is already closed again.
+  // The per-period lock that a spill holds for its whole run (a session lock on this
+  // connection). The archive's claim takes the same lock, so a spill and an archive of
+  // one period, or two spills, never run at once. False: someone else holds it; skip.
+  bool try_lock_period(const PeriodKey& key);
+  void unlock_period(const PeriodKey& key);
+
+  // Opens the period's archive transaction and claims it (the period lock, as a
+  // transaction lock, then the periods row). Not `claimed`: the transaction is closed again.
   Claim begin(const PeriodInfo& period);
   // Streams one row (COPY into history_rows); rows come in listing order.
   void write(const HistoryRow& row);

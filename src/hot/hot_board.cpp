@@ -262,7 +262,7 @@ std::vector<ScoredMember> HotBoard::take_for_spill(redis::Connection& conn, cons
                                                    std::int64_t start, std::int64_t count,
                                                    Instant expire_at) {
   const redis::Reply r = spill_take_
-                             .eval(conn, {keys.live, keys.stale},
+                             .eval(conn, {keys.live, keys.stale, keys.meta},
                                    {std::to_string(start), std::to_string(start + count - 1),
                                     std::to_string(to_epoch_ms(expire_at))})
                              .checked();

@@ -118,7 +118,8 @@ class HotBoard {
   Neighbours neighbours(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
                         const std::string& member, std::int64_t k);
 
-  // Spill (protocol 2). mark_spilled returns the live key's size.
+  // Spill (protocol 2). mark_spilled returns the live key's size, or -1 when the period
+  // is closed (a spill never moves members under an archive).
   std::int64_t mark_spilled(redis::Connection& conn, const PeriodKeys& keys, Instant expire_at);
   // Members at positions [start, start + count), entered in the stale set first.
   std::vector<ScoredMember> take_for_spill(redis::Connection& conn, const PeriodKeys& keys,

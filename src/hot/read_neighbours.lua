@@ -43,7 +43,8 @@ if #after < k then
   local more = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. e, '+inf', 'WITHSCORES', 'LIMIT', 0, k - #after)
   for i = 1, #more, 2 do after[#after + 1] = {more[i], more[i + 1]} end
 end
-local out = {redis.call('HGET', KEYS[2], 'gen') or '0', count_before, #before}
+local g = redis.call('HMGET', KEYS[2], 'gen', 'rgen')
+local out = {(g[1] or '0') .. ':' .. (g[2] or '0'), count_before, #before}
 for _, p in ipairs(before) do out[#out + 1] = p[1]; out[#out + 1] = p[2] end
 for _, p in ipairs(after) do out[#out + 1] = p[1]; out[#out + 1] = p[2] end
 return out

@@ -7,6 +7,7 @@
 -- then nothing is removed (the members stay hot for the next tick) and -1 is returned.
 -- KEYS[1] live ZSET, KEYS[2] stale SET, KEYS[3] meta HASH. ARGV: member score member score ...
 -- Returns how many were removed, or -1 when held.
+if redis.call('HGET', KEYS[3], 'closed') == '1' then return -1 end  -- being archived
 local hold_until = redis.call('HGET', KEYS[3], 'hold_until')
 if hold_until then
   local t = redis.call('TIME')

@@ -178,7 +178,7 @@ local function apply_event(member, value, at, event_id, used, cold)
   if hold then
     -- This writer is done with its look-ups: let spills remove members again.
     for i = 1, #used do
-      if plans[i].from_cold then redis.call('HDEL', plans[i].s.meta, 'hold_until') end
+      if cold[i] ~= '?' then redis.call('HDEL', plans[i].s.meta, 'hold_until') end
     end
   end
   local points, rehydrated = {}, {}
@@ -190,8 +190,10 @@ local function apply_event(member, value, at, event_id, used, cold)
     end
     if p.from_cold then
       -- Hot and cold at once until the caller deletes the cold row: reads skip that row.
+      -- rgen tells a merged read running meanwhile to read again.
       redis.call('SADD', p.s.stale, member)
       expire_with_key(p.s, p.s.stale)
+      redis.call('HINCRBY', p.s.meta, 'rgen', 1)
     end
     if event_id ~= '' then
       if redis.call('SADD', p.s.ids, event_id) == 1 then expire_with_key(p.s, p.s.ids) end

@@ -144,6 +144,12 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
       archive.write({rank, position, m.member, d.points, d.achieved_at});
       ++(from_hot ? stats.hot : stats.cold);
     }
+    if (stats.hot != *size) {
+      // The frozen key changed under the archive (expired mid-way?): commit nothing.
+      throw Error("period " + registry_member + " of board '" + target.board + "' had " +
+                  std::to_string(*size) + " hot members when frozen but " +
+                  std::to_string(stats.hot) + " were read; not archived, will retry");
+    }
     archive.commit(stats.hot, stats.cold);
   } catch (...) {
     archive.rollback();

@@ -13,6 +13,8 @@ namespace bk::lifecycle {
 SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
                         const SpillTarget& target, std::int64_t keep, std::int64_t chunk,
                         bool dry_run) {
+  // The caller holds the period lock (cold::Archive::try_lock_period): no other spill or
+  // archive of this period runs meanwhile.
   const hot::BoardKeys board_keys(hot.key_prefix(), target.board);
   const hot::PeriodKeys keys(board_keys, target.spec->name, target.period.id);
   SpillStats stats;
@@ -23,7 +25,7 @@ SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::Cold
     return stats;
   }
   const Instant expire_at = target.period.end + target.config->retention_for(*target.spec);
-  hot.mark_spilled(redis, keys, expire_at);
+  if (hot.mark_spilled(redis, keys, expire_at) < 0) return SpillStats{};  // closed
   const ScoreCodec codec(target.config->layout_for(*target.spec));
   const cold::PeriodKey cold_key{target.board, target.spec->name, target.period.id};
   // Each pass removes members or counts those left in place, so it ends; the cap only

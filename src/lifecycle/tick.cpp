@@ -126,7 +126,22 @@ BoardReport Tick::run_board(const std::string& board, const TickOptions& options
                          "too short or tick not run in time)";
           break;
       }
+    } else if (!options.dry_run && !archive_.try_lock_period({board, spec->name, period->id})) {
+      pr.note = "being spilled or archived by another tick; skipped";
     } else {
+      struct Unlock {  // released however the spill ends
+        cold::Archive& a;
+        cold::PeriodKey k;
+        bool held;
+        ~Unlock() {
+          if (!held) return;
+          try {
+            a.unlock_period(k);
+          } catch (...) {
+            // A lost connection releases its session locks by itself.
+          }
+        }
+      } unlock{archive_, {board, spec->name, period->id}, !options.dry_run};
       const SpillStats s =
           spill_beyond(redis_, hot_, cold_, SpillTarget{config, spec, board, *period},
                        config->hot_keep, options.chunk, options.dry_run);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include <spdlog/spdlog.h>
+
 #include "core/duration.h"
 #include "core/validate.h"
 
@@ -129,14 +131,21 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
   std::vector<std::vector<std::size_t>> batch_indexes;
   for (auto& [board, g] : groups) {
     register_board(board);
-    for (std::size_t from = 0; from < g.indexes.size(); from += kEventsPerCall) {
-      const std::size_t to = std::min(g.indexes.size(), from + kEventsPerCall);
+    // Chunks by member (hash), not by position: all events of one member go in the same
+    // script call, which keeps them in order even when some wait for the cold tier.
+    const std::size_t nchunks = (g.indexes.size() + kEventsPerCall - 1) / kEventsPerCall;
+    std::vector<std::vector<std::size_t>> chunks(nchunks);
+    for (std::size_t n = 0; n < g.indexes.size(); ++n) {
+      chunks[std::hash<std::string>{}(updates[g.indexes[n]].member) % nchunks].push_back(n);
+    }
+    for (const auto& chunk : chunks) {
+      if (chunk.empty()) continue;
       hot::HotBatch batch;
       batch.board = board;
-      batch.policy = g.plans[from].config->policy;
+      batch.policy = g.plans[chunk.front()].config->policy;
       std::map<std::pair<const PeriodSpec*, std::string>, std::size_t> slot_of;
       std::vector<std::size_t> idx;
-      for (std::size_t n = from; n < to; ++n) {
+      for (const std::size_t n : chunk) {
         const Planned& p = g.plans[n];
         const Update& u = updates[g.indexes[n]];
         hot::HotEvent e{u.member, u.value, p.at, u.event_id, {}, {}};
@@ -199,6 +208,12 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
         case hot::HotOutcome::blocked:
           // Writing without the cold row would lose the member's cold points.
           out.status = UpdateStatus::refused;
+          if (!cold_failure_.empty()) {
+            out.status = UpdateStatus::unavailable;
+            out.reason = "not applied: " + describe(u) +
+                         " needs its cold row and PostgreSQL is unreachable: " + cold_failure_;
+            break;
+          }
           out.reason = !has_cold()
                            ? describe(u) + " may be in the cold tier (the period was spilled), " +
                                  "and no PostgreSQL connection is attached"
@@ -214,6 +229,7 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
 std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
     std::vector<hot::HotBatch>& batches) {
   auto results = hot_.apply(redis_, batches);
+  cold_failure_.clear();
   if (!has_cold()) return results;
   // Events that met a spilled period where they are not hot ("needs cold") and the later
   // events of the same members ("blocked") go round again, in order, with their cold rows.
@@ -248,8 +264,15 @@ std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
                         batches[p.batch].events[p.event].member});
       }
     }
-    const auto hits =
-        keys.empty() ? std::vector<std::optional<cold::ColdHit>>{} : cold_store().lookup(keys);
+    std::vector<std::optional<cold::ColdHit>> hits;
+    try {
+      if (!keys.empty()) hits = cold_store().lookup(keys);
+    } catch (const UnavailableError& e) {
+      // Events already applied keep their results; the ones still waiting for the cold
+      // tier are reported unavailable (not applied).
+      cold_failure_ = e.what();
+      break;
+    }
     counters_.cold_lookups += static_cast<std::int64_t>(keys.size());
 
     // The retry batches: same slots, only the pending events, cold values filled in.
@@ -310,8 +333,14 @@ std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
           // The member is hot again with its cold points; the row is stale now. Delete it
           // only if no later spill has rewritten it (that row would be the live one).
           const hot::PeriodSlot& s = retry[rb].slots[e.slots[k]];
-          cold_store().delete_if_version({retry[rb].board, s.period_name, s.period.id}, e.member,
-                                         hit->version);
+          // Best effort: a stale row left behind is harmless (the member is in the stale
+          // set, so reads skip it, and the next spill overwrites it).
+          try {
+            cold_store().delete_if_version({retry[rb].board, s.period_name, s.period.id}, e.member,
+                                           hit->version);
+          } catch (const Error& e2) {
+            spdlog::warn("could not delete a stale cold row of '{}': {}", e.member, e2.what());
+          }
         }
       }
     }
@@ -386,12 +415,16 @@ bool Leaderboards::spilled(const PeriodRef& ref) {
 std::vector<Standing> Leaderboards::top(const PeriodRef& ref, std::int64_t offset,
                                         std::int64_t count) {
   if (spilled(ref)) return merged_top(ref, offset, count);
-  return decode_all(ref, hot_.range(redis_, live_key(ref), offset, count));
+  auto rows = decode_all(ref, hot_.range(redis_, live_key(ref), offset, count));
+  // The first spill may have started after we looked: then read both tiers.
+  if (spilled(ref)) return merged_top(ref, offset, count);
+  return rows;
 }
 
 std::optional<Standing> Leaderboards::rank(const PeriodRef& ref, const std::string& member) {
   if (spilled(ref)) return merged_rank(ref, member);
   auto l = hot_.member(redis_, live_key(ref), member);
+  if (spilled(ref)) return merged_rank(ref, member);
   if (!l) return std::nullopt;
   return decode(ref, *l);
 }
@@ -399,7 +432,9 @@ std::optional<Standing> Leaderboards::rank(const PeriodRef& ref, const std::stri
 std::vector<Standing> Leaderboards::around(const PeriodRef& ref, const std::string& member,
                                            std::int64_t k) {
   if (spilled(ref)) return merged_around(ref, member, k);
-  return decode_all(ref, hot_.around(redis_, live_key(ref), member, k));
+  auto rows = decode_all(ref, hot_.around(redis_, live_key(ref), member, k));
+  if (spilled(ref)) return merged_around(ref, member, k);
+  return rows;
 }
 
 std::vector<PeriodStatus> Leaderboards::periods(const std::string& board) {

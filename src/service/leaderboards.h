@@ -25,7 +25,9 @@ struct Update {
   std::string event_id;       // applied at most once per board period when set
 };
 
-enum class UpdateStatus { applied, duplicate, refused };
+// unavailable: not applied because PostgreSQL (needed to rehydrate the member) could not
+// be reached; the other updates of the batch keep their own results.
+enum class UpdateStatus { applied, duplicate, refused, unavailable };
 
 struct PeriodPoints {
   std::string period;
@@ -128,6 +130,7 @@ class Leaderboards {
   cold::ColdStore& cold_for(const PeriodRef& ref);
   bool has_cold() const { return cold_ != nullptr || cold_provider_ != nullptr; }
   cold::ColdStore& cold_store();
+  std::string cold_failure_;  // why the cold tier failed during the current apply()
   Standing decode_scored(const PeriodRef& ref, const ScoredMember& m, std::int64_t rank) const;
   std::vector<std::vector<hot::HotResult>> apply_with_rehydration(
       std::vector<hot::HotBatch>& batches);

@@ -17,9 +17,14 @@ namespace {
 
 constexpr int kMaxAttempts = 20;
 
+// "<spill gen>:<rehydrate gen>", as read_state.lua reports it: a spill removal or a
+// rehydration since the read began means the read is taken again.
 std::string meta_gen(redis::Connection& redis, const std::string& meta_key) {
-  const redis::Reply r = redis.command({"HGET", meta_key, "gen"}).checked();
-  return r.is_nil() ? "0" : r.str;
+  const redis::Reply r = redis.command({"HMGET", meta_key, "gen", "rgen"}).checked();
+  const auto part = [&](std::size_t i) {
+    return r.at(i).is_nil() ? std::string("0") : r.at(i).str;
+  };
+  return part(0) + ":" + part(1);
 }
 
 // Members listed before/after in one order, from two sorted sources.

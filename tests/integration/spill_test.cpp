@@ -172,7 +172,9 @@ TEST_F(SpillTest, WritersRacingASpillLoopLoseNothing) {
   }
   std::atomic<int> writers_left{kWriters};
   std::atomic<int> spill_passes{0};
-  std::thread ticker([&] {
+  // Two tickers spill the same periods at once (overlapping cron runs): the period lock
+  // makes one of them skip, so a cold row can never go backwards.
+  auto spill_loop = [&] {
     redis::Connection own = test::connect_redis();
     cold::ColdStore own_cold(test::postgres_url(), prefix);
     cold::Archive own_archive(test::postgres_url(), prefix);
@@ -181,7 +183,9 @@ TEST_F(SpillTest, WritersRacingASpillLoopLoseNothing) {
       t.run({false, 20});
       ++spill_passes;
     }
-  });
+  };
+  std::thread ticker(spill_loop);
+  std::thread second_ticker(spill_loop);
   std::vector<std::thread> writers;
   std::vector<std::string> refusals(kWriters);
   for (int t = 0; t < kWriters; ++t) {
@@ -202,6 +206,7 @@ TEST_F(SpillTest, WritersRacingASpillLoopLoseNothing) {
   }
   for (auto& w : writers) w.join();
   ticker.join();
+  second_ticker.join();
   for (const auto& r : refusals) ASSERT_EQ(r, "") << "a writer's update was refused";
   EXPECT_GT(spill_passes.load(), 3);
 
@@ -320,6 +325,26 @@ TEST_F(SpillTest, RedisAwayMeansExit3) {
   const auto r = test::run_cli({"--config", path, "tick"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("redis"), std::string::npos) << r.err;
+}
+
+TEST_F(SpillTest, ASpillNeverMovesMembersOfAFrozenPeriod) {
+  Leaderboards lb(config, conn, Clock(now), &cold);
+  std::map<std::string, Model> model;
+  std::vector<Update> updates;
+  for (int i = 0; i < 300; ++i) {
+    updates.push_back({"big", "z" + std::to_string(i), i, now - std::chrono::hours{1}, ""});
+  }
+  add(lb, model, updates);
+  // An archive froze the period (a tick with a later clock); a tick that still sees it as
+  // open must not spill under it.
+  conn.command({"HSET", hot::BoardKeys(prefix, "big").meta("daily", "2026-11-22"), "closed", "1"})
+      .checked();
+  cold::Archive archive(test::postgres_url(), prefix);
+  const auto report = lifecycle::Tick(config, conn, cold, archive, Clock(now)).run({});
+  ASSERT_EQ(report.boards.size(), 1U);
+  EXPECT_EQ(report.boards[0].periods.at(0).spilled, 0);
+  EXPECT_EQ(hot_size("big", "daily", "2026-11-22"), 300);
+  EXPECT_EQ(cold.reader().count({"big", "daily", "2026-11-22"}), 0);
 }
 
 TEST_F(SpillTest, DryRunChangesNothing) {
