@@ -54,6 +54,7 @@ TickReport Tick::run(const TickOptions& options) {
 std::int64_t Tick::fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run) {
   const std::vector<std::string> all{keys.live, keys.meta, keys.ids, keys.stale};
   std::vector<redis::Args> ask;
+  ask.reserve(all.size());
   for (const auto& k : all) ask.push_back({"PTTL", k});
   const auto ttls = redis_.pipeline(ask);
   std::vector<redis::Args> fix;
@@ -90,8 +91,9 @@ BoardReport Tick::run_board(const std::string& board, const TickOptions& options
         spec == nullptr ? std::nullopt : period_from_id(*spec, *config->zone, pr.period_id);
     if (!period) {
       pr.note = "not a period of the board's config entry; left alone";
-      report.error = "registry entry '" + name + "' of board '" + board +
-                     "' does not match its config entry (" + config->where + ")";
+      report.error = "registry entry '" + name;
+      report.error += "' of board '" + board;
+      report.error += "' does not match its config entry (" + config->where + ")";
       report.periods.push_back(std::move(pr));
       continue;
     }
@@ -132,7 +134,7 @@ BoardReport Tick::run_board(const std::string& board, const TickOptions& options
       struct Unlock {  // released however the spill ends
         cold::Archive& a;
         cold::PeriodKey k;
-        bool held;
+        bool held = false;
         ~Unlock() {
           if (!held) return;
           try {
