@@ -88,6 +88,17 @@ int main(int argc, char** argv) {
   history->add_option("-n", read.n, "how many (default 10)");
   history->add_flag("--json", json, "one JSON object per line");
 
+  bk::cli::IngestArgs ingest_args;
+  auto* ingest = app.add_subcommand("ingest", "consume score events from a Redis stream");
+  ingest->add_option("--stream", ingest_args.stream, "stream key (default <prefix>:events)");
+  ingest->add_option("--group", ingest_args.group, "consumer group (default boardkeeper)");
+  ingest->add_flag("--drain", ingest_args.drain, "exit when the stream is empty");
+  ingest
+      ->add_option("--reclaim-idle-ms", ingest_args.reclaim_idle_ms,
+                   "take over entries pending this long at another consumer (default 30000)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86400000}));
+  ingest->add_flag("--json", json, "print the final counts as JSON");
+
   std::string periods_board;
   auto* periods =
       app.add_subcommand("periods", "each period: current id, start, end (next reset), counts");
@@ -126,6 +137,7 @@ int main(int argc, char** argv) {
     if (*around) return bk::cli::around(ctx, read);
     if (*periods) return bk::cli::periods(ctx, periods_board);
     if (*history) return bk::cli::history(ctx, read);
+    if (*ingest) return bk::cli::ingest(ctx, ingest_args);
     return static_cast<int>(ExitCode::usage);
   } catch (const bk::Error& e) {
     std::cerr << "boardkeeper: " << e.what() << "\n";

@@ -36,4 +36,12 @@ int around(Context& ctx, const ReadArgs& args);
 int periods(Context& ctx, const std::string& board);
 int history(Context& ctx, const ReadArgs& args);
 
+struct IngestArgs {
+  std::string stream;  // default <prefix>:events
+  std::string group = "boardkeeper";
+  bool drain = false;
+  std::int64_t reclaim_idle_ms = 30000;
+};
+int ingest(Context& ctx, const IngestArgs& args);
+
 }  // namespace bk::cli

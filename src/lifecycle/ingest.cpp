@@ -1,0 +1,168 @@
+// The ingest loop.
+#include "lifecycle/ingest.h"
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+#include "redis/error.h"
+
+namespace bk::lifecycle {
+namespace {
+
+struct Entry {
+  std::string id;  // stream entry id
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+std::vector<Entry> entries_of(const redis::Reply& list) {
+  std::vector<Entry> out;
+  for (const redis::Reply& e : list.elements) {
+    if (e.type != redis::Reply::Type::array || e.elements.size() < 2) continue;
+    Entry entry{e.at(0).as_string(), {}};
+    const redis::Reply& f = e.at(1);
+    for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
+      entry.fields.emplace_back(f.at(i).as_string(), f.at(i + 1).as_string());
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+// An event from an entry, or why it is not one.
+std::optional<std::string> parse(const Entry& e, service::Update& u) {
+  bool has_board = false, has_member = false, has_value = false;
+  for (const auto& [k, v] : e.fields) {
+    if (k == "board") {
+      u.board = v;
+      has_board = true;
+    } else if (k == "member") {
+      u.member = v;
+      has_member = true;
+    } else if (k == "value") {
+      const auto r = std::from_chars(v.data(), v.data() + v.size(), u.value);
+      if (v.empty() || r.ec != std::errc{} || r.ptr != v.data() + v.size()) {
+        return "value '" + v + "' is not a whole number";
+      }
+      has_value = true;
+    } else if (k == "at") {
+      std::int64_t ms = 0;
+      const auto r = std::from_chars(v.data(), v.data() + v.size(), ms);
+      if (!v.empty() && r.ec == std::errc{} && r.ptr == v.data() + v.size()) {
+        u.at = from_epoch_ms(ms);
+      } else if (auto t = parse_rfc3339(v)) {
+        u.at = t;
+      } else {
+        return "at '" + v + "' is neither RFC 3339 nor epoch milliseconds";
+      }
+    } else if (k == "id") {
+      u.event_id = v;
+    } else {
+      return "unknown field '" + k + "'";
+    }
+  }
+  if (!has_board) return std::string("no board field");
+  if (!has_member) return std::string("no member field");
+  if (!has_value) return std::string("no value field");
+  // Without an id of its own, the stream entry id makes redelivery harmless.
+  if (u.event_id.empty()) u.event_id = "stream:" + e.id;
+  return std::nullopt;
+}
+
+}  // namespace
+
+IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards, const IngestOptions& o,
+                   const std::atomic<bool>& stop) {
+  const std::string dead = o.stream + ":dead";
+  const redis::Reply created =
+      redis.command({"XGROUP", "CREATE", o.stream, o.group, "0", "MKSTREAM"});
+  if (created.is_error() && created.str.rfind("BUSYGROUP", 0) != 0) created.checked();
+  IngestStats stats;
+  std::string claim_cursor = "0-0";
+  while (!stop.load()) {
+    // Entries left pending by consumers that died, then new ones.
+    const redis::Reply claimed = redis
+                                     .command({"XAUTOCLAIM", o.stream, o.group, o.consumer,
+                                               std::to_string(o.reclaim_idle.count()), claim_cursor,
+                                               "COUNT", std::to_string(o.batch)})
+                                     .checked();
+    claim_cursor = claimed.at(0).as_string();
+    std::vector<Entry> entries = entries_of(claimed.at(1));
+    stats.reclaimed += static_cast<std::int64_t>(entries.size());
+    if (entries.empty()) {
+      const redis::Reply r = redis.command(
+          {"XREADGROUP", "GROUP", o.group, o.consumer, "COUNT", std::to_string(o.batch), "BLOCK",
+           std::to_string(o.block.count()), "STREAMS", o.stream, ">"});
+      if (!r.is_nil()) {
+        for (const redis::Reply& s : r.checked().elements) {
+          auto more = entries_of(s.at(1));
+          entries.insert(entries.end(), more.begin(), more.end());
+        }
+      }
+    }
+    if (entries.empty()) {
+      if (o.drain && claim_cursor == "0-0") {
+        // Done, unless another consumer (perhaps a dead one) still holds entries: those
+        // become ours once idle for reclaim_idle.
+        const redis::Reply pending = redis.command({"XPENDING", o.stream, o.group}).checked();
+        if (pending.at(0).as_int() == 0) break;
+      }
+      continue;
+    }
+    stats.read += static_cast<std::int64_t>(entries.size());
+
+    std::vector<service::Update> updates;
+    std::vector<std::size_t> index;  // entry of each update
+    std::vector<std::string> reasons(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      service::Update u;
+      if (auto why = parse(entries[i], u)) {
+        reasons[i] = "malformed event: " + *why;
+        continue;
+      }
+      updates.push_back(std::move(u));
+      index.push_back(i);
+    }
+    const auto results = boards.apply(updates);
+    std::vector<bool> done(entries.size(), true);
+    for (std::size_t k = 0; k < results.size(); ++k) {
+      switch (results[k].status) {
+        case service::UpdateStatus::applied:
+          ++stats.applied;
+          break;
+        case service::UpdateStatus::duplicate:
+          ++stats.duplicates;
+          break;
+        case service::UpdateStatus::refused:
+          reasons[index[k]] = results[k].reason;
+          break;
+        case service::UpdateStatus::unavailable:
+          done[index[k]] = false;  // stays pending; read again later
+          break;
+      }
+    }
+    // Dead letters first, then the acknowledgements: nothing is acknowledged unrecorded.
+    std::vector<redis::Args> commands;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (reasons[i].empty()) continue;
+      redis::Args add{"XADD", dead, "*", "reason", reasons[i], "stream_id", entries[i].id};
+      for (const auto& [k, v] : entries[i].fields) {
+        add.push_back(k);
+        add.push_back(v);
+      }
+      commands.push_back(std::move(add));
+      ++stats.dead;
+    }
+    redis::Args ack{"XACK", o.stream, o.group};
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (done[i]) ack.push_back(entries[i].id);
+    }
+    if (ack.size() > 3) commands.push_back(std::move(ack));
+    for (const auto& r : redis.pipeline(commands)) r.checked();
+    spdlog::debug("ingest: {} read, {} applied, {} dead so far", stats.read, stats.applied,
+                  stats.dead);
+  }
+  return stats;
+}
+
+}  // namespace bk::lifecycle

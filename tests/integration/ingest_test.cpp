@@ -1,0 +1,118 @@
+// The stream consumer against a real Redis: concurrent producers, concurrent consumers, one
+// killed midway and restarted; every event counts exactly once, bad ones are dead-lettered.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <map>
+#include <random>
+#include <thread>
+
+#include "harness.h"
+#include "service/leaderboards.h"
+
+namespace bk {
+namespace {
+
+const char* kBoards = R"(  - name: ing
+    periods: [daily]
+    max_points: 10000000
+    hot_keep: 100000
+    display: 10
+    retention: {default: 3650d}
+)";
+
+std::int64_t field(const redis::Reply& info, const std::string& name) {
+  for (std::size_t i = 0; i + 1 < info.elements.size(); i += 2) {
+    if (info.at(i).as_string() == name)
+      return info.at(i + 1).is_nil() ? -1 : info.at(i + 1).as_int();
+  }
+  return -1;
+}
+
+TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, kBoards);
+  const std::string stream = prefix + ":events";
+  redis::Connection conn = test::connect_redis();
+  constexpr int kProducers = 3;
+  constexpr int kPerProducer = 33334;  // 100,002 events
+  // The model: valid events by id (a repeated id counts once), malformed ones counted.
+  std::vector<std::map<std::string, std::int64_t>> sums(kProducers);
+  std::vector<int> malformed(kProducers, 0);
+  std::atomic<int> produced{0};
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&, p] {
+      redis::Connection own = test::connect_redis();
+      std::mt19937 rng(static_cast<unsigned>(p));
+      std::vector<redis::Args> batch;
+      for (int n = 0; n < kPerProducer; ++n) {
+        const std::string member = "m" + std::to_string(rng() % 1000);
+        const std::string value = std::to_string(1 + rng() % 10);
+        const std::string at =
+            std::to_string(to_epoch_ms(*parse_rfc3339("2027-01-04T10:00:00Z")) + n);
+        if (n % 1000 == 999) {  // malformed: goes to the dead-letter stream
+          batch.push_back({"XADD", stream, "*", "board", "ing", "member", member, "value", "x"});
+          ++malformed[static_cast<std::size_t>(p)];
+        } else {
+          const std::string id = "p" + std::to_string(p) + "-" + std::to_string(n);
+          batch.push_back({"XADD", stream, "*", "board", "ing", "member", member, "value", value,
+                           "at", at, "id", id});
+          if (n % 500 == 0) batch.push_back(batch.back());  // delivered twice, counted once
+          sums[static_cast<std::size_t>(p)][member] += std::stoll(value);
+        }
+        if (batch.size() >= 500) {
+          for (const auto& r : own.pipeline(batch)) r.checked();
+          produced += static_cast<int>(batch.size());
+          batch.clear();
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+      }
+      for (const auto& r : own.pipeline(batch)) r.checked();
+    });
+  }
+  const std::vector<std::string> args{
+      "--config", path, "--now=2027-01-04T12:00:00Z", "ingest", "--reclaim-idle-ms", "500"};
+  const int b = test::spawn_cli(args, "/tmp/bk-ingest-b-" + prefix + ".log");
+  int a = test::spawn_cli(args, "/tmp/bk-ingest-a-" + prefix + ".log");
+  while (produced.load() < 40000) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(a, SIGKILL);
+  EXPECT_EQ(test::wait_cli(a), 128 + SIGKILL);
+  a = test::spawn_cli(args, "/tmp/bk-ingest-a2-" + prefix + ".log");
+  for (auto& t : producers) t.join();
+
+  // Wait until the group has read everything and nothing is pending.
+  bool caught_up = false;
+  for (int i = 0; i < 1200 && !caught_up; ++i) {
+    const redis::Reply groups = conn.command({"XINFO", "GROUPS", stream}).checked();
+    caught_up = !groups.elements.empty() && field(groups.at(0), "lag") == 0 &&
+                field(groups.at(0), "pending") == 0;
+    if (!caught_up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(caught_up);
+  kill(a, SIGTERM);
+  kill(b, SIGTERM);
+  EXPECT_EQ(test::wait_cli(a), 0);  // a clean stop after the current batch
+  EXPECT_EQ(test::wait_cli(b), 0);
+
+  std::map<std::string, std::int64_t> want;
+  int bad = 0;
+  for (int p = 0; p < kProducers; ++p) {
+    for (const auto& [m, v] : sums[static_cast<std::size_t>(p)]) want[m] += v;
+    bad += malformed[static_cast<std::size_t>(p)];
+  }
+  const Config config = test::make_config(prefix, kBoards);
+  service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
+  const auto rows = lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 2000);
+  ASSERT_EQ(rows.size(), want.size());
+  for (const auto& r : rows) EXPECT_EQ(r.points, want[r.member]) << r.member;
+  const redis::Reply dead = conn.command({"XRANGE", stream + ":dead", "-", "+"}).checked();
+  EXPECT_EQ(static_cast<int>(dead.elements.size()), bad);
+  for (const auto& e : dead.elements) {
+    EXPECT_EQ(e.at(1).at(0).as_string(), "reason");
+    EXPECT_NE(e.at(1).at(1).as_string().find("value 'x'"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace bk
