@@ -4,7 +4,6 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "core/validate.h"
 
 namespace bk::cli {
 
@@ -27,11 +26,7 @@ int add(Context& ctx, const AddArgs& args) {
   }
   // A board no entry of the config covers is a configuration matter (exit 2), not a
   // refused event.
-  if (auto problem = board_name_problem(u.board))
-    throw UsageError(*problem + ": '" + u.board + "'");
-  if (ctx.config().board_for(u.board) == nullptr) {
-    throw UsageError("no board entry in " + ctx.config().path + " matches board '" + u.board + "'");
-  }
+  service::board_entry(ctx.config(), u.board);
   const service::UpdateResult r = ctx.leaderboards().apply(u);
   const bool json = ctx.format() == Format::json;
   switch (r.status) {

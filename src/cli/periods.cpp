@@ -11,7 +11,7 @@ namespace bk::cli {
 int periods(Context& ctx, const std::string& board) {
   auto& boards = ctx.leaderboards();
   const auto rows = boards.periods(board);
-  const BoardConfig& c = *ctx.config().board_for(board);
+  const BoardConfig& c = service::board_entry(ctx.config(), board);
   if (ctx.format() == Format::json) {
     for (const auto& r : rows) {
       std::cout << JsonLine()

@@ -1,12 +1,7 @@
 // The PostgreSQL side of archiving, on a connection of its own (libpqxx 6.4 API).
 #include "cold/archive.h"
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wold-style-cast"
-#pragma GCC diagnostic ignored "-Wshadow"
-#include <pqxx/pqxx>
-#pragma GCC diagnostic pop
+#include "cold/pg.h"
 
 #include <date/date.h>
 
@@ -16,26 +11,6 @@
 
 namespace bk::cold {
 namespace {
-
-// "host:port/db" of a URL, without user or password, for messages.
-std::string where_of(const std::string& url) {
-  std::string rest = url;
-  const auto scheme = rest.find("://");
-  if (scheme != std::string::npos) rest = rest.substr(scheme + 3);
-  const auto at = rest.rfind('@', rest.find('/'));
-  if (at != std::string::npos) rest = rest.substr(at + 1);
-  return rest.substr(0, rest.find('?'));
-}
-
-std::string with_timeout(const std::string& url) {
-  if (url.find("connect_timeout=") != std::string::npos) return url;
-  return url + (url.find('?') == std::string::npos ? "?" : "&") + "connect_timeout=5";
-}
-
-bool means_unavailable(const std::string& sqlstate) {
-  // 08: connection exceptions; 57P0x: the server is shutting down or ended the session.
-  return sqlstate.rfind("08", 0) == 0 || sqlstate.rfind("57P0", 0) == 0;
-}
 
 std::string ts(Instant t) {
   return format_rfc3339(t);
@@ -55,71 +30,35 @@ std::string epoch_ms(const std::string& column) {
 }  // namespace
 
 struct Archive::Impl {
-  std::string url;
-  std::string schema;
-  std::string where;
-  std::unique_ptr<pqxx::connection> conn;
+  std::shared_ptr<pg::Link> link;
   std::unique_ptr<pqxx::work> txn;
   std::unique_ptr<pqxx::stream_to> stream;
   PeriodInfo current;
 
-  pqxx::connection& connection() {
-    if (!conn) conn = std::make_unique<pqxx::connection>(with_timeout(url));
-    return *conn;
-  }
+  pqxx::connection& connection() { return *link->use().conn; }
 
   void drop() noexcept {
     stream.reset();
     txn.reset();
   }
 
-  // Runs f, turning libpqxx errors into ours; a lost connection is made anew next time.
+  // pg::guarded, and an open transaction is dropped whatever went wrong.
   template <class F>
   auto guarded(const std::string& doing, F&& f) -> decltype(f()) {
     try {
-      return f();
-    } catch (const pqxx::broken_connection& e) {
+      return pg::guarded(*link, &link->use(), doing, std::forward<F>(f));
+    } catch (...) {
       drop();
-      conn.reset();
-      throw UnavailableError("postgresql at " + where + ": " + doing +
-                             ": connection lost: " + e.what());
-    } catch (const pqxx::in_doubt_error& e) {
-      drop();
-      conn.reset();
-      throw Error("postgresql at " + where + ": " + doing +
-                  ": the connection broke during COMMIT; whether it committed is unknown (the "
-                  "next tick finds out): " +
-                  e.what());
-    } catch (const pqxx::sql_error& e) {
-      drop();
-      if (means_unavailable(e.sqlstate())) {
-        conn.reset();
-        throw UnavailableError("postgresql at " + where + ": " + doing + ": " + e.what());
-      }
-      throw Error("postgresql at " + where + ": " + doing + " (SQLSTATE " + e.sqlstate() +
-                  "): " + e.what());
-    } catch (const pqxx::failure& e) {
-      drop();
-      conn.reset();
-      throw UnavailableError("postgresql at " + where + ": " + doing + ": " + e.what());
-    } catch (const Error&) {
       throw;
-    } catch (const std::exception& e) {
-      drop();
-      throw Error("postgresql at " + where + ": " + doing + ": " + e.what());
     }
   }
 
-  std::string table(const char* name) const { return schema + "." + name; }
+  std::string table(const char* name) const { return link->schema + "." + name; }
 };
 
 Archive::Archive(const std::string& url, std::string schema) : impl_(std::make_unique<Impl>()) {
-  impl_->url = url;
-  impl_->schema = std::move(schema);
-  impl_->where = where_of(url);
-  impl_->guarded("connecting", [&] { return &impl_->connection(); });
+  impl_->link = pg::connect(url, std::move(schema));
 }
-
 Archive::~Archive() {
   try {
     rollback();
@@ -144,11 +83,12 @@ void Archive::ensure_partitions(Instant from, Instant to) {
       pqxx::work w(m.connection());
       // One creator at a time per schema; a partition that exists is left alone.
       w.exec_params("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-                    "bk-partitions/" + m.schema);
+                    "bk-partitions/" + m.link->schema);
       const bool missing =
-          w.exec_params1("SELECT to_regclass($1) IS NULL", m.schema + "." + name)[0].as<bool>();
+          w.exec_params1("SELECT to_regclass($1) IS NULL", m.link->schema + "." + name)[0]
+              .as<bool>();
       if (missing) {
-        w.exec0("CREATE TABLE " + m.schema + "." + name + " PARTITION OF " +
+        w.exec0("CREATE TABLE " + m.link->schema + "." + name + " PARTITION OF " +
                 m.table("history_rows") + " FOR VALUES FROM ('" +
                 ts(Instant{sys_days{month / 1}.time_since_epoch()}) + "') TO ('" +
                 ts(Instant{sys_days{next / 1}.time_since_epoch()}) + "')");
@@ -165,7 +105,7 @@ bool Archive::try_lock_period(const PeriodKey& key) {
     pqxx::nontransaction n(m.connection());
     return n
         .exec_params1("SELECT pg_try_advisory_lock(hashtextextended($1, 0))",
-                      period_lock(m.schema, key))[0]
+                      period_lock(m.link->schema, key))[0]
         .as<bool>();
   });
 }
@@ -174,7 +114,8 @@ void Archive::unlock_period(const PeriodKey& key) {
   Impl& m = *impl_;
   m.guarded("unlocking a period", [&] {
     pqxx::nontransaction n(m.connection());
-    n.exec_params("SELECT pg_advisory_unlock(hashtextextended($1, 0))", period_lock(m.schema, key));
+    n.exec_params("SELECT pg_advisory_unlock(hashtextextended($1, 0))",
+                  period_lock(m.link->schema, key));
     return 0;
   });
 }
@@ -184,7 +125,7 @@ Archive::Claim Archive::begin(const PeriodInfo& period) {
   rollback();
   return m.guarded("claiming " + period.key.period + ":" + period.key.period_id, [&] {
     m.txn = std::make_unique<pqxx::work>(m.connection());
-    const std::string lock = period_lock(m.schema, period.key);
+    const std::string lock = period_lock(m.link->schema, period.key);
     if (!m.txn->exec_params1("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", lock)[0]
              .as<bool>()) {
       m.drop();

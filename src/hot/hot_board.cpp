@@ -167,26 +167,44 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
   return out;
 }
 
-std::vector<Listed> HotBoard::range(redis::Connection& conn, const std::string& live_key,
-                                    std::int64_t offset, std::int64_t count) {
+namespace {
+
+bool says_spilled(const redis::Reply& r) {
+  return r.elements.size() == 1 && r.at(0).type == redis::Reply::Type::string &&
+         r.at(0).str == "spilled";
+}
+
+}  // namespace
+
+HotBoard::HotRead<std::vector<Listed>> HotBoard::range(redis::Connection& conn,
+                                                       const PeriodKeys& keys, std::int64_t offset,
+                                                       std::int64_t count) {
   if (count <= 0) return {};
-  const redis::Reply r = read_range_.eval(
-      conn, {live_key}, {std::to_string(offset), std::to_string(offset + count - 1)});
-  return parse_listing(r.checked(), offset, 1);
+  const redis::Reply r = read_range_
+                             .eval(conn, {keys.live, keys.meta},
+                                   {std::to_string(offset), std::to_string(offset + count - 1)})
+                             .checked();
+  if (says_spilled(r)) return {true, {}};
+  return {false, parse_listing(r, offset, 1)};
 }
 
-std::vector<Listed> HotBoard::around(redis::Connection& conn, const std::string& live_key,
-                                     const std::string& member, std::int64_t k) {
-  const redis::Reply r = read_around_.eval(conn, {live_key}, {member, std::to_string(k)}).checked();
+HotBoard::HotRead<std::vector<Listed>> HotBoard::around(redis::Connection& conn,
+                                                        const PeriodKeys& keys,
+                                                        const std::string& member, std::int64_t k) {
+  const redis::Reply r =
+      read_around_.eval(conn, {keys.live, keys.meta}, {member, std::to_string(k)}).checked();
+  if (says_spilled(r)) return {true, {}};
   if (r.elements.empty()) return {};
-  return parse_listing(r, r.at(1).as_int(), 2);
+  return {false, parse_listing(r, r.at(1).as_int(), 2)};
 }
 
-std::optional<Listed> HotBoard::member(redis::Connection& conn, const std::string& live_key,
-                                       const std::string& member) {
-  const redis::Reply r = read_member_.eval(conn, {live_key}, {member}).checked();
-  if (r.elements.empty()) return std::nullopt;
-  return Listed{member, r.at(1).as_int(), r.at(0).as_int()};
+HotBoard::HotRead<std::optional<Listed>> HotBoard::member(redis::Connection& conn,
+                                                          const PeriodKeys& keys,
+                                                          const std::string& member) {
+  const redis::Reply r = read_member_.eval(conn, {keys.live, keys.meta}, {member}).checked();
+  if (says_spilled(r)) return {true, std::nullopt};
+  if (r.elements.empty()) return {};
+  return {false, Listed{member, r.at(1).as_int(), r.at(0).as_int()}};
 }
 
 std::int64_t HotBoard::size(redis::Connection& conn, const std::string& live_key) {

@@ -99,14 +99,22 @@ class HotBoard {
                                             const std::vector<HotBatch>& batches);
 
   // Entries at positions [offset, offset + count) in listing order, with ranks.
-  std::vector<Listed> range(redis::Connection& conn, const std::string& live_key,
-                            std::int64_t offset, std::int64_t count);
+  // Reads of a period that has not spilled. `spilled` (read atomically with the rest) says
+  // the period has, and then nothing was read: the caller reads both tiers instead.
+  template <class T>
+  struct HotRead {
+    bool spilled = false;
+    T value{};
+  };
+  // Entries at positions [offset, offset + count) in listing order, with ranks.
+  HotRead<std::vector<Listed>> range(redis::Connection& conn, const PeriodKeys& keys,
+                                     std::int64_t offset, std::int64_t count);
   // The member and up to k neighbours each side; empty when the member is not hot.
-  std::vector<Listed> around(redis::Connection& conn, const std::string& live_key,
-                             const std::string& member, std::int64_t k);
+  HotRead<std::vector<Listed>> around(redis::Connection& conn, const PeriodKeys& keys,
+                                      const std::string& member, std::int64_t k);
   // The member's rank and score; nullopt when not hot.
-  std::optional<Listed> member(redis::Connection& conn, const std::string& live_key,
-                               const std::string& member);
+  HotRead<std::optional<Listed>> member(redis::Connection& conn, const PeriodKeys& keys,
+                                        const std::string& member);
   std::int64_t size(redis::Connection& conn, const std::string& live_key);
   // Hot members with encoded < e.
   std::int64_t count_better(redis::Connection& conn, const std::string& live_key,

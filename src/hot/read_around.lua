@@ -1,7 +1,9 @@
 -- A member and up to K neighbours on each side, in listing order, with the competition rank
 -- of the first entry, read atomically.
--- KEYS[1] the live ZSET. ARGV: member K.
--- Returns {first_rank, position_of_first, member, score, ...} or {} when the member is absent.
+-- KEYS[1] the live ZSET, KEYS[2] its meta HASH. ARGV: member K.
+-- Returns {"spilled"} when the period has spilled (the caller reads both tiers instead),
+-- else {first_rank, position_of_first, member, score, ...} or {} when the member is absent.
+if redis.call('HGET', KEYS[2], 'spilled') == '1' then return {'spilled'} end
 local pos = redis.call('ZRANK', KEYS[1], ARGV[1])
 if not pos then return {} end
 local k = tonumber(ARGV[2])

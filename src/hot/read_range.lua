@@ -1,6 +1,8 @@
 -- A slice of one board in listing order, with the competition rank of its first entry.
--- KEYS[1] the live ZSET. ARGV: start stop (0-based positions, inclusive).
--- Returns {first_rank, member, score, member, score, ...} or {} when the slice is empty.
+-- KEYS[1] the live ZSET, KEYS[2] its meta HASH. ARGV: start stop (0-based, inclusive).
+-- Returns {"spilled"} when the period has spilled (the caller reads both tiers instead),
+-- else {first_rank, member, score, ...} or {} when the slice is empty.
+if redis.call('HGET', KEYS[2], 'spilled') == '1' then return {'spilled'} end
 local entries = redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[2], 'WITHSCORES')
 if #entries == 0 then return {} end
 local better = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. entries[2])

@@ -57,11 +57,11 @@ const ScoreLayout& Leaderboards::layout(const PeriodSpec& spec) const {
   return layouts_.at(&spec);
 }
 
-const BoardConfig& Leaderboards::board_config(const std::string& board) const {
+const BoardConfig& board_entry(const Config& config, const std::string& board) {
   if (auto problem = board_name_problem(board)) throw UsageError(*problem + ": '" + board + "'");
-  const BoardConfig* c = config_.board_for(board);
+  const BoardConfig* c = config.board_for(board);
   if (c == nullptr) {
-    throw UsageError("no board entry in " + config_.path + " matches board '" + board + "'");
+    throw UsageError("no board entry in " + config.path + " matches board '" + board + "'");
   }
   return *c;
 }
@@ -354,12 +354,7 @@ UpdateResult Leaderboards::apply(const Update& update) {
 
 PeriodRef resolve_period(const Config& config, const std::string& board, const std::string& period,
                          const std::optional<std::string>& period_id, Instant now) {
-  if (auto problem = board_name_problem(board)) throw UsageError(*problem + ": '" + board + "'");
-  const BoardConfig* found = config.board_for(board);
-  if (found == nullptr) {
-    throw UsageError("no board entry in " + config.path + " matches board '" + board + "'");
-  }
-  const BoardConfig& c = *found;
+  const BoardConfig& c = board_entry(config, board);
   const PeriodSpec* spec = c.period(period);
   if (spec == nullptr) {
     std::string known;
@@ -403,42 +398,35 @@ std::vector<Standing> Leaderboards::decode_all(const PeriodRef& ref,
   return out;
 }
 
-std::string Leaderboards::live_key(const PeriodRef& ref) const {
-  return hot::BoardKeys(config_.redis.key_prefix, ref.board).live(ref.spec->name, ref.period.id);
+hot::PeriodKeys Leaderboards::period_keys(const PeriodRef& ref) const {
+  return {hot::BoardKeys(config_.redis.key_prefix, ref.board), ref.spec->name, ref.period.id};
 }
 
-bool Leaderboards::spilled(const PeriodRef& ref) {
-  const hot::BoardKeys keys(config_.redis.key_prefix, ref.board);
-  return redis_.command({"HGET", keys.meta(ref.spec->name, ref.period.id), "spilled"}).str == "1";
-}
-
+// Each hot read says, atomically with what it read, whether the period has spilled; then
+// the answer comes from both tiers.
 std::vector<Standing> Leaderboards::top(const PeriodRef& ref, std::int64_t offset,
                                         std::int64_t count) {
-  if (spilled(ref)) return merged_top(ref, offset, count);
-  auto rows = decode_all(ref, hot_.range(redis_, live_key(ref), offset, count));
-  // The first spill may have started after we looked: then read both tiers.
-  if (spilled(ref)) return merged_top(ref, offset, count);
-  return rows;
+  auto hot = hot_.range(redis_, period_keys(ref), offset, count);
+  if (hot.spilled) return merged_top(ref, offset, count);
+  return decode_all(ref, hot.value);
 }
 
 std::optional<Standing> Leaderboards::rank(const PeriodRef& ref, const std::string& member) {
-  if (spilled(ref)) return merged_rank(ref, member);
-  auto l = hot_.member(redis_, live_key(ref), member);
-  if (spilled(ref)) return merged_rank(ref, member);
-  if (!l) return std::nullopt;
-  return decode(ref, *l);
+  auto hot = hot_.member(redis_, period_keys(ref), member);
+  if (hot.spilled) return merged_rank(ref, member);
+  if (!hot.value) return std::nullopt;
+  return decode(ref, *hot.value);
 }
 
 std::vector<Standing> Leaderboards::around(const PeriodRef& ref, const std::string& member,
                                            std::int64_t k) {
-  if (spilled(ref)) return merged_around(ref, member, k);
-  auto rows = decode_all(ref, hot_.around(redis_, live_key(ref), member, k));
-  if (spilled(ref)) return merged_around(ref, member, k);
-  return rows;
+  auto hot = hot_.around(redis_, period_keys(ref), member, k);
+  if (hot.spilled) return merged_around(ref, member, k);
+  return decode_all(ref, hot.value);
 }
 
 std::vector<PeriodStatus> Leaderboards::periods(const std::string& board) {
-  const BoardConfig& c = board_config(board);
+  const BoardConfig& c = board_entry(config_, board);
   const hot::BoardKeys keys(config_.redis.key_prefix, board);
   const Instant now = clock_.now();
   const redis::Reply registry =

@@ -64,6 +64,10 @@ struct PeriodStatus {
   std::int64_t due = 0;              // of those, past end + grace (waiting for archive)
 };
 
+// The board entry of the config that covers `board`. Throws UsageError (exit 2) for an
+// invalid name or when no entry matches: a configuration matter, not a refused event.
+const BoardConfig& board_entry(const Config& config, const std::string& board);
+
 // Resolves "<board> <period> [--period-id]" to a period (the one containing `now` without
 // an id) from the config alone. Throws UsageError naming what is unknown.
 PeriodRef resolve_period(const Config& config, const std::string& board, const std::string& period,
@@ -119,14 +123,12 @@ class Leaderboards {
   // Score layouts per period, computed once (a cron period's span needs a scan of firings).
   std::unordered_map<const PeriodSpec*, ScoreLayout> layouts_;
 
-  const BoardConfig& board_config(const std::string& board) const;
   const ScoreLayout& layout(const PeriodSpec& spec) const;
   std::optional<std::string> plan(const Update& u, Planned& out) const;
   Standing decode(const PeriodRef& ref, const hot::Listed& l) const;
   std::vector<Standing> decode_all(const PeriodRef& ref,
                                    const std::vector<hot::Listed>& listed) const;
-  std::string live_key(const PeriodRef& ref) const;
-  bool spilled(const PeriodRef& ref);
+  hot::PeriodKeys period_keys(const PeriodRef& ref) const;
   cold::ColdStore& cold_for(const PeriodRef& ref);
   bool has_cold() const { return cold_ != nullptr || cold_provider_ != nullptr; }
   cold::ColdStore& cold_store();

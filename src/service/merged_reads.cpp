@@ -63,8 +63,7 @@ Standing Leaderboards::decode_scored(const PeriodRef& ref, const ScoredMember& m
 std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_t offset,
                                                std::int64_t count) {
   cold::ColdStore& cold = cold_for(ref);
-  const hot::PeriodKeys keys(hot::BoardKeys(config_.redis.key_prefix, ref.board), ref.spec->name,
-                             ref.period.id);
+  const hot::PeriodKeys keys = period_keys(ref);
   const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
   const std::int64_t want = offset + count;
   std::int64_t slack = 16;
@@ -110,8 +109,7 @@ std::optional<Standing> Leaderboards::merged_rank(const PeriodRef& ref, const st
 std::vector<Standing> Leaderboards::merged_around(const PeriodRef& ref, const std::string& member,
                                                   std::int64_t k) {
   cold::ColdStore& cold = cold_for(ref);
-  const hot::PeriodKeys keys(hot::BoardKeys(config_.redis.key_prefix, ref.board), ref.spec->name,
-                             ref.period.id);
+  const hot::PeriodKeys keys = period_keys(ref);
   const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
   std::int64_t slack = 16;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {

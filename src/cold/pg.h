@@ -1,0 +1,121 @@
+// PostgreSQL plumbing shared by the cold store and the archive writer (internal to
+// bk_cold): connection strings with safe defaults, a connection that reports its breakage
+// instead of silently reconnecting, and one mapping of libpqxx errors to bk errors, with
+// passwords scrubbed from every message.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wpedantic"
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#include <pqxx/pqxx>
+#pragma GCC diagnostic pop
+
+#include "core/error.h"
+
+namespace bk::cold::pg {
+
+// One server connection with its prepared statements. A reader keeps the session it began
+// on alive, so a reader that outlives its store (or a reconnect) stays valid.
+struct Session {
+  std::unique_ptr<pqxx::connection> conn;
+  // NOTICEs are not printed to stderr; declared after conn, so destroyed before it.
+  std::unique_ptr<pqxx::quiet_errorhandler> quiet;
+  // Set when the connection broke: the store's next call connects afresh.
+  bool broken = false;
+};
+
+// What every statement needs, shared by a store and its readers.
+struct Link {
+  std::string conninfo;              // holds the password: never shown
+  std::string where;                 // "postgresql at host:port/db"
+  std::vector<std::string> secrets;  // scrubbed from every message
+  std::string schema;                // the plain name
+  std::string q;                     // the schema quoted as an identifier
+  std::shared_ptr<Session> session;  // the store's current connection
+
+  // Registers the prepared statements of a fresh connection (may be empty).
+  std::function<void(pqxx::connection&)> prepare;
+
+  // The current session, connected afresh if there is none or it broke.
+  Session& use();
+
+  std::string scrub(std::string text) const {
+    for (const std::string& secret : secrets) {
+      if (secret.empty()) continue;
+      for (std::size_t at = text.find(secret); at != std::string::npos;
+           at = text.find(secret, at + 3)) {
+        text.replace(at, secret.size(), "***");
+      }
+    }
+    return text;
+  }
+};
+
+// The first line of a libpq message, without its "ERROR:  " or "FATAL:  " tag.
+std::string first_line(std::string text);
+// SQLSTATEs that mean the server cannot be reached or ended the session.
+bool means_unavailable(const std::string& sqlstate);
+
+// Runs `f`, turning libpqxx exceptions into the bk::Error tree; a session whose connection
+// broke is marked so.
+template <class F>
+auto guarded(const Link& link, Session* session, std::string_view doing, F&& f) -> decltype(f()) {
+  const auto broke = [&] {
+    if (session != nullptr) session->broken = true;
+  };
+  const auto prefix = [&] { return link.where + ": " + std::string(doing) + ": "; };
+  try {
+    return f();
+  } catch (const bk::Error&) {
+    throw;
+  } catch (const pqxx::in_doubt_error&) {
+    broke();
+    throw Error(prefix() +
+                "the connection broke while committing; whether the commit happened is unknown");
+  } catch (const pqxx::broken_connection& e) {
+    broke();
+    throw UnavailableError(prefix() + (session == nullptr ? "" : "connection lost: ") +
+                           link.scrub(first_line(e.what())));
+  } catch (const pqxx::transaction_rollback& e) {
+    throw Error(prefix() + "the server rolled the transaction back (" +
+                link.scrub(first_line(e.what())) + "); retrying may succeed");
+  } catch (const pqxx::sql_error& e) {
+    const std::string message =
+        prefix() + link.scrub(first_line(e.what())) + " (SQLSTATE " + e.sqlstate() + ")";
+    if (means_unavailable(e.sqlstate())) {
+      broke();
+      throw UnavailableError(message);
+    }
+    throw Error(message);
+  } catch (const pqxx::usage_error& e) {
+    throw Error(prefix() + "misuse of the connection: " + link.scrub(first_line(e.what())));
+  } catch (const pqxx::failure& e) {
+    // Some breaks (a COPY cut off by a terminated backend) arrive as a plain failure:
+    // a connection that is no longer open means the server went away.
+    if (session != nullptr && session->conn && !session->conn->is_open()) {
+      broke();
+      throw UnavailableError(prefix() + "connection lost: " + link.scrub(first_line(e.what())));
+    }
+    throw Error(prefix() + link.scrub(first_line(e.what())));
+  } catch (const std::exception& e) {
+    throw Error(prefix() + link.scrub(first_line(e.what())));
+  }
+}
+
+// A link to `url` (its password never shown: see Link::where and Link::scrub), connected.
+// Throws UnavailableError when the server cannot be reached.
+std::shared_ptr<Link> connect(const std::string& url, std::string schema,
+                              std::function<void(pqxx::connection&)> prepare = {});
+
+std::string replace_all(std::string text, std::string_view from, std::string_view to);
+std::string quote_identifier(const std::string& name);
+
+}  // namespace bk::cold::pg
