@@ -77,6 +77,7 @@ bk_as_postgres() {
 }
 
 # Starts PostgreSQL 15 with a database "boards"; exports BK_PG_PORT and BK_TEST_POSTGRES_URL.
+# fsync is off (throwaway data, faster tests) unless BK_PG_FSYNC=on (the benchmarks).
 bk_start_postgres() {
   bk_tmpdir
   BK_PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
@@ -87,7 +88,7 @@ bk_start_postgres() {
   bk_as_postgres "$BK_PG_BIN/initdb" -D "$BK_PG_DATA" -U boardkeeper --auth=trust -E UTF8 \
     --locale=C.UTF-8 >/dev/null
   bk_as_postgres "$BK_PG_BIN/pg_ctl" -D "$BK_PG_DATA" -w -l "$BK_PG_DATA/server.log" \
-    -o "-p $BK_PG_PORT -k $BK_PG_DATA -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
+    -o "-p $BK_PG_PORT -k $BK_PG_DATA -c listen_addresses=127.0.0.1 -c fsync=${BK_PG_FSYNC:-off}" start >/dev/null
   bk_as_postgres "$BK_PG_BIN/createdb" -h 127.0.0.1 -p "$BK_PG_PORT" -U boardkeeper boards
   export BK_PG_PORT BK_TEST_POSTGRES_URL="postgresql://boardkeeper@127.0.0.1:$BK_PG_PORT/boards"
   bk_log "postgresql on 127.0.0.1:$BK_PG_PORT"

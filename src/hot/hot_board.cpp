@@ -51,6 +51,16 @@ std::pair<redis::Args, redis::Args> marshal(const std::string& prefix, const Hot
     a.push_back(std::to_string(e.value));
     a.push_back(std::to_string(to_epoch_ms(e.at)));
     a.push_back(e.event_id);
+    // The common event: every slot of the batch, in order, nothing known of the cold tier.
+    bool all_unknown = e.slots.size() == batch.slots.size();
+    for (std::size_t i = 0; all_unknown && i < e.slots.size(); ++i) {
+      all_unknown =
+          e.slots[i] == i && (i >= e.cold.size() || e.cold[i].state == ColdValue::State::unknown);
+    }
+    if (all_unknown) {
+      a.push_back("*");
+      continue;
+    }
     a.push_back(std::to_string(e.slots.size()));
     for (std::size_t i = 0; i < e.slots.size(); ++i) {
       a.push_back(std::to_string(e.slots[i] + 1));  // Lua is 1-based
@@ -73,11 +83,17 @@ std::pair<redis::Args, redis::Args> marshal(const std::string& prefix, const Hot
 
 HotResult parse_result(const redis::Reply& r) {
   HotResult out;
+  if (r.at(0).type == redis::Reply::Type::integer) {
+    // Applied: {rehydrated bit mask, points per slot...}.
+    const std::int64_t mask = r.at(0).as_int();
+    for (std::size_t i = 1; i < r.elements.size(); ++i) {
+      out.points.push_back(r.at(i).as_int());
+      out.rehydrated.push_back(((mask >> (i - 1)) & 1) != 0);
+    }
+    return out;
+  }
   const std::string& status = r.at(0).as_string();
-  if (status == "ok") {
-    for (const redis::Reply& p : r.at(1).elements) out.points.push_back(p.as_int());
-    for (const redis::Reply& f : r.at(2).elements) out.rehydrated.push_back(f.as_string() == "1");
-  } else if (status == "blocked") {
+  if (status == "blocked") {
     out.outcome = HotOutcome::blocked;
   } else if (status == "dup") {
     out.outcome = HotOutcome::duplicate;

@@ -9,17 +9,24 @@
 --   removing members for 2 seconds, so the look-up cannot go stale (a writer that kept
 --   losing the race to a busy spill asks for this; it guarantees progress)
 --   per slot (6): registry_member start_ms span_units resolution_ms expire_at_ms end_ms
---   per event: member value at_ms event_id nslots_used, then per used slot: slot cold
+--   per event: member value at_ms event_id used, where used is "*" (every slot, in order,
+--     nothing known of the cold tier: the common event) or nslots_used followed, per used
+--     slot, by: slot cold
 --     cold: "?" not looked up; "a<gen>" absent from the cold tier; "p<gen>:<encoded>" its
 --     cold score. <gen> is the period's spill generation when the caller was told to look:
 --     a spill that removed members since then may have moved this member to the cold tier
 --     after the look-up, so a stale generation means "look again".
 --
+-- Reads and writes are batched per period: one ZMSCORE (and SMISMEMBER for event ids) before
+-- the events, one ZADD (and SADD) after. In between, the events see each other's writes
+-- through a table, so the outcome is exactly that of applying them one by one, in order;
+-- the script is atomic, so no client can see the difference.
+--
 -- Scores: encoded = rank_points * (span + 1) + time_part; smaller ranks higher. Every number
 -- handled is an integer below 2^53, so Lua's doubles hold it exactly.
 -- Returns one array per event:
---   {"ok", {points...}, {rehydrated...}}  points and "1"/"0" (written from the cold value)
---     per used slot
+--   {mask, points...}  applied: integers; bit i-1 of mask is set when used slot i was written
+--     from its cold value (rehydrated), then the new points per used slot
 --   {"dup"}  {"closed", period}  {"range", period, points}
 --   {"cold", slot, gen, ...}  the member is absent from spilled periods: look up its cold
 --     rows and call again with them
@@ -45,25 +52,36 @@ for j = 1, nslots do
   a = a + 6
 end
 
-local function fmt(x) return string.format('%.0f', x) end
+-- Integers below 2^53 as decimal text. '%d' formats a C long: exact here, and much cheaper
+-- than '%.0f' (glibc formats doubles with multi-precision arithmetic).
+local floor, format = math.floor, string.format
+local function fmt(x) return format('%d', x) end
 
-local server_ms
-local function past(expire_at)
-  if not server_ms then
-    local t = redis.call('TIME')
-    server_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Per period, once per call: closed (being archived), spilled, spill generation, and whether
+-- its expiry (end + retention) is already past on the server's clock.
+do
+  local t = redis.call('TIME')
+  local server_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+  for j = 1, nslots do
+    local s = slots[j]
+    local m = redis.call('HMGET', s.meta, 'closed', 'spilled', 'gen')
+    s.closed, s.spilled, s.gen = m[1] == '1', m[2] == '1', m[3] or '0'
+    s.expired = tonumber(s.expire_at) <= server_ms
   end
-  return tonumber(expire_at) <= server_ms
 end
 
-local function flag(s, name)
-  if s[name] == nil then s[name] = redis.call('HGET', s.meta, name) == '1' end
-  return s[name]
-end
-
-local function gen(s)
-  if s.gen == nil then s.gen = redis.call('HGET', s.meta, 'gen') or '0' end
-  return s.gen
+-- redis.call(cmd, key, list[i..j]...) in chunks that stay within Lua's stack; the replies
+-- of a command returning one value per item, concatenated.
+local CHUNK = 1000
+local function each_chunk(cmd, key, list, per_item)
+  local out = {}
+  for i = 1, #list, CHUNK do
+    local r = redis.call(cmd, key, unpack(list, i, math.min(i + CHUNK - 1, #list)))
+    if per_item then
+      for k = 1, #r do out[#out + 1] = r[k] end
+    end
+  end
+  return out
 end
 
 local function expire_with_key(s, key)
@@ -72,7 +90,7 @@ end
 
 local function decode(s, score)
   local n = s.span + 1
-  local q = math.floor(score / n)
+  local q = floor(score / n)
   local t = score - q * n
   if t < 0 then q, t = q - 1, t + n elseif t >= n then q, t = q + 1, t - n end
   if order == 'd' then return maxp - q end
@@ -83,7 +101,7 @@ local function encode(s, points, at)
   local rank_points = (order == 'd') and (maxp - points) or (points - minp)
   local time_part = 0
   if tie ~= 'n' then
-    local units = math.floor((at - s.start) / s.res)
+    local units = floor((at - s.start) / s.res)
     if units < 0 or units > s.span then return nil end
     time_part = (tie == 'e') and units or (s.span - units)
   end
@@ -104,42 +122,50 @@ local function ensure_ttl(s)
   s.ttl_ok = true
 end
 
+-- Scratch space of apply_event, reused by every event: the plan for used slot i.
+local p_score, p_points, p_write, p_cold = {}, {}, {}, {}
+
 local function apply_event(member, value, at, event_id, used, cold)
-  for _, j in ipairs(used) do
-    if flag(slots[j], 'closed') then return {'closed', slots[j].reg} end
-    if past(slots[j].expire_at) then return {'expired', slots[j].reg} end
+  local nused = #used
+  for i = 1, nused do
+    local s = slots[used[i]]
+    if s.closed then return {'closed', s.reg} end
+    if s.expired then return {'expired', s.reg} end
   end
   if event_id ~= '' then
-    for _, j in ipairs(used) do
-      if redis.call('SISMEMBER', slots[j].ids, event_id) == 1 then return {'dup'} end
+    for i = 1, nused do
+      if slots[used[i]].seen_ids[event_id] then return {'dup'} end
     end
   end
   -- First pass: compute every period's new score; write nothing unless all are valid.
-  local plans, missing = {}, {}
-  for i, j in ipairs(used) do
+  local missing
+  for i = 1, nused do
+    local j = used[i]
     local s = slots[j]
-    local current = redis.call('ZSCORE', s.key, member)
+    local current = s.scores[member]
     local from_cold = false
-    if not current and flag(s, 'spilled') then
+    if not current and s.spilled then
       local c = cold[i]
-      local g = gen(s)
+      local g = s.gen
       if c == '?' then
+        missing = missing or {}
         missing[#missing + 1] = {j, g}
       else
         local colon = string.find(c, ':', 2, true)
         local seen = string.sub(c, 2, (colon or 0) - 1)
         if seen ~= g then
+          missing = missing or {}
           missing[#missing + 1] = {j, g}
         elseif string.sub(c, 1, 1) == 'p' then
-          current, from_cold = string.sub(c, colon + 1), true
+          current, from_cold = tonumber(string.sub(c, colon + 1)), true
         end
       end
     end
-    if #missing == 0 then
-      local points, changed, score
+    if not missing then
+      local points, changed
+      local score = current
       if current then
-        score = tonumber(current)
-        local old = decode(s, score)
+        local old = decode(s, current)
         if policy == 'i' then
           points, changed = old + value, value ~= 0
         elseif policy == 'b' then
@@ -156,17 +182,16 @@ local function apply_event(member, value, at, event_id, used, cold)
         score = encode(s, points, at)
         if not score then return {'span', s.reg} end
       end
-      plans[i] = {s = s, score = score, points = points, write = changed or from_cold,
-                  from_cold = from_cold}
+      p_score[i], p_points[i], p_write[i], p_cold[i] = score, points, changed or from_cold, from_cold
     end
   end
-  if #missing > 0 then
+  if missing then
     local out = {'cold'}
     if hold then
       local t = redis.call('TIME')
-      local until_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + 2000
+      local until_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000) + 2000
       for _, m in ipairs(missing) do
-        redis.call('HSET', slots[m[1]].meta, 'hold_until', string.format('%.0f', until_ms))
+        redis.call('HSET', slots[m[1]].meta, 'hold_until', fmt(until_ms))
       end
     end
     for _, m in ipairs(missing) do
@@ -177,49 +202,120 @@ local function apply_event(member, value, at, event_id, used, cold)
   end
   if hold then
     -- This writer is done with its look-ups: let spills remove members again.
-    for i = 1, #used do
-      if cold[i] ~= '?' then redis.call('HDEL', plans[i].s.meta, 'hold_until') end
+    for i = 1, nused do
+      if cold[i] ~= '?' then redis.call('HDEL', slots[used[i]].meta, 'hold_until') end
     end
   end
-  local points, rehydrated = {}, {}
-  for i = 1, #used do
-    local p = plans[i]
-    if p.write then
-      redis.call('ZADD', p.s.key, fmt(p.score), member)
-      ensure_ttl(p.s)
+  local out, mask, bit = {0}, 0, 1
+  for i = 1, nused do
+    local s = slots[used[i]]
+    if p_write[i] then
+      if s.dirty[member] == nil then
+        s.dirty[member] = true
+        s.dirty_members[#s.dirty_members + 1] = member
+      end
+      s.scores[member] = p_score[i]
     end
-    if p.from_cold then
+    if p_cold[i] then
       -- Hot and cold at once until the caller deletes the cold row: reads skip that row.
       -- rgen tells a merged read running meanwhile to read again.
-      redis.call('SADD', p.s.stale, member)
-      expire_with_key(p.s, p.s.stale)
-      redis.call('HINCRBY', p.s.meta, 'rgen', 1)
+      redis.call('SADD', s.stale, member)
+      expire_with_key(s, s.stale)
+      redis.call('HINCRBY', s.meta, 'rgen', 1)
+      mask = mask + bit
     end
     if event_id ~= '' then
-      if redis.call('SADD', p.s.ids, event_id) == 1 then expire_with_key(p.s, p.s.ids) end
+      s.seen_ids[event_id] = true
+      s.new_ids[#s.new_ids + 1] = event_id
     end
-    points[i] = fmt(p.points)
-    rehydrated[i] = p.from_cold and '1' or '0'
+    out[i + 1] = p_points[i]
+    bit = bit * 2
   end
-  return {'ok', points, rehydrated}
+  out[1] = mask
+  return out
+end
+
+-- The slots and cold look-ups of a "*" event, shared by all of them (never modified).
+local all_slots, all_unknown = {}, {}
+for j = 1, nslots do
+  all_slots[j] = j
+  all_unknown[j] = '?'
+end
+
+local events = {}
+for e = 1, nevents do
+  local ev = {member = ARGV[a], value = tonumber(ARGV[a + 1]), at = tonumber(ARGV[a + 2]),
+              id = ARGV[a + 3]}
+  if ARGV[a + 4] == '*' then
+    ev.used, ev.cold = all_slots, all_unknown
+    a = a + 5
+  else
+    local k = tonumber(ARGV[a + 4])
+    a = a + 5
+    ev.used, ev.cold = {}, {}
+    for i = 1, k do
+      ev.used[i] = tonumber(ARGV[a])
+      ev.cold[i] = ARGV[a + 1]
+      a = a + 2
+    end
+  end
+  events[e] = ev
+end
+
+-- Read: the current score of every member and whether each event id was applied, per period.
+for j = 1, nslots do
+  local s = slots[j]
+  s.scores, s.dirty, s.dirty_members, s.seen_ids, s.new_ids = {}, {}, {}, {}, {}
+  local members, ids = {}, {}
+  for e = 1, nevents do
+    local ev = events[e]
+    local uses = ev.used == all_slots
+    if not uses then
+      for _, u in ipairs(ev.used) do
+        if u == j then uses = true end
+      end
+    end
+    if uses then
+      members[#members + 1] = ev.member
+      if ev.id ~= '' then ids[#ids + 1] = ev.id end
+    end
+  end
+  local found = each_chunk('ZMSCORE', s.key, members, true)
+  for i = 1, #members do s.scores[members[i]] = found[i] and tonumber(found[i]) end
+  if #ids > 0 then
+    local known = each_chunk('SMISMEMBER', s.ids, ids, true)
+    for i = 1, #ids do
+      if known[i] == 1 then s.seen_ids[ids[i]] = true end
+    end
+  end
 end
 
 local results, blocked = {}, {}
 for e = 1, nevents do
-  local member, value, at, event_id = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3]
-  local k = tonumber(ARGV[a + 4])
-  a = a + 5
-  local used, cold = {}, {}
-  for i = 1, k do
-    used[i] = tonumber(ARGV[a])
-    cold[i] = ARGV[a + 1]
-    a = a + 2
-  end
-  if blocked[member] then
+  local ev = events[e]
+  if blocked[ev.member] then
     results[e] = {'blocked'}
   else
-    results[e] = apply_event(member, value, at, event_id, used, cold)
-    if results[e][1] == 'cold' then blocked[member] = true end
+    results[e] = apply_event(ev.member, ev.value, ev.at, ev.id, ev.used, ev.cold)
+    if results[e][1] == 'cold' then blocked[ev.member] = true end
+  end
+end
+
+-- Write: every changed member once, with its last score; then TTLs and event ids.
+for j = 1, nslots do
+  local s = slots[j]
+  if #s.dirty_members > 0 then
+    local args = {}
+    for _, m in ipairs(s.dirty_members) do
+      args[#args + 1] = fmt(s.scores[m])
+      args[#args + 1] = m
+    end
+    each_chunk('ZADD', s.key, args, false)
+    ensure_ttl(s)
+  end
+  if #s.new_ids > 0 then
+    each_chunk('SADD', s.ids, s.new_ids, false)
+    expire_with_key(s, s.ids)
   end
 end
 return results

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the benchmarks at full size: installs what is missing, builds Release, starts
+# throwaway Redis and PostgreSQL (with fsync on, as in production) on free loopback ports,
+# prints the table, and cleans up. Arguments go to bk_bench (e.g. --members 100000).
+set -euo pipefail
+BK_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../../deploy/local/setup.sh
+source "$BK_ROOT/deploy/local/setup.sh"
+trap bk_cleanup EXIT
+
+bk_install
+build_dir=${BK_BUILD_DIR:-$BK_ROOT/build-bench}
+bk_log "building (Release) in $build_dir"
+cmake -S "$BK_ROOT" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DBK_WERROR=ON >/dev/null
+cmake --build "$build_dir" -j"$(nproc)" --target boardkeeper bk_bench
+bk_start_redis
+BK_PG_FSYNC=on bk_start_postgres
+bk_log "running the benchmarks (a few minutes)"
+"$build_dir/tests/bench/bk_bench" "$@"
