@@ -244,11 +244,28 @@ int ColdStore::schema_version() {
 
 namespace {
 
-// One spill: a fresh version, the rows in statements of kRowsPerStatement, one commit.
-std::int64_t upsert_once(Session& session, const PeriodKey& period,
+// One spill: a fresh version, one commit. Rows known to be absent go in by COPY; the rest
+// in INSERT ... ON CONFLICT statements of kRowsPerStatement rows.
+std::int64_t upsert_once(Session& session, const std::string& table, const PeriodKey& period,
+                         const std::vector<const ColdRow*>& fresh,
                          const std::vector<const ColdRow*>& rows) {
   pqxx::work w(*session.conn);
   const std::int64_t version = w.exec_prepared1("bk_cold_next_version")[0].as<std::int64_t>();
+  if (!fresh.empty()) {
+    pqxx::stream_to copy(w, table,
+                         std::vector<std::string>{"board", "period", "period_id", "member",
+                                                  "encoded", "points", "achieved_at", "version"});
+    for (const ColdRow* r : fresh) {
+      if (r->achieved_at) {
+        copy << std::make_tuple(period.board, period.period, period.period_id, r->member,
+                                r->encoded, r->points, format_rfc3339(*r->achieved_at), version);
+      } else {
+        copy << std::make_tuple(period.board, period.period, period.period_id, r->member,
+                                r->encoded, r->points, nullptr, version);
+      }
+    }
+    copy.complete();
+  }
   for (std::size_t start = 0; start < rows.size(); start += kRowsPerStatement) {
     const std::size_t end = std::min(rows.size(), start + kRowsPerStatement);
     ArrayLiteral members, encoded, points, achieved;
@@ -272,32 +289,44 @@ std::int64_t upsert_once(Session& session, const PeriodKey& period,
 
 }  // namespace
 
-std::int64_t ColdStore::upsert(const PeriodKey& period, const std::vector<ColdRow>& rows) {
+std::int64_t ColdStore::upsert(const PeriodKey& period, const std::vector<ColdRow>& rows,
+                               const std::vector<bool>& known_absent) {
   Link& l = live(impl_);
   check_period(period);
   // Sorted by member (one lock order for concurrent spills of a period); for a member given
   // twice the last row wins, as one statement may not update a row twice.
-  std::vector<const ColdRow*> order;
+  std::vector<std::size_t> order;
   order.reserve(rows.size());
-  for (const ColdRow& r : rows) {
-    check_text("member", r.member);
-    order.push_back(&r);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    check_text("member", rows[i].member);
+    order.push_back(i);
   }
   std::stable_sort(order.begin(), order.end(),
-                   [](const ColdRow* a, const ColdRow* b) { return a->member < b->member; });
-  std::vector<const ColdRow*> unique;
-  unique.reserve(order.size());
+                   [&](std::size_t a, std::size_t b) { return rows[a].member < rows[b].member; });
+  std::vector<const ColdRow*> fresh, upserted, all;
+  all.reserve(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
-    if (i + 1 < order.size() && order[i + 1]->member == order[i]->member) continue;
-    unique.push_back(order[i]);
+    if (i + 1 < order.size() && rows[order[i + 1]].member == rows[order[i]].member) continue;
+    const std::size_t k = order[i];
+    all.push_back(&rows[k]);
+    const bool absent = k < known_absent.size() && known_absent[k];
+    (absent ? fresh : upserted).push_back(&rows[k]);
   }
   Session& session = l.use();
+  const std::string table = l.q + ".cold_members";
   return guarded(l, &session, "spilling to the cold tier", [&] {
     // A deadlock or serialization failure aborts the transaction with nothing committed,
-    // so it is run again, a few times.
+    // so it is run again, a few times. A row that was promised absent but exists (the
+    // stale set lost an entry, e.g. a Redis failover) aborts it too: then every row is
+    // upserted.
+    bool careful = fresh.empty();
     for (int attempt = 1;; ++attempt) {
       try {
-        return upsert_once(session, period, unique);
+        return careful ? upsert_once(session, table, period, {}, all)
+                       : upsert_once(session, table, period, fresh, upserted);
+      } catch (const pqxx::unique_violation&) {
+        if (careful) throw;
+        careful = true;
       } catch (const pqxx::deadlock_detected&) {
         if (attempt == 3) throw;
       } catch (const pqxx::serialization_failure&) {
@@ -340,9 +369,14 @@ bool ColdStore::delete_if_version(const PeriodKey& period, const std::string& me
   check_text("member", member);
   Session& session = l.use();
   return guarded(l, &session, "deleting a cold member", [&] {
-    pqxx::nontransaction n(*session.conn);
-    const pqxx::result res = n.exec_prepared("bk_cold_delete_if_version", period.board,
+    // Not waiting for the WAL flush is safe here, and it keeps an fsync off the latency of
+    // every rehydrating update: a delete lost in a server crash leaves a stale row that the
+    // member's entry in the :stale set hides, and the next spill of the member overwrites.
+    pqxx::work w(*session.conn);
+    w.exec0("SET LOCAL synchronous_commit TO off");
+    const pqxx::result res = w.exec_prepared("bk_cold_delete_if_version", period.board,
                                              period.period, period.period_id, member, version);
+    w.commit();
     return res.affected_rows() == 1;
   });
 }

@@ -64,7 +64,11 @@ class ColdStore {
   // Spill: upserts the rows of one board period in one transaction under a fresh version
   // (nextval of <schema>.cold_version), committed before it returns. An existing row of
   // the same member is replaced. Returns the version.
-  std::int64_t upsert(const PeriodKey& period, const std::vector<ColdRow>& rows);
+  // Rows whose `known_absent` entry is true are promised to have no row yet: they go in by
+  // COPY, without a conflict check (if the promise fails, the whole spill is done again
+  // the careful way, so it costs time, never correctness).
+  std::int64_t upsert(const PeriodKey& period, const std::vector<ColdRow>& rows,
+                      const std::vector<bool>& known_absent = {});
 
   // Rehydrate: the cold rows of many (period, member) pairs in one round trip; result i
   // belongs to keys[i].

@@ -292,21 +292,34 @@ std::int64_t HotBoard::mark_spilled(redis::Connection& conn, const PeriodKeys& k
       .as_int();
 }
 
-std::vector<ScoredMember> HotBoard::take_for_spill(redis::Connection& conn, const PeriodKeys& keys,
-                                                   std::int64_t start, std::int64_t count,
-                                                   Instant expire_at) {
+HotBoard::SpillTake HotBoard::take_for_spill(redis::Connection& conn, const PeriodKeys& keys,
+                                             std::int64_t start, std::int64_t count,
+                                             Instant expire_at) {
   const redis::Reply r = spill_take_
                              .eval(conn, {keys.live, keys.stale, keys.meta},
                                    {std::to_string(start), std::to_string(start + count - 1),
                                     std::to_string(to_epoch_ms(expire_at))})
                              .checked();
-  return pairs(r, 0, r.elements.size() / 2);
+  SpillTake out;
+  if (r.elements.empty()) return out;
+  const redis::Reply& entries = r.at(0);
+  out.members = pairs(entries, 0, entries.elements.size() / 2);
+  const std::string& flags = r.at(1).as_string();
+  if (flags.size() != out.members.size()) {
+    throw redis::ReplyError("spill_take returned " + std::to_string(flags.size()) + " flags for " +
+                            std::to_string(out.members.size()) + " members");
+  }
+  out.maybe_cold.reserve(flags.size());
+  for (const char f : flags) out.maybe_cold.push_back(f == '1');
+  return out;
 }
 
 std::int64_t HotBoard::remove_spilled(redis::Connection& conn, const PeriodKeys& keys,
+                                      std::int64_t start,
                                       const std::vector<ScoredMember>& members) {
   redis::Args args;
-  args.reserve(members.size() * 2);
+  args.reserve(members.size() * 2 + 1);
+  args.push_back(std::to_string(start));
   for (const ScoredMember& m : members) {
     args.push_back(m.member);
     args.push_back(std::to_string(m.encoded));

@@ -130,9 +130,14 @@ class HotBoard {
   // is closed (a spill never moves members under an archive).
   std::int64_t mark_spilled(redis::Connection& conn, const PeriodKeys& keys, Instant expire_at);
   // Members at positions [start, start + count), entered in the stale set first.
-  std::vector<ScoredMember> take_for_spill(redis::Connection& conn, const PeriodKeys& keys,
-                                           std::int64_t start, std::int64_t count,
-                                           Instant expire_at);
+  // maybe_cold[i] is false when member i cannot have a cold row (it was not in the stale
+  // set), so its row may be inserted without a conflict check.
+  struct SpillTake {
+    std::vector<ScoredMember> members;
+    std::vector<bool> maybe_cold;
+  };
+  SpillTake take_for_spill(redis::Connection& conn, const PeriodKeys& keys, std::int64_t start,
+                           std::int64_t count, Instant expire_at);
   // Archive (protocol 3). freeze closes the period for writes; nullopt when its live key
   // does not exist (expired or never made), else its size.
   std::optional<std::int64_t> freeze(redis::Connection& conn, const PeriodKeys& keys,
@@ -143,7 +148,7 @@ class HotBoard {
 
   // Removes those whose score is unchanged; returns how many, or -1 when a writer holds
   // the period (nothing removed).
-  std::int64_t remove_spilled(redis::Connection& conn, const PeriodKeys& keys,
+  std::int64_t remove_spilled(redis::Connection& conn, const PeriodKeys& keys, std::int64_t start,
                               const std::vector<ScoredMember>& members);
 
   const std::string& key_prefix() const { return prefix_; }

@@ -9,6 +9,16 @@
 #include <algorithm>
 
 namespace bk::lifecycle {
+namespace {
+
+std::vector<bool> known_absent(const hot::HotBoard::SpillTake& taken) {
+  std::vector<bool> out;
+  out.reserve(taken.maybe_cold.size());
+  for (const bool maybe : taken.maybe_cold) out.push_back(!maybe);
+  return out;
+}
+
+}  // namespace
 
 SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
                         const SpillTarget& target, std::int64_t keep, std::int64_t chunk,
@@ -32,8 +42,9 @@ SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::Cold
   // guards against writers adding members as fast as we move them.
   const std::int64_t max_passes = stats.hot_before / chunk + 100;
   for (std::int64_t pass = 0; pass < max_passes; ++pass) {
-    const auto members =
-        hot.take_for_spill(redis, keys, keep + stats.kept_in_place, chunk, expire_at);
+    const std::int64_t start = keep + stats.kept_in_place;
+    const hot::HotBoard::SpillTake taken = hot.take_for_spill(redis, keys, start, chunk, expire_at);
+    const std::vector<ScoredMember>& members = taken.members;
     if (members.empty()) break;
     std::vector<cold::ColdRow> rows;
     rows.reserve(members.size());
@@ -41,9 +52,9 @@ SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::Cold
       const Decoded d = codec.decode(m.encoded, target.period.start);
       rows.push_back({m.member, m.encoded, d.points, d.achieved_at});
     }
-    cold.upsert(cold_key, rows);
+    cold.upsert(cold_key, rows, known_absent(taken));
     const std::int64_t removed =
-        std::max<std::int64_t>(0, hot.remove_spilled(redis, keys, members));
+        std::max<std::int64_t>(0, hot.remove_spilled(redis, keys, start, members));
     stats.spilled += removed;
     stats.kept_in_place += static_cast<std::int64_t>(members.size()) - removed;
     spdlog::debug("spill {} {} {}: {} moved, {} stay hot", target.board, target.spec->name,

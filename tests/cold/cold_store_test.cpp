@@ -84,6 +84,30 @@ TEST_F(ColdStoreTest, ReUpsertReplacesTheRowUnderANewVersion) {
   EXPECT_EQ(store().reader().count(kDaily), 2);
 }
 
+// Rows promised absent go in by COPY; when the promise is wrong (the member has a row),
+// the spill is redone as an upsert: the row is replaced, nothing fails, nothing doubles.
+TEST_F(ColdStoreTest, RowsPromisedAbsentAreCopiedAndABrokenPromiseStillUpserts) {
+  const std::int64_t v1 = store().upsert(kDaily, {{"alice", 10, 100, std::nullopt}});
+  const std::int64_t v2 = store().upsert(
+      kDaily, {{"bob", 20, 200, from_epoch_ms(7)}, {"carol", 30, 300, std::nullopt}}, {true, true});
+  EXPECT_GT(v2, v1);
+  const std::int64_t v3 = store().upsert(
+      kDaily, {{"alice", 5, 150, from_epoch_ms(42)}, {"dave", 40, 400, std::nullopt}},
+      {true, true});  // alice is not absent
+  const auto hits =
+      store().lookup({{kDaily, "alice"}, {kDaily, "bob"}, {kDaily, "carol"}, {kDaily, "dave"}});
+  ASSERT_TRUE(hits[0] && hits[1] && hits[2] && hits[3]);
+  EXPECT_EQ(hits[0]->points, 150);
+  EXPECT_EQ(hits[0]->version, v3);
+  EXPECT_EQ(hits[0]->achieved_at, from_epoch_ms(42));
+  EXPECT_EQ(hits[1]->points, 200);
+  EXPECT_EQ(hits[1]->version, v2);
+  EXPECT_EQ(hits[1]->achieved_at, from_epoch_ms(7));
+  EXPECT_FALSE(hits[2]->achieved_at);
+  EXPECT_EQ(hits[3]->version, v3);
+  EXPECT_EQ(store().reader().count(kDaily), 4);
+}
+
 TEST_F(ColdStoreTest, DeleteIfVersionRefusesAnyOtherVersion) {
   const std::int64_t v1 = store().upsert(kDaily, {{"alice", 10, 100, std::nullopt}});
   const std::int64_t v2 = store().upsert(kDaily, {{"alice", 9, 101, std::nullopt}});
