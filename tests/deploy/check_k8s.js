@@ -475,11 +475,16 @@ function checkArgvParses(r, cfg, env) {
         if (hasValue) i++;
         continue;
       }
-      if (flag === "--listen") {
-        argv.push(flag, `127.0.0.1:${freeLoopbackPort()}`);
-        if (hasValue) i++;
-        continue;
-      }
+      // Nothing leaves the machine: the listener and the push go to loopback, the file to
+      // the work directory.
+      const local = {
+        "--listen": () => `127.0.0.1:${freeLoopbackPort()}`,
+        "--pushgateway": () => "http://127.0.0.1:1",
+        "--metrics-file": () => path.join(path.dirname(cfg), "tick.prom"),
+      }[flag];
+      argv.push(flag, local());
+      if (hasValue) i++;
+      continue;
     }
     argv.push(r.rest[i]);
   }
