@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, starts throwaway Redis and PostgreSQL
 # on free loopback ports, runs ctest, stops the servers and exits with the tests' status.
+# tests/deploy also needs node, npm and systemd-analyze (installed when missing) and the
+# npm registry (its packages go into the build directory).
 #   BK_SANITIZE=1 tests/run.sh    also builds and runs everything under ASan + UBSan
 #   BK_BUILD_DIR=dir              where to build (default build-tests)
 set -euo pipefail
@@ -10,6 +12,7 @@ source "$BK_ROOT/deploy/local/setup.sh"
 trap bk_cleanup EXIT
 
 bk_install
+bk_install_test_tools
 build_dir=${BK_BUILD_DIR:-$BK_ROOT/build-tests}
 extra=()
 if [ "${BK_SANITIZE:-0}" = 1 ]; then
@@ -17,6 +20,8 @@ if [ "${BK_SANITIZE:-0}" = 1 ]; then
   build_dir="${build_dir}-asan"
 fi
 bk_build "$build_dir" -DBK_WERROR=ON "${extra[@]}"
+# tests/deploy's pinned npm packages (from the npm registry, once per build directory).
+bash "$BK_ROOT/tests/deploy/npm-ci.sh" "$build_dir/tests/deploy/npm"
 bk_start_redis
 bk_start_postgres
 

@@ -23,6 +23,22 @@ bk_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# What tests/deploy needs beyond BK_PACKAGES, installed with apt-get only when the command
+# is missing: a machine may already have node and npm from elsewhere (Debian's npm package
+# would conflict with such a Node.js). systemd is only used for `systemd-analyze`.
+bk_install_test_tools() {
+  local missing=()
+  command -v node >/dev/null || missing+=(nodejs)
+  command -v npm >/dev/null || missing+=(npm)
+  command -v systemd-analyze >/dev/null || missing+=(systemd)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  bk_log "installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
 # bk_build <build-dir> [extra cmake args...]
 bk_build() {
   local dir=$1
