@@ -139,8 +139,6 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
                 table +
                 " c ON c.board = k.board AND c.period = k.period"
                 " AND c.period_id = k.period_id AND c.member = k.member");
-  c.prepare("bk_cold_delete_if_version",
-            "DELETE FROM " + table + " WHERE" + period + "AND member = $4 AND version = $5");
   c.prepare("bk_cold_drop_period", "DELETE FROM " + table + " WHERE" + period);
   c.prepare("bk_cold_count", "SELECT count(*) FROM " + table + " WHERE" + period);
   c.prepare("bk_cold_count_better",
@@ -372,11 +370,14 @@ bool ColdStore::delete_if_version(const PeriodKey& period, const std::string& me
     // Not waiting for the WAL flush is safe here, and it keeps an fsync off the latency of
     // every rehydrating update: a delete lost in a server crash leaves a stale row that the
     // member's entry in the :stale set hides, and the next spill of the member overwrites.
-    pqxx::work w(*session.conn);
-    w.exec0("SET LOCAL synchronous_commit TO off");
-    const pqxx::result res = w.exec_prepared("bk_cold_delete_if_version", period.board,
-                                             period.period, period.period_id, member, version);
-    w.commit();
+    // Both statements go in one message, so one round trip: PostgreSQL runs them in one
+    // implicit transaction, which SET LOCAL applies to.
+    pqxx::nontransaction n(*session.conn);
+    const pqxx::result res =
+        n.exec("SET LOCAL synchronous_commit TO off; DELETE FROM " + l.q +
+               ".cold_members WHERE board = " + n.quote(period.board) + " AND period = " +
+               n.quote(period.period) + " AND period_id = " + n.quote(period.period_id) +
+               " AND member = " + n.quote(member) + " AND version = " + std::to_string(version));
     return res.affected_rows() == 1;
   });
 }

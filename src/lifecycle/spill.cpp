@@ -2,20 +2,47 @@
 // stale set, commit the cold rows, then compare-and-remove from Redis. A kill anywhere
 // leaves each member hot, or cold, or both with the hot value winning; the next tick
 // finishes the job.
+//
+// Redis and PostgreSQL work overlap: while chunk i's rows are written and committed on a
+// worker thread, this thread takes chunk i+1 (the members ranked right after it) from
+// Redis. Chunk i is removed only after its commit; chunk i+1's positions then move up by
+// the members removed (if anything else changed, its removal compares member by member).
 #include "lifecycle/spill.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <future>
+#include <memory>
+#include <optional>
 
 namespace bk::lifecycle {
 namespace {
+
+struct Chunk {
+  std::int64_t start = 0;  // position of its first member in the hot key, as taken
+  std::shared_ptr<const hot::HotBoard::SpillTake> taken;  // shared with the worker
+  std::future<void> committed;
+};
 
 std::vector<bool> known_absent(const hot::HotBoard::SpillTake& taken) {
   std::vector<bool> out;
   out.reserve(taken.maybe_cold.size());
   for (const bool maybe : taken.maybe_cold) out.push_back(!maybe);
   return out;
+}
+
+// Decodes and upserts the chunk's rows (runs on the worker thread: touches nothing but the
+// cold store, which this thread does not use meanwhile).
+void commit_rows(cold::ColdStore& cold, const cold::PeriodKey& key, const ScoreCodec& codec,
+                 Instant period_start, const hot::HotBoard::SpillTake& taken) {
+  std::vector<cold::ColdRow> rows;
+  rows.reserve(taken.members.size());
+  for (const ScoredMember& m : taken.members) {
+    const Decoded d = codec.decode(m.encoded, period_start);
+    rows.push_back({m.member, m.encoded, d.points, d.achieved_at});
+  }
+  cold.upsert(key, rows, known_absent(taken));
 }
 
 }  // namespace
@@ -38,28 +65,46 @@ SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::Cold
   if (hot.mark_spilled(redis, keys, expire_at) < 0) return SpillStats{};  // closed
   const ScoreCodec codec(target.config->layout_for(*target.spec));
   const cold::PeriodKey cold_key{target.board, target.spec->name, target.period.id};
+
+  // Waits for the chunk's commit (rethrowing its failure), then removes it from Redis.
+  // Returns how many members left the hot key.
+  auto finish = [&](Chunk& c) {
+    c.committed.get();
+    const auto& members = c.taken->members;
+    const std::int64_t removed =
+        std::max<std::int64_t>(0, hot.remove_spilled(redis, keys, c.start, members));
+    const auto n = static_cast<std::int64_t>(members.size());
+    stats.spilled += removed;
+    stats.kept_in_place += n - removed;
+    spdlog::debug("spill {} {} {}: {} moved, {} stay hot", target.board, target.spec->name,
+                  target.period.id, removed, n - removed);
+    return removed;
+  };
+
+  std::optional<Chunk> pending;
   // Each pass removes members or counts those left in place, so it ends; the cap only
   // guards against writers adding members as fast as we move them.
   const std::int64_t max_passes = stats.hot_before / chunk + 100;
   for (std::int64_t pass = 0; pass < max_passes; ++pass) {
-    const std::int64_t start = keep + stats.kept_in_place;
-    const hot::HotBoard::SpillTake taken = hot.take_for_spill(redis, keys, start, chunk, expire_at);
-    const std::vector<ScoredMember>& members = taken.members;
-    if (members.empty()) break;
-    std::vector<cold::ColdRow> rows;
-    rows.reserve(members.size());
-    for (const ScoredMember& m : members) {
-      const Decoded d = codec.decode(m.encoded, target.period.start);
-      rows.push_back({m.member, m.encoded, d.points, d.achieved_at});
+    Chunk next;
+    next.start = pending
+                     ? pending->start + static_cast<std::int64_t>(pending->taken->members.size())
+                     : keep + stats.kept_in_place;
+    next.taken = std::make_shared<const hot::HotBoard::SpillTake>(
+        hot.take_for_spill(redis, keys, next.start, chunk, expire_at));
+    if (pending) {
+      next.start -= finish(*pending);
+      pending.reset();
     }
-    cold.upsert(cold_key, rows, known_absent(taken));
-    const std::int64_t removed =
-        std::max<std::int64_t>(0, hot.remove_spilled(redis, keys, start, members));
-    stats.spilled += removed;
-    stats.kept_in_place += static_cast<std::int64_t>(members.size()) - removed;
-    spdlog::debug("spill {} {} {}: {} moved, {} stay hot", target.board, target.spec->name,
-                  target.period.id, removed, static_cast<std::int64_t>(members.size()) - removed);
+    if (next.taken->members.empty()) break;
+    const Instant period_start = target.period.start;
+    next.committed = std::async(std::launch::async,
+                                [&cold, &cold_key, &codec, period_start, taken = next.taken] {
+                                  commit_rows(cold, cold_key, codec, period_start, *taken);
+                                });
+    pending = std::move(next);
   }
+  if (pending) finish(*pending);
   return stats;
 }
 
