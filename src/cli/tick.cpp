@@ -62,6 +62,9 @@ int tick(Context& ctx, bool dry_run, std::int64_t chunk) {
       std::cout << "\n";
     }
   }
+  // The report is complete on stdout before the summary goes to stderr, so the two never
+  // interleave mid-line when both go to one file.
+  std::cout.flush();
   spdlog::info(
       "tick{}: {} boards, {} periods, {} members spilled, {} periods archived ({} rows), {} lost, "
       "{} TTLs fixed{}",

@@ -3,6 +3,8 @@
 // only frees the keys. Concurrent ticks: the claim makes all but one skip.
 #include "lifecycle/archive.h"
 
+#include <algorithm>
+#include <future>
 #include <set>
 
 namespace bk::lifecycle {
@@ -133,16 +135,35 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
     RowStream rows(redis, hot, reader, keys, info.key,
                    std::set<std::string>(st.hot_and_stale.begin(), st.hot_and_stale.end()), chunk);
     const ScoreCodec codec(target.config->layout_for(*target.spec));
-    ScoredMember m;
-    bool from_hot = false;
+    // Reading (Redis and the cold reader) and writing (the COPY) overlap: the next batch is
+    // read on a worker thread while this one is written. At most two batches are in memory.
+    struct Item {
+      ScoredMember member;
+      bool from_hot = false;
+    };
+    const auto batch_size = static_cast<std::size_t>(std::max<std::int64_t>(chunk, 1));
+    auto read_batch = [&rows, batch_size] {
+      std::vector<Item> out;
+      out.reserve(batch_size);
+      Item it;
+      while (out.size() < batch_size && rows.next(it.member, it.from_hot)) out.push_back(it);
+      return out;
+    };
+    std::future<std::vector<Item>> next = std::async(std::launch::async, read_batch);
     std::int64_t position = 0, rank = 0, previous = -1;
-    while (rows.next(m, from_hot)) {
-      ++position;
-      if (m.encoded != previous) rank = position;
-      previous = m.encoded;
-      const Decoded d = codec.decode(m.encoded, target.period.start);
-      archive.write({rank, position, m.member, d.points, d.achieved_at});
-      ++(from_hot ? stats.hot : stats.cold);
+    for (;;) {
+      const std::vector<Item> batch = next.get();
+      if (batch.empty()) break;
+      next = std::async(std::launch::async, read_batch);
+      for (const Item& it : batch) {
+        const ScoredMember& m = it.member;
+        ++position;
+        if (m.encoded != previous) rank = position;
+        previous = m.encoded;
+        const Decoded d = codec.decode(m.encoded, target.period.start);
+        archive.write({rank, position, m.member, d.points, d.achieved_at});
+        ++(it.from_hot ? stats.hot : stats.cold);
+      }
     }
     if (stats.hot != *size) {
       // The frozen key changed under the archive (expired mid-way?): commit nothing.
