@@ -1,6 +1,8 @@
 // The ingest loop.
 #include "lifecycle/ingest.h"
 
+#include <chrono>
+
 #include <spdlog/spdlog.h>
 
 #include <charconv>
@@ -79,16 +81,24 @@ IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards, cons
   if (created.is_error() && created.str.rfind("BUSYGROUP", 0) != 0) created.checked();
   IngestStats stats;
   std::string claim_cursor = "0-0";
+  // Entries left pending by consumers that died are looked for at the start, then every
+  // half reclaim_idle and whenever the stream has nothing new: a scan of the pending list
+  // per batch would cost more than the batch.
+  using Steady = std::chrono::steady_clock;
+  auto next_claim = Steady::now();
   while (!stop.load()) {
-    // Entries left pending by consumers that died, then new ones.
-    const redis::Reply claimed = redis
-                                     .command({"XAUTOCLAIM", o.stream, o.group, o.consumer,
-                                               std::to_string(o.reclaim_idle.count()), claim_cursor,
-                                               "COUNT", std::to_string(o.batch)})
-                                     .checked();
-    claim_cursor = claimed.at(0).as_string();
-    std::vector<Entry> entries = entries_of(claimed.at(1));
-    stats.reclaimed += static_cast<std::int64_t>(entries.size());
+    std::vector<Entry> entries;
+    if (claim_cursor != "0-0" || Steady::now() >= next_claim) {
+      const redis::Reply claimed = redis
+                                       .command({"XAUTOCLAIM", o.stream, o.group, o.consumer,
+                                                 std::to_string(o.reclaim_idle.count()),
+                                                 claim_cursor, "COUNT", std::to_string(o.batch)})
+                                       .checked();
+      claim_cursor = claimed.at(0).as_string();
+      entries = entries_of(claimed.at(1));
+      stats.reclaimed += static_cast<std::int64_t>(entries.size());
+      if (claim_cursor == "0-0") next_claim = Steady::now() + o.reclaim_idle / 2;
+    }
     if (entries.empty()) {
       const redis::Reply r = redis.command(
           {"XREADGROUP", "GROUP", o.group, o.consumer, "COUNT", std::to_string(o.batch), "BLOCK",
@@ -107,6 +117,7 @@ IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards, cons
         const redis::Reply pending = redis.command({"XPENDING", o.stream, o.group}).checked();
         if (pending.at(0).as_int() == 0) break;
       }
+      next_claim = Steady::now();  // nothing new: a good moment to look for abandoned entries
       continue;
     }
     stats.read += static_cast<std::int64_t>(entries.size());
