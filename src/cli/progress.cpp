@@ -32,7 +32,7 @@ lifecycle::ArchiveProgressFn archive_progress_display() {
       state->start = state->last = now;
       return;
     }
-    if (now - state->last < std::chrono::milliseconds{500}) return;
+    if (state->shown && now - state->last < std::chrono::milliseconds{500}) return;
     state->last = now;
     state->shown = true;
     const double seconds = std::chrono::duration<double>(now - state->start).count();

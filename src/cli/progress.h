@@ -5,9 +5,9 @@
 
 namespace bk::cli {
 
-// A progress callback for Tick, or an empty one when no progress should be shown. A line
-// appears once an archive has run for half a second, is refreshed at most twice a second,
-// and is erased when the archive ends.
+// A progress callback for Tick, or an empty one when no progress should be shown. The line
+// appears at the first report after the start (512 rows: smaller archives show nothing),
+// is refreshed at most twice a second, and is erased when the archive ends.
 lifecycle::ArchiveProgressFn archive_progress_display();
 
 }  // namespace bk::cli

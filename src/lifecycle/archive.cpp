@@ -145,7 +145,10 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
         }
       }
     } done{progress, shown};
-    if (progress) shown.total = *size + reader.count(info.key);  // one more query, only then
+    if (progress) {
+      shown.total = *size + reader.count(info.key);  // one more query, only then
+      progress(shown);                               // the start
+    }
     RowStream rows(redis, hot, reader, keys, info.key,
                    std::set<std::string>(st.hot_and_stale.begin(), st.hot_and_stale.end()), chunk);
     const ScoreCodec codec(target.config->layout_for(*target.spec));

@@ -30,7 +30,8 @@ struct ArchiveProgress {
   std::int64_t total = 0;
   bool done = false;  // the last call for this period (also after a failure)
 };
-// Called on the archiving thread every few hundred rows and once at the end.
+// Called on the archiving thread at the start (written 0), every 512 rows, and once at
+// the end (done).
 using ArchiveProgressFn = std::function<void(const ArchiveProgress&)>;
 
 ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
