@@ -45,14 +45,19 @@ int main(int argc, char** argv) {
 
   auto* migrate =
       app.add_subcommand("migrate", "create or upgrade the PostgreSQL schema (idempotent)");
-  bool dry_run = false;
+  bk::cli::TickArgs tick_args;
   auto* tick = app.add_subcommand(
       "tick", "one lifecycle pass: TTLs, spill beyond hot_keep, archive closed periods");
-  tick->add_flag("--dry-run", dry_run, "report what would change, change nothing");
-  std::int64_t chunk = 5000;
-  tick->add_option("--chunk", chunk, "members per cold-tier transaction (default 5000)")
+  tick->add_flag("--dry-run", tick_args.dry_run, "report what would change, change nothing");
+  tick->add_option("--chunk", tick_args.chunk, "members per cold-tier transaction (default 5000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
   tick->add_flag("--json", json, "one JSON object per board period");
+  tick->add_option("--metrics-file", tick_args.metrics_file,
+                   "write the pass's Prometheus metrics to this file (atomically), also when "
+                   "the pass fails; e.g. for node_exporter's textfile collector (*.prom)");
+  tick->add_option("--pushgateway", tick_args.pushgateway,
+                   "push the metrics to this Prometheus Pushgateway (http://host:port), job "
+                   "boardkeeper_tick; a failed push is a warning only");
 
   bk::cli::AddArgs add_args;
   auto* add = app.add_subcommand("add", "apply one update to every period of the board");
@@ -98,6 +103,9 @@ int main(int argc, char** argv) {
                    "take over entries pending this long at another consumer (default 30000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{86400000}));
   ingest->add_flag("--json", json, "print the final counts as JSON");
+  ingest->add_option("--listen", ingest_args.listen,
+                     "serve /metrics, /healthz and /readyz over HTTP on HOST:PORT (port 0: any "
+                     "free port, logged)");
 
   std::string periods_board;
   auto* periods =
@@ -130,7 +138,7 @@ int main(int argc, char** argv) {
 
     if (*check) return bk::cli::check_config(ctx);
     if (*migrate) return bk::cli::migrate(ctx);
-    if (*tick) return bk::cli::tick(ctx, dry_run, chunk);
+    if (*tick) return bk::cli::tick(ctx, tick_args);
     if (*add) return bk::cli::add(ctx, add_args);
     if (*top) return bk::cli::top(ctx, read);
     if (*rank) return bk::cli::rank(ctx, read);
@@ -151,6 +159,7 @@ int main(int argc, char** argv) {
 // libpqxx 6.4 leaks a libpq result when a connection breaks in the middle of a statement
 // (its error path, not ours). Under LeakSanitizer (BK_SANITIZE=ON) that would turn the
 // contract's exit code 3 into LSan's; other builds never call this.
+// NOLINTNEXTLINE(bugprone-reserved-identifier): the name LeakSanitizer looks for.
 extern "C" const char* __lsan_default_suppressions() {
   return "leak:libpqxx-6.4.so\n";
 }

@@ -10,7 +10,13 @@ namespace bk::cli {
 
 int check_config(Context& ctx);
 int migrate(Context& ctx);
-int tick(Context& ctx, bool dry_run, std::int64_t chunk);
+struct TickArgs {
+  bool dry_run = false;
+  std::int64_t chunk = 5000;
+  std::string metrics_file;  // Prometheus text, replaced atomically after the pass
+  std::string pushgateway;   // http://host:port[/path] of a Pushgateway
+};
+int tick(Context& ctx, const TickArgs& args);
 
 struct AddArgs {
   std::string board;
@@ -41,6 +47,7 @@ struct IngestArgs {
   std::string group = "boardkeeper";
   bool drain = false;
   std::int64_t reclaim_idle_ms = 30000;
+  std::string listen;  // HOST:PORT for /metrics, /healthz, /readyz; empty: none
 };
 int ingest(Context& ctx, const IngestArgs& args);
 

@@ -10,12 +10,20 @@
 namespace bk::cli {
 namespace {
 
+Format g_format = Format::text;
+// Extra JSON fields of the message being logged on this thread (log_info_with_fields).
+thread_local std::string t_fields;
+
 class JsonMessage : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm& /*tm*/,
               spdlog::memory_buf_t& dest) override {
     const std::string s = json_string(std::string_view(msg.payload.data(), msg.payload.size()));
     dest.append(s.data(), s.data() + s.size());
+    if (!t_fields.empty()) {
+      dest.push_back(',');
+      dest.append(t_fields.data(), t_fields.data() + t_fields.size());
+    }
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
     return std::make_unique<JsonMessage>();
@@ -42,6 +50,17 @@ void setup_logging(std::string_view level, Format format) {
   logger->set_formatter(std::move(formatter));
   logger->set_level(lvl);
   spdlog::set_default_logger(std::move(logger));
+  g_format = format;
+}
+
+Format log_format() {
+  return g_format;
+}
+
+void log_info_with_fields(const std::string& message, const std::string& fields) {
+  t_fields = fields;
+  spdlog::info("{}", message);
+  t_fields.clear();
 }
 
 }  // namespace bk::cli

@@ -26,6 +26,7 @@ class JsonLine {
   JsonLine& time(std::string_view key, const std::optional<Instant>& value);  // null if absent
   JsonLine& raw(std::string_view key, std::string_view json);
   std::string done() const { return "{" + body_ + "}"; }
+  const std::string& fields() const { return body_; }  // without the braces
 
  private:
   std::string body_;

@@ -1,28 +1,68 @@
 // tick: one lifecycle pass; prints what it did per board and returns 1 if any board failed.
+// With --metrics-file / --pushgateway it also publishes the pass as Prometheus metrics,
+// whether it succeeded or not (that is what alerts need).
 #include "lifecycle/tick.h"
 
 #include <spdlog/spdlog.h>
 
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
+#include "cli/logging.h"
+#include "cli/metrics_io.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 
 namespace bk::cli {
+namespace {
 
-int tick(Context& ctx, bool dry_run, std::int64_t chunk) {
-  lifecycle::Tick t(ctx.config(), ctx.redis(), ctx.cold(), ctx.archive(), ctx.clock());
-  const lifecycle::TickReport report = t.run({dry_run, chunk});
-  const bool json = ctx.format() == Format::json;
-  std::int64_t spilled = 0, ttl_fixed = 0, periods = 0, archived = 0, rows = 0, lost = 0;
+using lifecycle::Backend;
+
+struct Totals {
+  std::int64_t periods = 0, spilled = 0, kept_hot = 0, ttl_fixed = 0, archived = 0, rows_hot = 0,
+               rows_cold = 0, lost = 0, busy = 0, boards_failed = 0, redis_errors = 0,
+               postgres_errors = 0;
+};
+
+// How the pass ended when it did not return a report normally.
+struct Abort {
+  int exit_code = 0;
+  Backend backend = Backend::none;
+  std::string message;
+};
+
+Totals totals_of(const lifecycle::TickReport& report, const std::optional<Abort>& abort) {
+  Totals t;
   for (const auto& b : report.boards) {
     for (const auto& p : b.periods) {
-      ++periods;
-      spilled += p.spilled;
-      ttl_fixed += p.ttl_fixed;
-      archived += p.archived ? 1 : 0;
-      rows += p.archived_rows;
-      lost += p.lost ? 1 : 0;
+      ++t.periods;
+      t.spilled += p.spilled;
+      t.kept_hot += p.kept_in_place;
+      t.ttl_fixed += p.ttl_fixed;
+      t.archived += p.archived ? 1 : 0;
+      t.rows_hot += p.archived_hot;
+      t.rows_cold += p.archived_cold;
+      t.lost += p.lost ? 1 : 0;
+      t.busy += p.busy ? 1 : 0;
+    }
+    if (b.error.empty()) continue;
+    ++t.boards_failed;
+    t.redis_errors += b.error_backend == Backend::redis ? 1 : 0;
+    t.postgres_errors += b.error_backend == Backend::postgres ? 1 : 0;
+  }
+  // An abort outside any board (connecting, listing boards) is one more error.
+  if (abort && (report.boards.empty() || report.boards.back().error != abort->message)) {
+    t.redis_errors += abort->backend == Backend::redis ? 1 : 0;
+    t.postgres_errors += abort->backend == Backend::postgres ? 1 : 0;
+  }
+  return t;
+}
+
+void print_report(const Context& ctx, const lifecycle::TickReport& report, bool dry_run) {
+  const bool json = ctx.format() == Format::json;
+  for (const auto& b : report.boards) {
+    for (const auto& p : b.periods) {
       if (json) {
         std::cout << JsonLine()
                          .str("board", b.board)
@@ -62,15 +102,173 @@ int tick(Context& ctx, bool dry_run, std::int64_t chunk) {
       std::cout << "\n";
     }
   }
+}
+
+// The pass as metrics. Gauges, not counters: each tick is its own process and these are
+// the values of this pass (a counter that restarts every run defeats rate()).
+std::string render_metrics(const lifecycle::TickReport& report, const Totals& t, int exit_code,
+                           bool dry_run, lifecycle::Seconds took,
+                           std::optional<double> last_success) {
+  metrics::Registry r;
+  add_build_info(r);
+  const auto gauge = [&r](const char* name, const char* help, double v) {
+    r.gauge(name, help).set(v);
+  };
+  gauge("boardkeeper_tick_exit_code",
+        "Exit code of the last tick: 0 done, 1 some board failed, 3 Redis or PostgreSQL "
+        "unreachable.",
+        exit_code);
+  gauge("boardkeeper_tick_dry_run", "1 if the last tick was a --dry-run (nothing changed).",
+        dry_run ? 1 : 0);
+  gauge("boardkeeper_tick_last_run_timestamp_seconds",
+        "When the last tick ended (Unix time), whatever its outcome.", unix_now());
+  if (last_success) {
+    gauge("boardkeeper_last_success_timestamp_seconds",
+          "When a tick last ended with exit code 0 (Unix time; dry runs excluded).", *last_success);
+  }
+  gauge("boardkeeper_tick_duration_seconds", "Wall time of the last tick, connecting included.",
+        took.count());
+  auto& phases = r.gauge("boardkeeper_tick_phase_duration_seconds",
+                         "Wall time of the last tick per phase, summed over board periods.");
+  phases.set(report.timings.partitions.count(), {{"phase", "partitions"}});
+  phases.set(report.timings.ttl.count(), {{"phase", "ttl"}});
+  phases.set(report.timings.spill.count(), {{"phase", "spill"}});
+  phases.set(report.timings.archive.count(), {{"phase", "archive"}});
+  gauge("boardkeeper_tick_boards", "Boards the last tick processed.",
+        static_cast<double>(report.boards.size()));
+  gauge("boardkeeper_tick_boards_failed",
+        "Boards the last tick failed on (the others were still processed; a lost period fails "
+        "its board).",
+        static_cast<double>(t.boards_failed));
+  gauge("boardkeeper_tick_periods", "Live board periods the last tick visited.",
+        static_cast<double>(t.periods));
+  gauge("boardkeeper_tick_members_spilled",
+        "Members the last tick moved from Redis to the cold tier (would move, in a dry run).",
+        static_cast<double>(t.spilled));
+  gauge("boardkeeper_tick_members_kept_hot",
+        "Members the last tick wrote to the cold tier but left hot: updated during the spill.",
+        static_cast<double>(t.kept_hot));
+  gauge("boardkeeper_tick_ttls_fixed", "Missing TTLs the last tick re-asserted.",
+        static_cast<double>(t.ttl_fixed));
+  gauge("boardkeeper_tick_periods_archived", "Periods the last tick archived into history.",
+        static_cast<double>(t.archived));
+  gauge("boardkeeper_tick_periods_lost",
+        "Periods the last tick found lost: the hot key vanished before the archive.",
+        static_cast<double>(t.lost));
+  gauge("boardkeeper_tick_periods_busy",
+        "Periods the last tick skipped because another tick was spilling or archiving them.",
+        static_cast<double>(t.busy));
+  auto& rows = r.gauge("boardkeeper_tick_rows_archived",
+                       "History rows the last tick archived, by the tier they came from.");
+  rows.set(static_cast<double>(t.rows_hot), {{"tier", "hot"}});
+  rows.set(static_cast<double>(t.rows_cold), {{"tier", "cold"}});
+  gauge("boardkeeper_tick_redis_errors",
+        "Redis errors that failed a board or the last tick (connection, timeout, error reply).",
+        static_cast<double>(t.redis_errors));
+  gauge("boardkeeper_tick_postgres_errors",
+        "PostgreSQL errors that failed a board or the last tick.",
+        static_cast<double>(t.postgres_errors));
+  return r.render();
+}
+
+constexpr const char* kLastSuccess = "boardkeeper_last_success_timestamp_seconds";
+
+// Writes and pushes; returns false when the metrics file could not be written.
+bool publish(const TickArgs& args, const std::optional<HttpUrl>& gateway,
+             const lifecycle::TickReport& report, const Totals& t, int exit_code,
+             lifecycle::Seconds took) {
+  const bool success = exit_code == 0 && !args.dry_run;
+  bool written = true;
+  if (!args.metrics_file.empty()) {
+    // A failed run keeps the previous success time, so "time since last success" alerts work
+    // from the file alone.
+    const std::optional<double> last =
+        success ? std::optional<double>(unix_now())
+                : metrics::find_sample(read_file_or_empty(args.metrics_file), kLastSuccess);
+    try {
+      write_file_atomically(args.metrics_file,
+                            render_metrics(report, t, exit_code, args.dry_run, took, last));
+    } catch (const Error& e) {
+      spdlog::error("tick: {}", e.what());
+      written = false;
+    }
+  }
+  if (gateway) {
+    // PUT replaces the group; a failed run POSTs without the success time, so the
+    // Pushgateway keeps the one pushed by the last successful run.
+    std::optional<double> last;
+    if (success) last = unix_now();
+    try {
+      push_metrics(*gateway, "boardkeeper_tick", success,
+                   render_metrics(report, t, exit_code, args.dry_run, took, last));
+    } catch (const Error& e) {
+      spdlog::warn("tick: pushing metrics to {} failed (exit code unchanged): {}", args.pushgateway,
+                   e.what());
+    }
+  }
+  return written;
+}
+
+}  // namespace
+
+int tick(Context& ctx, const TickArgs& args) {
+  std::optional<HttpUrl> gateway;
+  if (!args.pushgateway.empty()) gateway = parse_http_url(args.pushgateway, "--pushgateway");
+  if (!args.metrics_file.empty()) check_writable_dir(args.metrics_file, "--metrics-file");
+  const auto started = std::chrono::steady_clock::now();
+
+  lifecycle::TickReport report;
+  std::optional<Abort> abort;
+  std::exception_ptr failure;
+  try {
+    lifecycle::Tick t(ctx.config(), ctx.redis(), ctx.cold(), ctx.archive(), ctx.clock());
+    t.run({args.dry_run, args.chunk, archive_progress_display()}, report);
+  } catch (const Error& e) {
+    failure = std::current_exception();
+    abort = Abort{static_cast<int>(e.exit_code()), lifecycle::backend_of(e), e.what()};
+  } catch (const std::exception& e) {
+    failure = std::current_exception();
+    abort = Abort{static_cast<int>(ExitCode::failed), Backend::none, e.what()};
+  }
+  const lifecycle::Seconds took = std::chrono::steady_clock::now() - started;
+  if (!abort) print_report(ctx, report, args.dry_run);
   // The report is complete on stdout before the summary goes to stderr, so the two never
   // interleave mid-line when both go to one file.
   std::cout.flush();
-  spdlog::info(
-      "tick{}: {} boards, {} periods, {} members spilled, {} periods archived ({} rows), {} lost, "
-      "{} TTLs fixed{}",
-      dry_run ? " (dry run)" : "", report.boards.size(), periods, spilled, archived, rows, lost,
-      ttl_fixed, report.any_failed() ? ", some boards FAILED" : "");
-  return report.any_failed() ? static_cast<int>(ExitCode::failed) : 0;
+
+  const Totals t = totals_of(report, abort);
+  int code = abort                 ? abort->exit_code
+             : report.any_failed() ? static_cast<int>(ExitCode::failed)
+                                   : 0;
+  const std::string message = fmt::format(
+      "tick{}: {} boards, {} periods, {} members spilled, {} periods archived ({} rows), {} "
+      "lost, {} TTLs fixed{}",
+      args.dry_run ? " (dry run)" : "", report.boards.size(), t.periods, t.spilled, t.archived,
+      t.rows_hot + t.rows_cold, t.lost, t.ttl_fixed,
+      abort                 ? ", ABORTED (exit " + std::to_string(code) + ")"
+      : report.any_failed() ? ", some boards FAILED"
+                            : "");
+  log_info_with_fields(message, JsonLine()
+                                    .num("dry_run", args.dry_run ? 1 : 0)
+                                    .num("boards", static_cast<std::int64_t>(report.boards.size()))
+                                    .num("boards_failed", t.boards_failed)
+                                    .num("periods", t.periods)
+                                    .num("spilled", t.spilled)
+                                    .num("kept_hot", t.kept_hot)
+                                    .num("archived", t.archived)
+                                    .num("rows_archived", t.rows_hot + t.rows_cold)
+                                    .num("lost", t.lost)
+                                    .num("busy", t.busy)
+                                    .num("ttl_fixed", t.ttl_fixed)
+                                    .raw("duration_seconds", metrics::format_value(took.count()))
+                                    .num("exit_code", code)
+                                    .fields());
+
+  if (!publish(args, gateway, report, t, code, took) && code == 0) {
+    code = static_cast<int>(ExitCode::failed);  // the pass worked but could not be reported
+  }
+  if (failure) std::rethrow_exception(failure);
+  return code;
 }
 
 }  // namespace bk::cli

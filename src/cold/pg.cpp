@@ -210,7 +210,7 @@ Session& Link::use() {
     } catch (const UnavailableError&) {
       throw;
     } catch (const Error& e) {  // whatever fails while connecting means "unreachable"
-      throw UnavailableError(e.what());
+      throw PostgresUnavailable(e.what());
     }
     session = std::move(fresh);  // a reader may still hold the old one
   }

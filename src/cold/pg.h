@@ -18,7 +18,7 @@
 #include <pqxx/pqxx>
 #pragma GCC diagnostic pop
 
-#include "core/error.h"
+#include "cold/error.h"
 
 namespace bk::cold::pg {
 
@@ -64,8 +64,8 @@ std::string first_line(std::string text);
 // SQLSTATEs that mean the server cannot be reached or ended the session.
 bool means_unavailable(const std::string& sqlstate);
 
-// Runs `f`, turning libpqxx exceptions into the bk::Error tree; a session whose connection
-// broke is marked so.
+// Runs `f`, turning libpqxx exceptions into the bk::Error tree (cold/error.h); a session whose
+// connection broke is marked so.
 template <class F>
 auto guarded(const Link& link, Session* session, std::string_view doing, F&& f) -> decltype(f()) {
   const auto broke = [&] {
@@ -78,35 +78,35 @@ auto guarded(const Link& link, Session* session, std::string_view doing, F&& f) 
     throw;
   } catch (const pqxx::in_doubt_error&) {
     broke();
-    throw Error(prefix() +
-                "the connection broke while committing; whether the commit happened is unknown");
+    throw PostgresError(
+        prefix() + "the connection broke while committing; whether the commit happened is unknown");
   } catch (const pqxx::broken_connection& e) {
     broke();
-    throw UnavailableError(prefix() + (session == nullptr ? "" : "connection lost: ") +
-                           link.scrub(first_line(e.what())));
+    throw PostgresUnavailable(prefix() + (session == nullptr ? "" : "connection lost: ") +
+                              link.scrub(first_line(e.what())));
   } catch (const pqxx::transaction_rollback& e) {
-    throw Error(prefix() + "the server rolled the transaction back (" +
-                link.scrub(first_line(e.what())) + "); retrying may succeed");
+    throw PostgresError(prefix() + "the server rolled the transaction back (" +
+                        link.scrub(first_line(e.what())) + "); retrying may succeed");
   } catch (const pqxx::sql_error& e) {
     const std::string message =
         prefix() + link.scrub(first_line(e.what())) + " (SQLSTATE " + e.sqlstate() + ")";
     if (means_unavailable(e.sqlstate())) {
       broke();
-      throw UnavailableError(message);
+      throw PostgresUnavailable(message);
     }
-    throw Error(message);
+    throw PostgresError(message);
   } catch (const pqxx::usage_error& e) {
-    throw Error(prefix() + "misuse of the connection: " + link.scrub(first_line(e.what())));
+    throw PostgresError(prefix() + "misuse of the connection: " + link.scrub(first_line(e.what())));
   } catch (const pqxx::failure& e) {
     // Some breaks (a COPY cut off by a terminated backend) arrive as a plain failure:
     // a connection that is no longer open means the server went away.
     if (session != nullptr && session->conn && !session->conn->is_open()) {
       broke();
-      throw UnavailableError(prefix() + "connection lost: " + link.scrub(first_line(e.what())));
+      throw PostgresUnavailable(prefix() + "connection lost: " + link.scrub(first_line(e.what())));
     }
-    throw Error(prefix() + link.scrub(first_line(e.what())));
+    throw PostgresError(prefix() + link.scrub(first_line(e.what())));
   } catch (const std::exception& e) {
-    throw Error(prefix() + link.scrub(first_line(e.what())));
+    throw PostgresError(prefix() + link.scrub(first_line(e.what())));
   }
 }
 

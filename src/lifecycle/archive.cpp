@@ -81,7 +81,7 @@ class RowStream {
 
 ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
                             cold::Archive& archive, const SpillTarget& target, std::int64_t chunk,
-                            bool dry_run) {
+                            bool dry_run, const ArchiveProgressFn& progress) {
   const hot::BoardKeys board_keys(hot.key_prefix(), target.board);
   const hot::PeriodKeys keys(board_keys, target.spec->name, target.period.id);
   const std::string registry_member = hot::registry_member(target.spec->name, target.period.id);
@@ -132,6 +132,25 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
   try {
     const hot::ReadState st = hot.read_state(redis, keys, "");
     cold::ColdReader reader = cold.reader();
+    ArchiveProgress shown{&target, 0, 0, false};
+    // Ends the progress display however the archive ends.
+    struct Done {
+      const ArchiveProgressFn& fn;
+      ArchiveProgress& p;
+      ~Done() {
+        if (!fn) return;
+        p.done = true;
+        try {
+          fn(p);
+        } catch (...) {
+          // A display that failed must not change the archive's outcome.
+        }
+      }
+    } done{progress, shown};
+    if (progress) {
+      shown.total = *size + reader.count(info.key);  // one more query, only then
+      progress(shown);                               // the start
+    }
     RowStream rows(redis, hot, reader, keys, info.key,
                    std::set<std::string>(st.hot_and_stale.begin(), st.hot_and_stale.end()), chunk);
     const ScoreCodec codec(target.config->layout_for(*target.spec));
@@ -163,8 +182,13 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
         const Decoded d = codec.decode(m.encoded, target.period.start);
         archive.write({rank, position, m.member, d.points, d.achieved_at});
         ++(it.from_hot ? stats.hot : stats.cold);
+        if (progress && position % 512 == 0) {
+          shown.written = position;
+          progress(shown);
+        }
       }
     }
+    shown.written = position;
     if (stats.hot != *size) {
       // The frozen key changed under the archive (expired mid-way?): commit nothing.
       throw Error("period " + registry_member + " of board '" + target.board + "' had " +

@@ -3,6 +3,7 @@
 // chunks so memory stays flat), and only then are its hot keys freed.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "cold/archive.h"
@@ -20,8 +21,21 @@ struct ArchiveStats {
   std::int64_t cold = 0;  // rows taken from the cold tier
 };
 
+// How far the archive of one period has come, for people watching a long one.
+struct ArchiveProgress {
+  const SpillTarget* target = nullptr;
+  std::int64_t written = 0;  // history rows streamed so far
+  // Hot members plus cold rows: an upper bound, as cold rows of members that are hot again
+  // are skipped.
+  std::int64_t total = 0;
+  bool done = false;  // the last call for this period (also after a failure)
+};
+// Called on the archiving thread at the start (written 0), every 512 rows, and once at
+// the end (done).
+using ArchiveProgressFn = std::function<void(const ArchiveProgress&)>;
+
 ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
                             cold::Archive& archive, const SpillTarget& target, std::int64_t chunk,
-                            bool dry_run);
+                            bool dry_run, const ArchiveProgressFn& progress = {});
 
 }  // namespace bk::lifecycle

@@ -7,6 +7,7 @@
 
 #include <charconv>
 
+#include "lifecycle/backend.h"
 #include "redis/error.h"
 
 namespace bk::lifecycle {
@@ -73,12 +74,28 @@ std::optional<std::string> parse(const Entry& e, service::Update& u) {
 
 }  // namespace
 
-IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards, const IngestOptions& o,
-                   const std::atomic<bool>& stop) {
+IngestStats& IngestStats::operator+=(const IngestStats& other) {
+  read += other.read;
+  applied += other.applied;
+  duplicates += other.duplicates;
+  dead += other.dead;
+  reclaimed += other.reclaimed;
+  unavailable += other.unavailable;
+  rehydrated += other.rehydrated;
+  postgres_errors += other.postgres_errors;
+  for (const auto& [reason, n] : other.dead_by_reason) dead_by_reason[reason] += n;
+  return *this;
+}
+
+namespace {
+
+IngestStats consume(redis::Connection& redis, service::Leaderboards& boards, const IngestOptions& o,
+                    const std::atomic<bool>& stop, IngestObserver& observer) {
   const std::string dead = o.stream + ":dead";
   const redis::Reply created =
       redis.command({"XGROUP", "CREATE", o.stream, o.group, "0", "MKSTREAM"});
   if (created.is_error() && created.str.rfind("BUSYGROUP", 0) != 0) created.checked();
+  observer.redis_round_trip(true);
   IngestStats stats;
   std::string claim_cursor = "0-0";
   // Entries left pending by consumers that died are looked for at the start, then every
@@ -87,6 +104,8 @@ IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards, cons
   using Steady = std::chrono::steady_clock;
   auto next_claim = Steady::now();
   while (!stop.load()) {
+    observer.loop_turn();
+    IngestStats batch;
     std::vector<Entry> entries;
     if (claim_cursor != "0-0" || Steady::now() >= next_claim) {
       const redis::Reply claimed = redis
@@ -94,9 +113,10 @@ IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards, cons
                                                  std::to_string(o.reclaim_idle.count()),
                                                  claim_cursor, "COUNT", std::to_string(o.batch)})
                                        .checked();
+      observer.redis_round_trip(true);
       claim_cursor = claimed.at(0).as_string();
       entries = entries_of(claimed.at(1));
-      stats.reclaimed += static_cast<std::int64_t>(entries.size());
+      batch.reclaimed = static_cast<std::int64_t>(entries.size());
       if (claim_cursor == "0-0") next_claim = Steady::now() + o.reclaim_idle / 2;
     }
     if (entries.empty()) {
@@ -109,26 +129,32 @@ IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards, cons
           entries.insert(entries.end(), more.begin(), more.end());
         }
       }
+      observer.redis_round_trip(true);
     }
     if (entries.empty()) {
       if (o.drain && claim_cursor == "0-0") {
         // Done, unless another consumer (perhaps a dead one) still holds entries: those
         // become ours once idle for reclaim_idle.
         const redis::Reply pending = redis.command({"XPENDING", o.stream, o.group}).checked();
+        observer.redis_round_trip(true);
         if (pending.at(0).as_int() == 0) break;
       }
       next_claim = Steady::now();  // nothing new: a good moment to look for abandoned entries
       continue;
     }
-    stats.read += static_cast<std::int64_t>(entries.size());
+    const auto started = std::chrono::steady_clock::now();
+    const service::Leaderboards::Counters before = boards.counters();
+    batch.read = static_cast<std::int64_t>(entries.size());
 
     std::vector<service::Update> updates;
     std::vector<std::size_t> index;  // entry of each update
     std::vector<std::string> reasons(entries.size());
+    std::vector<const char*> labels(entries.size(), nullptr);  // why each dead one is dead
     for (std::size_t i = 0; i < entries.size(); ++i) {
       service::Update u;
       if (auto why = parse(entries[i], u)) {
         reasons[i] = "malformed event: " + *why;
+        labels[i] = "malformed";
         continue;
       }
       updates.push_back(std::move(u));
@@ -139,16 +165,18 @@ IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards, cons
     for (std::size_t k = 0; k < results.size(); ++k) {
       switch (results[k].status) {
         case service::UpdateStatus::applied:
-          ++stats.applied;
+          ++batch.applied;
           break;
         case service::UpdateStatus::duplicate:
-          ++stats.duplicates;
+          ++batch.duplicates;
           break;
         case service::UpdateStatus::refused:
           reasons[index[k]] = results[k].reason;
+          labels[index[k]] = service::refusal_label(results[k].refusal);
           break;
         case service::UpdateStatus::unavailable:
           done[index[k]] = false;  // stays pending; read again later
+          ++batch.unavailable;
           break;
       }
     }
@@ -162,7 +190,8 @@ IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards, cons
         add.push_back(v);
       }
       commands.push_back(std::move(add));
-      ++stats.dead;
+      ++batch.dead;
+      ++batch.dead_by_reason[labels[i]];
     }
     redis::Args ack{"XACK", o.stream, o.group};
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -170,10 +199,30 @@ IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards, cons
     }
     if (ack.size() > 3) commands.push_back(std::move(ack));
     for (const auto& r : redis.pipeline(commands)) r.checked();
+    observer.redis_round_trip(true);
+    const service::Leaderboards::Counters& after = boards.counters();
+    batch.rehydrated = after.rehydrated - before.rehydrated;
+    batch.postgres_errors = after.cold_errors - before.cold_errors;
+    stats += batch;
+    observer.batch_done(batch, std::chrono::steady_clock::now() - started);
     spdlog::debug("ingest: {} read, {} applied, {} dead so far", stats.read, stats.applied,
                   stats.dead);
   }
   return stats;
+}
+
+}  // namespace
+
+IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards, const IngestOptions& o,
+                   const std::atomic<bool>& stop, IngestObserver* observer) {
+  IngestObserver none;
+  IngestObserver& told = observer != nullptr ? *observer : none;
+  try {
+    return consume(redis, boards, o, stop, told);
+  } catch (const std::exception& e) {
+    if (backend_of(e) == Backend::redis) told.redis_round_trip(false);
+    throw;
+  }
 }
 
 }  // namespace bk::lifecycle

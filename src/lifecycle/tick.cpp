@@ -24,11 +24,34 @@ Tick::Tick(const Config& config, redis::Connection& redis, cold::ColdStore& cold
       clock_(clock),
       hot_(config.redis.key_prefix) {}
 
+namespace {
+
+// Adds the time from its construction to its destruction to `total`.
+class Timed {
+ public:
+  explicit Timed(Seconds& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~Timed() { total_ += std::chrono::steady_clock::now() - start_; }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  Seconds& total_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
 TickReport Tick::run(const TickOptions& options) {
   TickReport report;
+  run(options, report);
+  return report;
+}
+
+void Tick::run(const TickOptions& options, TickReport& report) {
   if (!options.dry_run) {
     // History partitions for last month to two months ahead, so archives never land in the
     // default partition.
+    const Timed timed(report.timings.partitions);
     const Instant now = clock_.now();
     archive_.ensure_partitions(now - std::chrono::hours{24 * 31},
                                now + std::chrono::hours{24 * 62});
@@ -39,16 +62,20 @@ TickReport Tick::run(const TickOptions& options) {
   for (const redis::Reply& b : boards.elements) names.push_back(b.as_string());
   std::sort(names.begin(), names.end());
   for (const std::string& board : names) {
+    report.boards.push_back(BoardReport{board, {}, {}, Backend::none});
+    BoardReport& b = report.boards.back();
     try {
-      report.boards.push_back(run_board(board, options));
-    } catch (const UnavailableError&) {
+      run_board(board, options, b, report.timings);
+    } catch (const UnavailableError& e) {
+      b.error = e.what();
+      b.error_backend = backend_of(e);
       throw;
     } catch (const Error& e) {
       spdlog::error("tick: board '{}' failed: {}", board, e.what());
-      report.boards.push_back(BoardReport{board, {}, e.what()});
+      b.error = e.what();
+      b.error_backend = backend_of(e);
     }
   }
-  return report;
 }
 
 std::int64_t Tick::fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run) {
@@ -69,13 +96,13 @@ std::int64_t Tick::fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool
   return static_cast<std::int64_t>(fix.size());
 }
 
-BoardReport Tick::run_board(const std::string& board, const TickOptions& options) {
-  BoardReport report{board, {}, {}};
+void Tick::run_board(const std::string& board, const TickOptions& options, BoardReport& report,
+                     TickTimings& timings) {
   const BoardConfig* config = config_.board_for(board);
   if (config == nullptr) {
     report.error = "no board entry in " + config_.path + " matches board '" + board +
                    "'; its periods are left alone";
-    return report;
+    return;
   }
   const hot::BoardKeys keys(config_.redis.key_prefix, board);
   const redis::Reply registry = redis_.command({"ZRANGE", keys.registry(), "0", "-1"}).checked();
@@ -98,17 +125,23 @@ BoardReport Tick::run_board(const std::string& board, const TickOptions& options
       continue;
     }
     const hot::PeriodKeys pk(keys, spec->name, period->id);
-    pr.ttl_fixed = fix_ttls(pk, period->end + config->retention_for(*spec), options.dry_run);
+    {
+      const Timed timed(timings.ttl);
+      pr.ttl_fixed = fix_ttls(pk, period->end + config->retention_for(*spec), options.dry_run);
+    }
     if (period->end + config->grace <= now) {
+      const Timed timed(timings.archive);
       const ArchiveStats a =
           archive_period(redis_, hot_, cold_, archive_, SpillTarget{config, spec, board, *period},
-                         options.chunk, options.dry_run);
+                         options.chunk, options.dry_run, options.archive_progress);
       const std::string rows = std::to_string(a.hot + a.cold) + " rows (" + std::to_string(a.hot) +
                                " hot + " + std::to_string(a.cold) + " cold)";
       switch (a.outcome) {
         case ArchiveStats::Outcome::archived:
           pr.archived = true;
           pr.archived_rows = a.hot + a.cold;
+          pr.archived_hot = a.hot;
+          pr.archived_cold = a.cold;
           pr.note = "archived " + rows;
           break;
         case ArchiveStats::Outcome::would_archive:
@@ -118,6 +151,7 @@ BoardReport Tick::run_board(const std::string& board, const TickOptions& options
           pr.note = "already archived; hot keys freed";
           break;
         case ArchiveStats::Outcome::busy:
+          pr.busy = true;
           pr.note = "being archived by another tick; skipped";
           break;
         case ArchiveStats::Outcome::lost:
@@ -128,7 +162,9 @@ BoardReport Tick::run_board(const std::string& board, const TickOptions& options
                          "too short or tick not run in time)";
           break;
       }
-    } else if (!options.dry_run && !archive_.try_lock_period({board, spec->name, period->id})) {
+    } else if (const Timed timed(timings.spill);  // times the else branch too
+               !options.dry_run && !archive_.try_lock_period({board, spec->name, period->id})) {
+      pr.busy = true;
       pr.note = "being spilled or archived by another tick; skipped";
     } else {
       struct Unlock {  // released however the spill ends
@@ -153,7 +189,6 @@ BoardReport Tick::run_board(const std::string& board, const TickOptions& options
     }
     report.periods.push_back(std::move(pr));
   }
-  return report;
 }
 
 }  // namespace bk::lifecycle

@@ -2,6 +2,7 @@
 // scanning keys): re-assert missing TTLs, spill what is ranked past hot_keep, archive the
 // periods past end + grace, and create history partitions ahead.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,13 +11,18 @@
 #include "cold/cold_store.h"
 #include "config/config.h"
 #include "hot/hot_board.h"
+#include "lifecycle/archive.h"
+#include "lifecycle/backend.h"
 #include "redis/connection.h"
 
 namespace bk::lifecycle {
 
+using Seconds = std::chrono::duration<double>;
+
 struct TickOptions {
   bool dry_run = false;
-  std::int64_t chunk = 5000;  // members per cold-tier transaction
+  std::int64_t chunk = 5000;             // members per cold-tier transaction
+  ArchiveProgressFn archive_progress{};  // optional: progress of each period's archive
 };
 
 struct PeriodReport {
@@ -28,18 +34,31 @@ struct PeriodReport {
   std::int64_t ttl_fixed = 0;
   bool archived = false;  // written to history by this tick
   std::int64_t archived_rows = 0;
-  bool lost = false;  // its hot key vanished before it could be archived
-  std::string note;   // what happened, for people
+  std::int64_t archived_hot = 0;   // of archived_rows: taken from Redis
+  std::int64_t archived_cold = 0;  // of archived_rows: taken from the cold tier
+  bool lost = false;               // its hot key vanished before it could be archived
+  bool busy = false;               // skipped: another tick was spilling or archiving it
+  std::string note;                // what happened, for people
 };
 
 struct BoardReport {
   std::string board;
   std::vector<PeriodReport> periods;
   std::string error;  // set when this board failed; the others were still processed
+  Backend error_backend = Backend::none;  // the server whose error failed it, if any
+};
+
+// Where the time of a tick went, summed over its board periods.
+struct TickTimings {
+  Seconds partitions{0};  // creating history partitions ahead
+  Seconds ttl{0};         // re-asserting TTLs
+  Seconds spill{0};       // spilling beyond hot_keep (including taking the period lock)
+  Seconds archive{0};     // archiving closed periods
 };
 
 struct TickReport {
   std::vector<BoardReport> boards;
+  TickTimings timings;
   bool any_failed() const;
 };
 
@@ -51,6 +70,8 @@ class Tick {
   // Throws UnavailableError when Redis or PostgreSQL cannot be reached (nothing is removed
   // from Redis that is not committed to PostgreSQL); other failures are per board.
   TickReport run(const TickOptions& options);
+  // The same, filling `report` as it goes: after a throw it holds what was done until then.
+  void run(const TickOptions& options, TickReport& report);
 
  private:
   const Config& config_;
@@ -60,7 +81,8 @@ class Tick {
   Clock clock_;
   hot::HotBoard hot_;
 
-  BoardReport run_board(const std::string& board, const TickOptions& options);
+  void run_board(const std::string& board, const TickOptions& options, BoardReport& report,
+                 TickTimings& timings);
   std::int64_t fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run);
 };
 

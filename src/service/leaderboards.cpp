@@ -24,6 +24,34 @@ std::string describe(const Update& u) {
 
 }  // namespace
 
+const char* refusal_label(Refusal refusal) {
+  switch (refusal) {
+    case Refusal::none:
+      return "none";
+    case Refusal::invalid_board:
+      return "invalid_board";
+    case Refusal::unknown_board:
+      return "unknown_board";
+    case Refusal::invalid_member:
+      return "invalid_member";
+    case Refusal::invalid_value:
+      return "invalid_value";
+    case Refusal::too_early:
+      return "too_early";
+    case Refusal::no_period:
+      return "no_period";
+    case Refusal::closed:
+      return "closed";
+    case Refusal::out_of_range:
+      return "out_of_range";
+    case Refusal::expired:
+      return "expired";
+    case Refusal::cold_tier:
+      return "cold_tier";
+  }
+  return "unknown";
+}
+
 struct Leaderboards::Planned {
   const BoardConfig* config = nullptr;
   Instant at;
@@ -66,32 +94,41 @@ const BoardConfig& board_entry(const Config& config, const std::string& board) {
   return *c;
 }
 
-std::optional<std::string> Leaderboards::plan(const Update& u, Planned& out) const {
-  if (auto problem = board_name_problem(u.board)) return *problem;
+std::optional<Leaderboards::Refused> Leaderboards::plan(const Update& u, Planned& out) const {
+  if (auto problem = board_name_problem(u.board)) return Refused{Refusal::invalid_board, *problem};
   out.config = config_.board_for(u.board);
-  if (out.config == nullptr) return "no board entry in " + config_.path + " matches " + describe(u);
-  if (auto problem = member_problem(u.member)) return *problem + " (board '" + u.board + "')";
+  if (out.config == nullptr) {
+    return Refused{Refusal::unknown_board,
+                   "no board entry in " + config_.path + " matches " + describe(u)};
+  }
+  if (auto problem = member_problem(u.member)) {
+    return Refused{Refusal::invalid_member, *problem + " (board '" + u.board + "')"};
+  }
   if (u.value > kMaxValue || u.value < -kMaxValue) {
-    return "value " + std::to_string(u.value) + " for " + describe(u) + " is beyond ±2^53";
+    return Refused{Refusal::invalid_value,
+                   "value " + std::to_string(u.value) + " for " + describe(u) + " is beyond ±2^53"};
   }
   const Instant now = clock_.now();
   out.at = u.at.value_or(now);
   if (out.at > now + out.config->max_clock_skew) {
-    return "event time " + format_rfc3339(out.at) + " for " + describe(u) + " is more than " +
-           "max_clock_skew (" + format_duration(out.config->max_clock_skew) + ") ahead of now (" +
-           format_rfc3339(now) + ")";
+    return Refused{Refusal::too_early, "event time " + format_rfc3339(out.at) + " for " +
+                                           describe(u) + " is more than " + "max_clock_skew (" +
+                                           format_duration(out.config->max_clock_skew) +
+                                           ") ahead of now (" + format_rfc3339(now) + ")"};
   }
   for (const PeriodSpec& spec : out.config->periods) {
     try {
       Period p = period_containing(spec, *out.config->zone, out.at);
       if (p.end + out.config->grace <= now) {
-        return "period " + spec.name + ":" + p.id + " of board '" + u.board +
-               "' is closed for writes since " + format_rfc3339(p.end + out.config->grace) +
-               " (end + archive.grace); event time " + format_rfc3339(out.at) + " is too late";
+        return Refused{Refusal::closed, "period " + spec.name + ":" + p.id + " of board '" +
+                                            u.board + "' is closed for writes since " +
+                                            format_rfc3339(p.end + out.config->grace) +
+                                            " (end + archive.grace); event time " +
+                                            format_rfc3339(out.at) + " is too late"};
       }
       out.targets.push_back({&spec, std::move(p)});
     } catch (const RefusedError& e) {
-      return std::string(e.what()) + " (" + describe(u) + ")";
+      return Refused{Refusal::no_period, std::string(e.what()) + " (" + describe(u) + ")"};
     }
   }
   return std::nullopt;
@@ -116,9 +153,10 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
   std::map<std::string, Group> groups;
   for (std::size_t i = 0; i < updates.size(); ++i) {
     Planned p;
-    if (auto reason = plan(updates[i], p)) {
+    if (auto refused = plan(updates[i], p)) {
       results[i].status = UpdateStatus::refused;
-      results[i].reason = std::move(*reason);
+      results[i].refusal = refused->refusal;
+      results[i].reason = std::move(refused->reason);
       continue;
     }
     Group& g = groups[updates[i].board];
@@ -187,11 +225,13 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
           break;
         case hot::HotOutcome::closed:
           out.status = UpdateStatus::refused;
+          out.refusal = Refusal::closed;
           out.reason =
               "period " + r.period + " of board '" + u.board + "' is closed (frozen for archive)";
           break;
         case hot::HotOutcome::out_of_range:
           out.status = UpdateStatus::refused;
+          out.refusal = Refusal::out_of_range;
           out.reason = "update of " + describe(u) + " by " + std::to_string(u.value) +
                        " would make its points " + std::to_string(r.refused_points) + " in " +
                        r.period + ", outside [" +
@@ -200,6 +240,7 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
           break;
         case hot::HotOutcome::expired:
           out.status = UpdateStatus::refused;
+          out.refusal = Refusal::expired;
           out.reason = "period " + r.period + " of board '" + u.board +
                        "' would expire in Redis at once: its end + retention is already past on "
                        "the Redis server's clock (replaying old events? use a longer retention)";
@@ -214,6 +255,7 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
                          " needs its cold row and PostgreSQL is unreachable: " + cold_failure_;
             break;
           }
+          out.refusal = Refusal::cold_tier;
           out.reason = !has_cold()
                            ? describe(u) + " may be in the cold tier (the period was spilled), " +
                                  "and no PostgreSQL connection is attached"
@@ -271,6 +313,7 @@ std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
       // Events already applied keep their results; the ones still waiting for the cold
       // tier are reported unavailable (not applied).
       cold_failure_ = e.what();
+      ++counters_.cold_errors;
       break;
     }
     counters_.cold_lookups += static_cast<std::int64_t>(keys.size());

@@ -35,8 +35,27 @@ struct PeriodPoints {
   std::int64_t points = 0;
 };
 
+// Why an update was refused, as a stable short label for counting (metrics); `reason`
+// says it for people.
+enum class Refusal {
+  none,
+  invalid_board,   // not a valid board name
+  unknown_board,   // no config entry matches the board
+  invalid_member,  // not 1 to 512 bytes of UTF-8 without NUL
+  invalid_value,   // beyond ±2^53
+  too_early,       // event time more than max_clock_skew ahead of now
+  no_period,       // no period of the board contains the event time
+  closed,          // the period is closed for writes (past end + grace, or frozen)
+  out_of_range,    // the points would leave [min_points, max_points]
+  expired,         // Redis would expire the period key at once (end + retention is past)
+  cold_tier,       // the member's cold row was needed and could not be used
+};
+// "closed", "out_of_range", ...: the enumerator's name ("none" for none).
+const char* refusal_label(Refusal refusal);
+
 struct UpdateResult {
   UpdateStatus status = UpdateStatus::applied;
+  Refusal refusal = Refusal::none;   // refused: why, for counting
   std::string reason;                // refused: what was wrong, naming board and member
   std::vector<PeriodPoints> points;  // applied: the member's new points in each period
 };
@@ -103,6 +122,7 @@ class Leaderboards {
     std::int64_t rehydrated = 0;    // member periods brought back from the cold tier
     std::int64_t cold_lookups = 0;  // cold-tier look-ups made for updates
     std::int64_t retries = 0;       // update or read rounds repeated because a spill ran
+    std::int64_t cold_errors = 0;   // update rounds in which the cold tier was unreachable
   };
   const Counters& counters() const { return counters_; }
 
@@ -124,7 +144,11 @@ class Leaderboards {
   std::unordered_map<const PeriodSpec*, ScoreLayout> layouts_;
 
   const ScoreLayout& layout(const PeriodSpec& spec) const;
-  std::optional<std::string> plan(const Update& u, Planned& out) const;
+  struct Refused {
+    Refusal refusal;
+    std::string reason;
+  };
+  std::optional<Refused> plan(const Update& u, Planned& out) const;
   Standing decode(const PeriodRef& ref, const hot::Listed& l) const;
   std::vector<Standing> decode_all(const PeriodRef& ref,
                                    const std::vector<hot::Listed>& listed) const;

@@ -1,0 +1,52 @@
+// Getting metrics out of the process: the node_exporter textfile form (an atomically
+// replaced file) and the Pushgateway (an HTTP PUT or POST). Plain HTTP only.
+#pragma once
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "cli/net.h"
+#include "core/metrics.h"
+
+namespace bk::cli {
+
+// The content type of the Prometheus text format.
+inline constexpr std::string_view kPrometheusText = "text/plain; version=0.0.4; charset=utf-8";
+
+// boardkeeper_build_info{version="..."} 1
+void add_build_info(metrics::Registry& registry);
+// Seconds since the epoch of the system clock (real time, whatever --now says).
+double unix_now();
+
+// Writes `content` to PATH.tmp.<pid>, fsyncs it, renames it over `path` and fsyncs the
+// directory: a reader sees the old file or the new one, never a part. Throws bk::Error.
+void write_file_atomically(const std::string& path, std::string_view content);
+// The text of `path`, or empty when it cannot be read.
+std::string read_file_or_empty(const std::string& path);
+// Throws UsageError when the directory `path` would be written in does not exist.
+void check_writable_dir(const std::string& path, std::string_view flag);
+
+struct HttpUrl {
+  net::HostPort where;
+  std::string path;  // without a trailing slash; empty for the root
+};
+// http://host[:port][/path]. Throws UsageError naming `flag` for anything else (https,
+// credentials, a query).
+HttpUrl parse_http_url(std::string_view url, std::string_view flag);
+
+struct HttpReply {
+  int status = 0;
+  std::string body;
+};
+// One request with Connection: close, bounded by `timeout` in all. Throws bk::Error when
+// the server cannot be reached or answers something that is not HTTP.
+HttpReply http_request(const HttpUrl& url, std::string_view method, const std::string& path,
+                       std::string_view content_type, std::string_view body,
+                       std::chrono::milliseconds timeout);
+
+// Pushes `text` to <gateway>/metrics/job/<job>: PUT replaces every metric of the group,
+// POST only those with the names pushed. Throws bk::Error unless the gateway answers 2xx.
+void push_metrics(const HttpUrl& gateway, const std::string& job, bool replace,
+                  std::string_view text);
+
+}  // namespace bk::cli
