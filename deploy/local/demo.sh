@@ -46,6 +46,13 @@ boards:
     time_resolution: s
     max_points: 3600000
     retention: {default: 3d, cup: 10d}
+  - name: arena
+    periods: [daily, monthly]
+    timezone: UTC
+    max_points: 1000000
+    hot_keep: 10         # 30 players: the monthly board spills 20 of them after each day
+    display: 5
+    retention: {default: 40d}
 YAML
 
 bk() {
@@ -108,6 +115,62 @@ bk --now $now add race:monaco max 83999 --at ${fri}T18:50:00+01:00
 bk --now $now top race:monaco cup
 bk --now $now periods race:monaco
 bk --now $now periods points
+
+bk_log "A simulated month of the 'arena' board: 30 players send events to the stream every day;
+   each day ingest applies them and the next morning's tick archives the day and spills the
+   month beyond its hot 10 (so players who score again are rehydrated). One line per tick:"
+month=$(date -u -d "$(date -u +%Y-%m-01) + 1 month" +%Y-%m)
+days=$(date -u -d "$month-01 + 1 month - 1 day" +%d)
+metrics="$BK_TMP/tick.prom"
+bkq() { "$build_dir/src/boardkeeper" --config "$BK_TMP/demo.yaml" "$@"; }
+fetch() { python3 -c "import sys, urllib.request as u; print(u.urlopen(sys.argv[1]).read().decode())" "$1"; }
+events_of_day() {
+  awk -v day="$1" -v seed="$1" 'BEGIN { srand(substr(seed, 9) + 0); for (i = 0; i < 240; i++) {
+      p = sprintf("p%02d", 1 + int(rand() * rand() * 30));
+      printf "XADD demo:events * board arena member %s value %d at %sT%02d:%02d:00Z\n",
+             p, 1 + int(rand() * 50), day, 8 + int(i / 20), (i * 7) % 60 } }'
+}
+for d in $(seq -w 1 "$days"); do
+  day=$month-$d
+  if [ "$d" != "$days" ]; then
+    events_of_day "$day" | redis-cli -p "$BK_REDIS_PORT" >/dev/null
+    bkq --now "${day}T23:30:00Z" ingest --drain >/dev/null 2>&1
+  else
+    bk_log "Day $days: ingest runs as a service this time (--listen), serving /metrics, /healthz, /readyz"
+    port=$(bk_free_port)
+    "$build_dir/src/boardkeeper" --config "$BK_TMP/demo.yaml" --now "${day}T23:30:00Z" \
+      ingest --listen "127.0.0.1:$port" >/dev/null 2>&1 &
+    ingest_pid=$!
+    events_of_day "$day" | redis-cli -p "$BK_REDIS_PORT" >/dev/null
+    for _ in $(seq 1 100); do
+      fetch "http://127.0.0.1:$port/metrics" 2>/dev/null |
+        grep -q '^boardkeeper_ingest_entries_read_total 240$' && break
+      sleep 0.1
+    done
+    fetch "http://127.0.0.1:$port/metrics" |
+      grep -E '^boardkeeper_(ingest_entries_read_total|ingest_events_applied_total|rehydrations_total)'
+    printf 'healthz: %s   readyz: %s\n' "$(fetch "http://127.0.0.1:$port/healthz")" \
+      "$(fetch "http://127.0.0.1:$port/readyz")"
+    kill -TERM "$ingest_pid"
+    status=0
+    wait "$ingest_pid" || status=$?
+    echo "ingest stopped on SIGTERM after its batch (exit $status)"
+  fi
+  next=$(date -u -d "$day + 1 day" +%F)
+  bkq --now "${next}T00:30:00Z" tick --metrics-file "$metrics" >/dev/null
+done
+bk_log "The month in SQL: each player's days on the daily podium, and the final monthly board"
+psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT member, count(*) FILTER (WHERE rank <= 3) AS podiums,
+         min(rank) AS best_rank, sum(points) AS points_in_daily_boards
+  FROM boardkeeper.history WHERE board = 'arena' AND period = 'daily'
+  GROUP BY member ORDER BY podiums DESC, best_rank, member LIMIT 6"
+psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT period_id, rank, member, points, achieved_at
+  FROM boardkeeper.history WHERE board = 'arena' AND period = 'monthly' ORDER BY rank LIMIT 5"
+psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT period, count(*) AS periods, sum(members) AS rows,
+         sum(hot_members) AS from_redis, sum(cold_members) AS from_postgres
+  FROM boardkeeper.periods WHERE board = 'arena' GROUP BY period"
+bk_log "The last tick's metrics (textfile-collector format, --metrics-file)"
+grep -E '^boardkeeper_(tick_(members_spilled|periods_archived|rows_archived|duration_seconds|exit_code)|last_success)' "$metrics"
 
 bk_log "The Redis keys and their TTLs (every live key expires; the registry follows its boards)"
 redis-cli -p "$BK_REDIS_PORT" --scan --pattern 'demo:*' | sort | while read -r key; do

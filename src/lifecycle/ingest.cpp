@@ -2,6 +2,7 @@
 #include "lifecycle/ingest.h"
 
 #include <chrono>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -120,9 +121,15 @@ IngestStats consume(redis::Connection& redis, service::Leaderboards& boards, con
       if (claim_cursor == "0-0") next_claim = Steady::now() + o.reclaim_idle / 2;
     }
     if (entries.empty()) {
-      const redis::Reply r = redis.command(
-          {"XREADGROUP", "GROUP", o.group, o.consumer, "COUNT", std::to_string(o.batch), "BLOCK",
-           std::to_string(o.block.count()), "STREAMS", o.stream, ">"});
+      // With --drain an empty read ends the run, so it does not wait for new entries.
+      redis::Args read{"XREADGROUP", "GROUP", o.group,
+                       o.consumer,   "COUNT", std::to_string(o.batch)};
+      if (!o.drain) {
+        read.push_back("BLOCK");
+        read.push_back(std::to_string(o.block.count()));
+      }
+      read.insert(read.end(), {"STREAMS", o.stream, ">"});
+      const redis::Reply r = redis.command(read);
       if (!r.is_nil()) {
         for (const redis::Reply& s : r.checked().elements) {
           auto more = entries_of(s.at(1));
@@ -138,6 +145,11 @@ IngestStats consume(redis::Connection& redis, service::Leaderboards& boards, con
         const redis::Reply pending = redis.command({"XPENDING", o.stream, o.group}).checked();
         observer.redis_round_trip(true);
         if (pending.at(0).as_int() == 0) break;
+      }
+      if (o.drain) {
+        // Draining reads do not block: wait here instead of polling Redis in a tight loop
+        // while another consumer's entries become idle enough to take over.
+        std::this_thread::sleep_for(std::min<Millis>(o.block, Millis{100}));
       }
       next_claim = Steady::now();  // nothing new: a good moment to look for abandoned entries
       continue;

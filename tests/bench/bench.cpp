@@ -138,6 +138,8 @@ struct RawRedis {
 struct RawPg {
   explicit RawPg(const std::string& url) : conn(PQconnectdb(url.c_str())) {
     if (PQstatus(conn) != CONNECTION_OK) fail("cannot connect to PostgreSQL");
+    PQsetNoticeProcessor(
+        conn, [](void*, const char*) {}, nullptr);  // DROP ... CASCADE notes
   }
   ~RawPg() { PQfinish(conn); }
   RawPg(const RawPg&) = delete;
