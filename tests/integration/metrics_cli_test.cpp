@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include <dirent.h>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -118,6 +118,14 @@ HttpAnswer get(int port, const std::string& path) {
   return http(port, "GET " + path + " HTTP/1.1\r\nHost: test\r\n\r\n");
 }
 
+// The Content-Length of a request head (0 without one).
+std::size_t content_length(const std::string& head) {
+  std::string lower = head;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto at = lower.find("\r\ncontent-length:");
+  return at == std::string::npos ? 0 : std::stoul(head.substr(at + 17));
+}
+
 // A fake Pushgateway: accepts one request, records it, answers `status`.
 struct FakeGateway {
   int port = 0;
@@ -143,10 +151,7 @@ struct FakeGateway {
         const auto split = all.find("\r\n\r\n");
         if (split != std::string::npos && want == std::string::npos) {
           head = all.substr(0, split);
-          std::smatch m;
-          const std::regex length("Content-Length: (\\d+)", std::regex::icase);
-          want = split + 4 +
-                 (std::regex_search(head, m, length) ? std::stoul(m[1].str()) : std::size_t{0});
+          want = split + 4 + content_length(head);
         }
       }
       const auto split = all.find("\r\n\r\n");
@@ -365,11 +370,11 @@ TEST_F(MetricsCliTest, TickPushesToAPushgateway) {
 
 // The address ingest logged it listens on ("... on http://127.0.0.1:PORT").
 int listening_port(const std::string& log) {
-  const std::regex re("on http://127\\.0\\.0\\.1:(\\d+)");
+  const std::string marker = "on http://127.0.0.1:";
   for (int i = 0; i < 300; ++i) {
-    std::smatch m;
     const std::string text = slurp(log);
-    if (std::regex_search(text, m, re)) return std::stoi(m[1].str());
+    const auto at = text.find(marker);
+    if (at != std::string::npos) return std::stoi(text.substr(at + marker.size()));
     std::this_thread::sleep_for(50ms);
   }
   ADD_FAILURE() << "no listening address in " << log << ":\n" << slurp(log);
