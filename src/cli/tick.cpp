@@ -232,6 +232,9 @@ int tick(Context& ctx, const TickArgs& args) {
   }
   const lifecycle::Seconds took = std::chrono::steady_clock::now() - started;
   if (!abort) print_report(ctx, report, args.dry_run);
+  // The report is complete before the summary goes to stderr: with both streams in one
+  // file, an unflushed stdout buffer would otherwise be cut by the log line.
+  std::cout.flush();
 
   const Totals t = totals_of(report, abort);
   int code = abort                 ? abort->exit_code
