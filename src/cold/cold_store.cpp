@@ -334,6 +334,16 @@ std::int64_t ColdStore::upsert(const PeriodKey& period, const std::vector<ColdRo
   });
 }
 
+void ColdStore::analyze() {
+  Link& l = live(impl_);
+  Session& session = l.use();
+  guarded(l, &session, "analyzing the cold tier", [&] {
+    pqxx::nontransaction n(*session.conn);
+    n.exec0("ANALYZE " + l.q + ".cold_members");
+    return 0;
+  });
+}
+
 std::vector<std::optional<ColdHit>> ColdStore::lookup(const std::vector<MemberKey>& keys) {
   Link& l = live(impl_);
   std::vector<std::optional<ColdHit>> out(keys.size());

@@ -69,6 +69,10 @@ class ColdStore {
   // the careful way, so it costs time, never correctness).
   std::int64_t upsert(const PeriodKey& period, const std::vector<ColdRow>& rows,
                       const std::vector<bool>& known_absent = {});
+  // Refreshes the planner's statistics of the cold tier. Right after a big spill they are
+  // stale, and the planner may then look a member up through the listing index, reading
+  // the whole period (tens of ms) instead of one primary-key probe.
+  void analyze();
 
   // Rehydrate: the cold rows of many (period, member) pairs in one round trip; result i
   // belongs to keys[i].

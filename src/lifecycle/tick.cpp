@@ -61,6 +61,7 @@ void Tick::run(const TickOptions& options, TickReport& report) {
   std::vector<std::string> names;
   for (const redis::Reply& b : boards.elements) names.push_back(b.as_string());
   std::sort(names.begin(), names.end());
+  std::int64_t spilled = 0;
   for (const std::string& board : names) {
     report.boards.push_back(BoardReport{board, {}, {}, Backend::none});
     BoardReport& b = report.boards.back();
@@ -75,6 +76,15 @@ void Tick::run(const TickOptions& options, TickReport& report) {
       b.error = e.what();
       b.error_backend = backend_of(e);
     }
+    for (const PeriodReport& p : b.periods) spilled += p.spilled;
+  }
+  // After a big spill the planner's statistics of the cold tier are stale until autovacuum
+  // gets to them (a minute or more), and rehydrating look-ups can pick a full scan of the
+  // period meanwhile. Once per tick, only when it moved enough to matter.
+  constexpr std::int64_t kAnalyzeAfterSpilled = 1000;
+  if (!options.dry_run && spilled >= kAnalyzeAfterSpilled) {
+    const Timed timed(report.timings.spill);
+    cold_.analyze();
   }
 }
 

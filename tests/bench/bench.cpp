@@ -49,6 +49,7 @@ struct Options {
   std::int64_t distinct = 50'000;    // distinct members the update events hit
   std::int64_t samples = 2'000;      // rehydrating updates timed one by one
   int rounds = 3;                    // update rounds (alternating with the baseline)
+  std::int64_t chunk = 0;            // --chunk for tick (0: the product's default)
   bool updates_only = false;         // --updates-only: phase 1 alone (for profiling)
 };
 
@@ -248,7 +249,9 @@ ChildRun run_binary(const std::vector<std::string>& args, const std::string& log
     std::ifstream log(log_path);
     std::stringstream text;
     text << log.rdbuf();
-    fail("boardkeeper " + args.back() + " failed (status " + std::to_string(status) + "):\n" +
+    std::string command;
+    for (const auto& a : args) command += " " + a;
+    fail("boardkeeper" + command + " failed (status " + std::to_string(status) + "):\n" +
          text.str());
   }
   return out;
@@ -466,6 +469,16 @@ struct Bench {
     std::vector<double> rehydrate_ms, hot_update_ms, zincrby_ms;
   };
 
+  // `boardkeeper tick` at `now`, with --chunk when one was given.
+  std::vector<std::string> tick_args(const std::string& config_path, const std::string& now) const {
+    std::vector<std::string> args = {"--config", config_path, "--now", now, "tick"};
+    if (opt.chunk > 0) {
+      args.push_back("--chunk");
+      args.push_back(std::to_string(opt.chunk));
+    }
+    return args;
+  }
+
   BoardFigures bench_board(std::int64_t spilled_members, bool latency) {
     BoardFigures f;
     f.members = spilled_members;
@@ -503,8 +516,7 @@ struct Bench {
     }
 
     // 4. Spill: `boardkeeper tick` while the period is open.
-    f.spill =
-        run_binary({"--config", config_path, "--now", at(46'800'000), "tick"}, dir + "/spill.log");
+    f.spill = run_binary(tick_args(config_path, at(46'800'000)), dir + "/spill.log");
     f.spilled = pg.scalar("SELECT count(*) FROM " + schema + ".cold_members" + where);
     if (f.spilled != spilled_members) {
       fail("spill moved " + fmt_int(f.spilled) + " members, expected " + fmt_int(spilled_members));
@@ -551,8 +563,8 @@ struct Bench {
     }
 
     // 3. Archive: `boardkeeper tick` after the period's end and grace.
-    f.archive = run_binary({"--config", config_path, "--now", at(86'400'000 + 3'600'000), "tick"},
-                           dir + "/archive.log");
+    f.archive =
+        run_binary(tick_args(config_path, at(86'400'000 + 3'600'000)), dir + "/archive.log");
     const std::string period_where =
         where + " AND period = 'daily' AND period_id = '" + at(0).substr(0, 10) + "'";
     f.archived = pg.scalar("SELECT count(*) FROM " + schema + ".history_rows" + period_where);
@@ -716,6 +728,8 @@ int main(int argc, char** argv) {
       opt.distinct = value();
     } else if (a == "--samples") {
       opt.samples = value();
+    } else if (a == "--chunk") {
+      opt.chunk = value();
     } else if (a == "--updates-only") {
       opt.updates_only = true;
     } else if (a == "--rounds") {
@@ -724,7 +738,7 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: bk_bench [--members N] [--keep N] [--events N] [--distinct N] [--samples N] "
-          "[--rounds N]\n");
+          "[--rounds N] [--chunk N] [--updates-only]\n");
       return a == "--help" ? 0 : 2;
     }
   }
