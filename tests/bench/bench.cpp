@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -88,7 +89,7 @@ double median(std::vector<double> v) {
 
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  const auto i = static_cast<std::size_t>(std::lround(p * static_cast<double>(v.size() - 1)));
   return v[std::min(i, v.size() - 1)];
 }
 
@@ -157,6 +158,7 @@ struct RawPg {
     std::vector<std::vector<std::string>> rows;
     for (int i = 0; i < PQntuples(r); ++i) {
       std::vector<std::string> row;
+      row.reserve(static_cast<std::size_t>(PQnfields(r)));
       for (int j = 0; j < PQnfields(r); ++j) row.emplace_back(PQgetvalue(r, i, j));
       rows.push_back(std::move(row));
     }
@@ -196,7 +198,7 @@ struct RawPg {
     if (PQresultStatus(r) != PGRES_COPY_IN)
       fail(std::string("COPY FROM failed: ") + PQresultErrorMessage(r));
     PQclear(r);
-    constexpr std::size_t kChunk = 256 * 1024;
+    constexpr std::size_t kChunk = std::size_t{256} * 1024;
     for (std::size_t at = 0; at < data.size(); at += kChunk) {
       const std::size_t n = std::min(kChunk, data.size() - at);
       if (PQputCopyData(conn, data.data() + at, static_cast<int>(n)) != 1) fail("COPY data failed");
@@ -289,7 +291,7 @@ struct Bench {
            "\npostgres:\n  url: " + pg_url + "\n  schema: " + prefix + "\nboards:\n" + boards;
   }
   std::string write_config(const std::string& name, const std::string& text) const {
-    const std::string path = dir + "/" + name + ".yaml";
+    std::string path = dir + "/" + name + ".yaml";
     std::ofstream(path) << text;
     return path;
   }
