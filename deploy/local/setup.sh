@@ -10,17 +10,22 @@ BK_PACKAGES=(build-essential cmake pkg-config python3 tzdata libhiredis-dev libp
 
 bk_log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
+# bk_apt_install [packages...]: installs them with apt-get (sudo when not root); none: nothing.
+bk_apt_install() {
+  [ $# -eq 0 ] && return 0
+  bk_log "installing $*"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 bk_install() {
   local missing=()
   for p in "${BK_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  bk_log "installing ${missing[*]}"
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  bk_apt_install "${missing[@]}"
 }
 
 # What tests/deploy needs beyond BK_PACKAGES, installed with apt-get only when the command
@@ -31,12 +36,7 @@ bk_install_test_tools() {
   command -v node >/dev/null || missing+=(nodejs)
   command -v npm >/dev/null || missing+=(npm)
   command -v systemd-analyze >/dev/null || missing+=(systemd)
-  [ ${#missing[@]} -eq 0 ] && return 0
-  bk_log "installing ${missing[*]}"
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  bk_apt_install "${missing[@]}"
 }
 
 # bk_build <build-dir> [extra cmake args...]

@@ -191,27 +191,16 @@ int ingest(Context& ctx, const IngestArgs& args) {
       "pending (cold tier unreachable), {} rehydrated{}",
       s.read, s.applied, s.duplicates, s.dead, s.reclaimed, s.unavailable, s.rehydrated,
       g_stop.load() ? " (stopped by signal)" : "");
-  log_info_with_fields(message, JsonLine()
-                                    .num("read", s.read)
-                                    .num("applied", s.applied)
-                                    .num("duplicates", s.duplicates)
-                                    .num("dead", s.dead)
-                                    .num("reclaimed", s.reclaimed)
-                                    .num("unavailable", s.unavailable)
-                                    .num("rehydrated", s.rehydrated)
-                                    .fields());
-  if (ctx.format() == Format::json) {
-    std::cout << JsonLine()
-                     .num("read", s.read)
-                     .num("applied", s.applied)
-                     .num("duplicates", s.duplicates)
-                     .num("dead", s.dead)
-                     .num("reclaimed", s.reclaimed)
-                     .num("unavailable", s.unavailable)
-                     .num("rehydrated", s.rehydrated)
-                     .done()
-              << "\n";
-  }
+  JsonLine numbers;
+  numbers.num("read", s.read)
+      .num("applied", s.applied)
+      .num("duplicates", s.duplicates)
+      .num("dead", s.dead)
+      .num("reclaimed", s.reclaimed)
+      .num("unavailable", s.unavailable)
+      .num("rehydrated", s.rehydrated);
+  log_info_with_fields(message, numbers.fields());
+  if (ctx.format() == Format::json) std::cout << numbers.done() << "\n";
   return 0;
 }
 
