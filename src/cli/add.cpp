@@ -70,6 +70,7 @@ int add(Context& ctx, const AddArgs& args) {
     case service::UpdateStatus::refused:
       break;
     case service::UpdateStatus::unavailable:
+    case service::UpdateStatus::waiting:  // only events with an order token (streams) wait
       throw UnavailableError(r.reason);
   }
   if (json) {

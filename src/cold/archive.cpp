@@ -165,7 +165,7 @@ void Archive::write(const HistoryRow& row) {
   });
 }
 
-void Archive::commit(std::int64_t hot_members, std::int64_t cold_members) {
+void Archive::commit(std::int64_t hot_members, std::int64_t cold_members, bool hot_lost) {
   Impl& m = *impl_;
   m.guarded("committing the archive of " + m.current.key.period + ":" + m.current.key.period_id,
             [&] {
@@ -175,14 +175,18 @@ void Archive::commit(std::int64_t hot_members, std::int64_t cold_members) {
               m.txn->exec_params(
                   "INSERT INTO " + m.table("periods") +
                       " (board, period, period_id, period_start, period_end, status, members, "
-                      "hot_members,"
-                      " cold_members, archived_at) VALUES ($1, $2, $3, $4, $5, 'archived', $6, $7, "
-                      "$8, now())"
+                      "hot_members, cold_members, hot_lost, note, archived_at)"
+                      " VALUES ($1, $2, $3, $4, $5, 'archived', $6, $7, $8, $9, $10, now())"
                       " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'archived',"
                       " members = excluded.members, hot_members = excluded.hot_members,"
-                      " cold_members = excluded.cold_members, archived_at = now(), note = NULL",
+                      " cold_members = excluded.cold_members, hot_lost = excluded.hot_lost,"
+                      " archived_at = now(), note = excluded.note",
                   p.key.board, p.key.period, p.key.period_id, ts(p.start), ts(p.end),
-                  hot_members + cold_members, hot_members, cold_members);
+                  hot_members + cold_members, hot_members, cold_members, hot_lost,
+                  hot_lost ? std::optional<std::string>(
+                                 "Redis had lost this period's data: archived from the cold "
+                                 "tier; points that lived only in Redis are missing")
+                           : std::nullopt);
               m.txn->exec_params("DELETE FROM " + m.table("cold_members") +
                                      " WHERE board = $1 AND period = $2 AND period_id = $3",
                                  p.key.board, p.key.period, p.key.period_id);

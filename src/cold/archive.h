@@ -58,9 +58,10 @@ class Archive {
   Claim begin(const PeriodInfo& period);
   // Streams one row (COPY into history_rows); rows come in listing order.
   void write(const HistoryRow& row);
-  // Ends the COPY, writes the periods row (archived, counts, now()), deletes the period's
-  // cold rows, commits. Until this returns nothing of the period is visible.
-  void commit(std::int64_t hot_members, std::int64_t cold_members);
+  // Ends the COPY, writes the periods row (archived, counts, whether the hot part was lost,
+  // now()), deletes the period's cold rows, commits. Until this returns nothing of the
+  // period is visible.
+  void commit(std::int64_t hot_members, std::int64_t cold_members, bool hot_lost = false);
   // Abandons the open transaction (also done by the destructor).
   void rollback();
 

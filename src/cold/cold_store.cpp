@@ -370,25 +370,34 @@ std::vector<std::optional<ColdHit>> ColdStore::lookup(const std::vector<MemberKe
   return out;
 }
 
-bool ColdStore::delete_if_version(const PeriodKey& period, const std::string& member,
-                                  std::int64_t version) {
+std::vector<PeriodKey> ColdStore::periods_with_rows(const std::optional<std::string>& board) {
   Link& l = live(impl_);
-  check_period(period);
-  check_text("member", member);
+  if (board) check_text("board", *board);
   Session& session = l.use();
-  return guarded(l, &session, "deleting a cold member", [&] {
-    // Not waiting for the WAL flush is safe here, and it keeps an fsync off the latency of
-    // every rehydrating update: a delete lost in a server crash leaves a stale row that the
-    // member's entry in the :stale set hides, and the next spill of the member overwrites.
-    // Both statements go in one message, so one round trip: PostgreSQL runs them in one
-    // implicit transaction, which SET LOCAL applies to.
+  return guarded(l, &session, "listing the periods of the cold tier", [&] {
     pqxx::nontransaction n(*session.conn);
-    const pqxx::result res =
-        n.exec("SET LOCAL synchronous_commit TO off; DELETE FROM " + l.q +
-               ".cold_members WHERE board = " + n.quote(period.board) + " AND period = " +
-               n.quote(period.period) + " AND period_id = " + n.quote(period.period_id) +
-               " AND member = " + n.quote(member) + " AND version = " + std::to_string(version));
-    return res.affected_rows() == 1;
+    const std::string table = l.q + ".cold_members";
+    // Before `migrate` there is no cold tier, so nothing in it either.
+    if (n.exec_params1("SELECT to_regclass($1) IS NULL", table)[0].as<bool>()) {
+      return std::vector<PeriodKey>{};
+    }
+    // A loose index scan: each step is one probe of the primary key for the next period.
+    const std::string where = board ? " WHERE board = " + n.quote(*board) : std::string();
+    const std::string and_board = board ? " AND c.board = " + n.quote(*board) : std::string();
+    const pqxx::result res = n.exec(
+        "WITH RECURSIVE p AS ((SELECT board, period, period_id FROM " + table + where +
+        " ORDER BY board, period, period_id LIMIT 1) UNION ALL SELECT x.board, x.period,"
+        " x.period_id FROM p, LATERAL (SELECT c.board, c.period, c.period_id FROM " +
+        table + " c WHERE (c.board, c.period, c.period_id) > (p.board, p.period, p.period_id)" +
+        and_board +
+        " ORDER BY c.board, c.period, c.period_id LIMIT 1) x)"
+        " SELECT board, period, period_id FROM p");
+    std::vector<PeriodKey> out;
+    out.reserve(res.size());
+    for (const auto& r : res) {
+      out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>()});
+    }
+    return out;
   });
 }
 

@@ -77,8 +77,10 @@ class ColdStore {
   // Rehydrate: the cold rows of many (period, member) pairs in one round trip; result i
   // belongs to keys[i].
   std::vector<std::optional<ColdHit>> lookup(const std::vector<MemberKey>& keys);
-  // Deletes the member's row only if its version is still `version`. True when deleted.
-  bool delete_if_version(const PeriodKey& period, const std::string& member, std::int64_t version);
+
+  // The periods that have cold rows (of one board, or of every board), sorted. Cheap on a
+  // big cold tier: it skips from period to period along the primary key.
+  std::vector<PeriodKey> periods_with_rows(const std::optional<std::string>& board = {});
 
   // Deletes every cold row of the period (after it is archived).
   std::int64_t drop_period(const PeriodKey& period);

@@ -20,10 +20,11 @@ char policy_code(Policy p) {
   return 'i';
 }
 
-std::pair<redis::Args, redis::Args> marshal(const std::string& prefix, const HotBatch& batch) {
+std::pair<redis::Args, redis::Args> marshal(const std::string& prefix, const HotBatch& batch,
+                                            bool cold_tier) {
   const BoardKeys keys(prefix, batch.board);
   const ScoreLayout& first = batch.slots.at(0).layout;
-  redis::Args k{keys.registry()};
+  redis::Args k{keys.registry(), keys.synced(), keys.held()};
   redis::Args a{std::string(1, policy_code(batch.policy)),
                 first.order == Order::desc ? "d" : "a",
                 first.tie == TieBreak::earliest ? "e"
@@ -33,7 +34,8 @@ std::pair<redis::Args, redis::Args> marshal(const std::string& prefix, const Hot
                 std::to_string(first.max_points),
                 std::to_string(batch.slots.size()),
                 std::to_string(batch.events.size()),
-                batch.hold ? "1" : "0"};
+                batch.hold ? "1" : "0",
+                cold_tier ? "1" : "0"};
   for (const PeriodSlot& s : batch.slots) {
     k.push_back(keys.live(s.period_name, s.period.id));
     k.push_back(keys.meta(s.period_name, s.period.id));
@@ -51,6 +53,7 @@ std::pair<redis::Args, redis::Args> marshal(const std::string& prefix, const Hot
     a.push_back(std::to_string(e.value));
     a.push_back(std::to_string(to_epoch_ms(e.at)));
     a.push_back(e.event_id);
+    a.push_back(e.order_token);
     // The common event: every slot of the batch, in order, nothing known of the cold tier.
     bool all_unknown = e.slots.size() == batch.slots.size();
     for (std::size_t i = 0; all_unknown && i < e.slots.size(); ++i) {
@@ -95,6 +98,10 @@ HotResult parse_result(const redis::Reply& r) {
   const std::string& status = r.at(0).as_string();
   if (status == "blocked") {
     out.outcome = HotOutcome::blocked;
+  } else if (status == "waiting") {
+    out.outcome = HotOutcome::waiting;
+  } else if (status == "sync") {
+    out.outcome = HotOutcome::needs_sync;
   } else if (status == "dup") {
     out.outcome = HotOutcome::duplicate;
   } else if (status == "closed") {
@@ -140,8 +147,9 @@ std::vector<Listed> parse_listing(const redis::Reply& r, std::int64_t first_posi
 
 }  // namespace
 
-HotBoard::HotBoard(std::string key_prefix)
+HotBoard::HotBoard(std::string key_prefix, bool cold_tier)
     : prefix_(std::move(key_prefix)),
+      cold_tier_(cold_tier),
       update_(embedded::hot_lua::update_lua),
       read_range_(embedded::hot_lua::read_range_lua),
       read_around_(embedded::hot_lua::read_around_lua),
@@ -152,19 +160,23 @@ HotBoard::HotBoard(std::string key_prefix)
       spill_take_(embedded::hot_lua::spill_take_lua),
       spill_remove_(embedded::hot_lua::spill_remove_lua),
       archive_freeze_(embedded::hot_lua::archive_freeze_lua),
-      archive_release_(embedded::hot_lua::archive_release_lua) {}
+      archive_release_(embedded::hot_lua::archive_release_lua),
+      board_sync_(embedded::hot_lua::board_sync_lua),
+      held_mark_(embedded::hot_lua::held_mark_lua),
+      held_release_(embedded::hot_lua::held_release_lua) {}
 
 PeriodKeys::PeriodKeys(const BoardKeys& board, std::string_view period, std::string_view period_id)
     : live(board.live(period, period_id)),
       meta(board.meta(period, period_id)),
       ids(board.ids(period, period_id)),
-      stale(board.stale(period, period_id)) {}
+      stale(board.stale(period, period_id)),
+      synced(board.synced()) {}
 
 std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
                                                     const std::vector<HotBatch>& batches) {
   std::vector<std::pair<redis::Args, redis::Args>> calls;
   calls.reserve(batches.size());
-  for (const HotBatch& b : batches) calls.push_back(marshal(prefix_, b));
+  for (const HotBatch& b : batches) calls.push_back(marshal(prefix_, b, cold_tier_));
   const std::vector<redis::Reply> replies = update_.eval_pipelined(conn, calls);
   std::vector<std::vector<HotResult>> out;
   out.reserve(replies.size());
@@ -197,8 +209,9 @@ HotBoard::HotRead<std::vector<Listed>> HotBoard::range(redis::Connection& conn,
                                                        std::int64_t count) {
   if (count <= 0) return {};
   const redis::Reply r = read_range_
-                             .eval(conn, {keys.live, keys.meta},
-                                   {std::to_string(offset), std::to_string(offset + count - 1)})
+                             .eval(conn, {keys.live, keys.meta, keys.synced},
+                                   {std::to_string(offset), std::to_string(offset + count - 1),
+                                    cold_tier_ ? "1" : "0"})
                              .checked();
   if (says_spilled(r)) return {true, {}};
   return {false, parse_listing(r, offset, 1)};
@@ -207,8 +220,10 @@ HotBoard::HotRead<std::vector<Listed>> HotBoard::range(redis::Connection& conn,
 HotBoard::HotRead<std::vector<Listed>> HotBoard::around(redis::Connection& conn,
                                                         const PeriodKeys& keys,
                                                         const std::string& member, std::int64_t k) {
-  const redis::Reply r =
-      read_around_.eval(conn, {keys.live, keys.meta}, {member, std::to_string(k)}).checked();
+  const redis::Reply r = read_around_
+                             .eval(conn, {keys.live, keys.meta, keys.synced},
+                                   {member, std::to_string(k), cold_tier_ ? "1" : "0"})
+                             .checked();
   if (says_spilled(r)) return {true, {}};
   if (r.elements.empty()) return {};
   return {false, parse_listing(r, r.at(1).as_int(), 2)};
@@ -217,7 +232,9 @@ HotBoard::HotRead<std::vector<Listed>> HotBoard::around(redis::Connection& conn,
 HotBoard::HotRead<std::optional<Listed>> HotBoard::member(redis::Connection& conn,
                                                           const PeriodKeys& keys,
                                                           const std::string& member) {
-  const redis::Reply r = read_member_.eval(conn, {keys.live, keys.meta}, {member}).checked();
+  const redis::Reply r =
+      read_member_.eval(conn, {keys.live, keys.meta, keys.synced}, {member, cold_tier_ ? "1" : "0"})
+          .checked();
   if (says_spilled(r)) return {true, std::nullopt};
   if (r.elements.empty()) return {};
   return {false, Listed{member, r.at(1).as_int(), r.at(0).as_int()}};
@@ -327,13 +344,31 @@ std::int64_t HotBoard::remove_spilled(redis::Connection& conn, const PeriodKeys&
   return spill_remove_.eval(conn, {keys.live, keys.stale, keys.meta}, args).as_int();
 }
 
-std::optional<std::int64_t> HotBoard::freeze(redis::Connection& conn, const PeriodKeys& keys,
-                                             Instant expire_at) {
+HotBoard::Frozen HotBoard::freeze(redis::Connection& conn, const PeriodKeys& keys,
+                                  Instant expire_at) {
   const redis::Reply r =
       archive_freeze_.eval(conn, {keys.meta, keys.live}, {std::to_string(to_epoch_ms(expire_at))})
           .checked();
-  if (r.at(0).as_int() == 0) return std::nullopt;
-  return r.at(1).as_int();
+  return {r.at(0).as_int() == 1, r.at(1).as_int(), r.at(2).as_int() == 1};
+}
+
+std::vector<std::optional<std::int64_t>> HotBoard::scores(redis::Connection& conn,
+                                                          const std::string& live_key,
+                                                          const std::vector<std::string>& members) {
+  std::vector<std::optional<std::int64_t>> out;
+  if (members.empty()) return out;
+  redis::Args args{"ZMSCORE", live_key};
+  args.insert(args.end(), members.begin(), members.end());
+  const redis::Reply r = conn.command(args).checked();
+  out.reserve(members.size());
+  for (const redis::Reply& e : r.elements) {
+    if (e.is_nil()) {
+      out.emplace_back();
+    } else {
+      out.emplace_back(e.as_int());
+    }
+  }
+  return out;
 }
 
 void HotBoard::release(redis::Connection& conn, const PeriodKeys& keys,
@@ -341,6 +376,41 @@ void HotBoard::release(redis::Connection& conn, const PeriodKeys& keys,
   archive_release_
       .eval(conn, {keys.live, keys.ids, keys.stale, keys.meta, registry_key}, {registry_member})
       .checked();
+}
+
+std::int64_t HotBoard::sync(redis::Connection& conn, const BoardKeys& board,
+                            const std::vector<SyncedPeriod>& periods) {
+  redis::Args keys{board.synced()};
+  redis::Args args;
+  for (const SyncedPeriod& p : periods) {
+    keys.push_back(p.meta);
+    args.push_back(std::to_string(to_epoch_ms(p.expire_at)));
+  }
+  return board_sync_.eval(conn, keys, args).checked().as_int();
+}
+
+namespace {
+
+redis::Args flatten(const HotBoard::Holds& holds) {
+  redis::Args args;
+  args.reserve(holds.size() * 2);
+  for (const auto& [member, token] : holds) {
+    args.push_back(member);
+    args.push_back(token);
+  }
+  return args;
+}
+
+}  // namespace
+
+void HotBoard::hold(redis::Connection& conn, const BoardKeys& board, const Holds& holds) {
+  if (holds.empty()) return;
+  held_mark_.eval(conn, {board.held()}, flatten(holds)).checked();
+}
+
+void HotBoard::release_holds(redis::Connection& conn, const BoardKeys& board, const Holds& holds) {
+  if (holds.empty()) return;
+  held_release_.eval(conn, {board.held()}, flatten(holds)).checked();
 }
 
 }  // namespace bk::hot

@@ -40,6 +40,9 @@ struct HotEvent {
   std::string event_id;            // empty: no idempotency
   std::vector<std::size_t> slots;  // indexes into HotBatch::slots
   std::vector<ColdValue> cold;     // parallel to slots
+  // "" or the event's place in its stream: while an earlier event of the member is held
+  // (waiting for the cold tier), an event with another token waits too.
+  std::string order_token;
 };
 
 struct HotBatch {
@@ -50,7 +53,17 @@ struct HotBatch {
   std::vector<HotEvent> events;
 };
 
-enum class HotOutcome { applied, duplicate, closed, out_of_range, needs_cold, blocked, expired };
+enum class HotOutcome {
+  applied,
+  duplicate,
+  closed,
+  out_of_range,
+  needs_cold,
+  blocked,
+  expired,
+  waiting,     // an earlier event of the member is held (see HotEvent::order_token)
+  needs_sync,  // the board's periods must be synced from the cold tier first (sync())
+};
 
 struct HotResult {
   HotOutcome outcome = HotOutcome::applied;
@@ -66,6 +79,13 @@ struct HotResult {
 struct PeriodKeys {
   PeriodKeys(const BoardKeys& board, std::string_view period, std::string_view period_id);
   std::string live, meta, ids, stale;
+  std::string synced;  // the board's sync marker
+};
+
+// A period the cold tier has rows of, as sync() marks it.
+struct SyncedPeriod {
+  std::string meta;   // its :meta key
+  Instant expire_at;  // period end + retention
 };
 
 // What a merged (hot + cold) read needs from Redis, read atomically.
@@ -92,7 +112,10 @@ struct Listed {
 
 class HotBoard {
  public:
-  explicit HotBoard(std::string key_prefix);
+  // `cold_tier`: the caller can consult the cold tier. Then nothing is taken on Redis's
+  // word alone while a board is not synced (see sync()): updates answer needs_sync and
+  // reads answer `spilled` (read both tiers).
+  explicit HotBoard(std::string key_prefix, bool cold_tier = false);
 
   // Applies each batch with one script call; batches are pipelined. Results per event.
   std::vector<std::vector<HotResult>> apply(redis::Connection& conn,
@@ -116,6 +139,10 @@ class HotBoard {
   HotRead<std::optional<Listed>> member(redis::Connection& conn, const PeriodKeys& keys,
                                         const std::string& member);
   std::int64_t size(redis::Connection& conn, const std::string& live_key);
+  // The hot scores of these members (nullopt: not hot), one round trip.
+  std::vector<std::optional<std::int64_t>> scores(redis::Connection& conn,
+                                                  const std::string& live_key,
+                                                  const std::vector<std::string>& members);
   // Hot members with encoded < e.
   std::int64_t count_better(redis::Connection& conn, const std::string& live_key,
                             std::int64_t encoded);
@@ -138,10 +165,13 @@ class HotBoard {
   };
   SpillTake take_for_spill(redis::Connection& conn, const PeriodKeys& keys, std::int64_t start,
                            std::int64_t count, Instant expire_at);
-  // Archive (protocol 3). freeze closes the period for writes; nullopt when its live key
-  // does not exist (expired or never made), else its size.
-  std::optional<std::int64_t> freeze(redis::Connection& conn, const PeriodKeys& keys,
-                                     Instant expire_at);
+  // Archive (protocol 3). freeze closes the period for writes.
+  struct Frozen {
+    bool exists = false;     // the live key exists (else: expired, never made, or lost)
+    std::int64_t size = 0;   // its members
+    bool recovered = false;  // Redis had lost the period's data once (see sync())
+  };
+  Frozen freeze(redis::Connection& conn, const PeriodKeys& keys, Instant expire_at);
   // Frees the hot keys and removes the registry entry (after the archive committed).
   void release(redis::Connection& conn, const PeriodKeys& keys, const std::string& registry_key,
                const std::string& registry_member);
@@ -151,10 +181,22 @@ class HotBoard {
   std::int64_t remove_spilled(redis::Connection& conn, const PeriodKeys& keys, std::int64_t start,
                               const std::vector<ScoredMember>& members);
 
+  // Safety net: marks the periods that have cold rows as spilled (and as recovered where
+  // Redis had forgotten), then sets the board's sync marker. Returns how many periods were
+  // recovered.
+  std::int64_t sync(redis::Connection& conn, const BoardKeys& board,
+                    const std::vector<SyncedPeriod>& periods);
+  // Order across outages: holds members whose event (token) waits for the cold tier, and
+  // releases holds of events resolved without the update script. Pairs (member, token).
+  using Holds = std::vector<std::pair<std::string, std::string>>;
+  void hold(redis::Connection& conn, const BoardKeys& board, const Holds& holds);
+  void release_holds(redis::Connection& conn, const BoardKeys& board, const Holds& holds);
+
   const std::string& key_prefix() const { return prefix_; }
 
  private:
   std::string prefix_;
+  bool cold_tier_ = false;
   redis::Script update_;
   redis::Script read_range_;
   redis::Script read_around_;
@@ -166,6 +208,9 @@ class HotBoard {
   redis::Script spill_remove_;
   redis::Script archive_freeze_;
   redis::Script archive_release_;
+  redis::Script board_sync_;
+  redis::Script held_mark_;
+  redis::Script held_release_;
 };
 
 }  // namespace bk::hot

@@ -26,6 +26,14 @@ std::string BoardKeys::registry() const {
   return base_ + "periods";
 }
 
+std::string BoardKeys::synced() const {
+  return base_ + "synced";
+}
+
+std::string BoardKeys::held() const {
+  return base_ + "held";
+}
+
 std::string boards_key(std::string_view prefix) {
   return std::string(prefix) + ":boards";
 }

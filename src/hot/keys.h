@@ -19,6 +19,10 @@ class BoardKeys {
   std::string stale(std::string_view period, std::string_view period_id) const;
   // <prefix>:{<board>}:periods
   std::string registry() const;
+  // <prefix>:{<board>}:synced (the :meta hashes say which periods have cold rows) and
+  // <prefix>:{<board>}:held (members whose events wait behind one held for the cold tier)
+  std::string synced() const;
+  std::string held() const;
 
  private:
   std::string base_;  // "<prefix>:{<board>}:"

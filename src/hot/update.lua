@@ -2,20 +2,29 @@
 -- Every key shares the board's hash tag, so this runs on one Redis Cluster slot.
 --
 -- KEYS[1]            the board's period registry (ZSET member "<period>:<id>", score end ms)
--- KEYS[4j-2..4j+1]   for period slot j (1-based): the live ZSET, its :meta HASH, its :ids
+-- KEYS[2]            the board's sync marker: exists once the :meta hashes of the board's
+--                    periods are known to say which periods have cold rows (PostgreSQL is
+--                    the truth: after Redis lost data, the caller syncs them from there)
+-- KEYS[3]            the board's held HASH: member -> order token of an earlier event of the
+--                    member that is waiting for the cold tier (later events must wait too)
+-- KEYS[4j..4j+3]     for period slot j (1-based): the live ZSET, its :meta HASH, its :ids
 --                    SET, its :stale SET (members that may be hot and cold at once)
--- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents hold
+-- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents hold sync
 --   hold "1": when an event must look up cold rows, also hold spills of that period from
 --   removing members for 2 seconds, so the look-up cannot go stale (a writer that kept
 --   losing the race to a busy spill asks for this; it guarantees progress)
+--   sync "1": the caller has a cold tier; without the board's sync marker nothing is
+--   written and every event answers {"sync"} (Redis cannot prove which periods spilled)
 --   per slot (6): registry_member start_ms span_units resolution_ms expire_at_ms end_ms
---   per event: member value at_ms event_id used, where used is "*" (every slot, in order,
---     nothing known of the cold tier: the common event) or nslots_used followed, per used
---     slot, by: slot cold
+--   per event: member value at_ms event_id order_token used, where used is "*" (every slot,
+--     in order, nothing known of the cold tier: the common event) or nslots_used followed,
+--     per used slot, by: slot cold
 --     cold: "?" not looked up; "a<gen>" absent from the cold tier; "p<gen>:<encoded>" its
 --     cold score. <gen> is the period's spill generation when the caller was told to look:
 --     a spill that removed members since then may have moved this member to the cold tier
 --     after the look-up, so a stale generation means "look again".
+--     order_token: "" or the event's place in its stream; an event whose member is held by
+--     another token waits, the held event itself clears the hold once it is resolved
 --
 -- Reads and writes are batched per period: one ZMSCORE (and SMISMEMBER for event ids) before
 -- the events, one ZADD (and SADD) after. In between, the events see each other's writes
@@ -32,6 +41,8 @@
 --     rows and call again with them
 --   {"blocked"}  an earlier event of this call for the same member returned "cold": call
 --     again after it, so one member's events are never reordered
+--   {"waiting"}  an earlier event of the member (another order token) is held: not applied
+--   {"sync"}  the board's sync marker is missing (see KEYS[2]): nothing was written
 --   {"span", period}  the event time lies outside the period (a caller bug)
 --   {"expired", period}  the key's expiry (period end + retention) is already past on the
 --     Redis server's clock (a replay or backfill far behind real time): Redis would delete
@@ -41,13 +52,19 @@ local minp, maxp = tonumber(ARGV[4]), tonumber(ARGV[5])
 local nslots, nevents = tonumber(ARGV[6]), tonumber(ARGV[7])
 local hold = ARGV[8] == '1'
 
+if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
+  local out = {}
+  for e = 1, nevents do out[e] = {'sync'} end
+  return out
+end
+
 local slots = {}
-local a = 9
+local a = 10
 for j = 1, nslots do
   slots[j] = {
     reg = ARGV[a], start = tonumber(ARGV[a + 1]), span = tonumber(ARGV[a + 2]),
     res = tonumber(ARGV[a + 3]), expire_at = ARGV[a + 4], end_ms = ARGV[a + 5],
-    key = KEYS[4 * j - 2], meta = KEYS[4 * j - 1], ids = KEYS[4 * j], stale = KEYS[4 * j + 1],
+    key = KEYS[4 * j], meta = KEYS[4 * j + 1], ids = KEYS[4 * j + 2], stale = KEYS[4 * j + 3],
   }
   a = a + 6
 end
@@ -245,13 +262,13 @@ end
 local events = {}
 for e = 1, nevents do
   local ev = {member = ARGV[a], value = tonumber(ARGV[a + 1]), at = tonumber(ARGV[a + 2]),
-              id = ARGV[a + 3]}
-  if ARGV[a + 4] == '*' then
+              id = ARGV[a + 3], token = ARGV[a + 4]}
+  if ARGV[a + 5] == '*' then
     ev.used, ev.cold = all_slots, all_unknown
-    a = a + 5
+    a = a + 6
   else
-    local k = tonumber(ARGV[a + 4])
-    a = a + 5
+    local k = tonumber(ARGV[a + 5])
+    a = a + 6
     ev.used, ev.cold = {}, {}
     for i = 1, k do
       ev.used[i] = tonumber(ARGV[a])
@@ -290,16 +307,40 @@ for j = 1, nslots do
   end
 end
 
+-- Holds: which members wait behind an earlier event (only read when the board has any).
+local held, released = {}, {}
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  local members = {}
+  for e = 1, nevents do
+    if events[e].token ~= '' then members[#members + 1] = events[e].member end
+  end
+  local tokens = each_chunk('HMGET', KEYS[3], members, true)
+  for i = 1, #members do
+    if tokens[i] then held[members[i]] = tokens[i] end
+  end
+end
+
 local results, blocked = {}, {}
 for e = 1, nevents do
   local ev = events[e]
+  local holder = ev.token ~= '' and held[ev.member]
   if blocked[ev.member] then
     results[e] = {'blocked'}
+  elseif holder and holder ~= ev.token then
+    results[e] = {'waiting'}
   else
     results[e] = apply_event(ev.member, ev.value, ev.at, ev.id, ev.used, ev.cold)
-    if results[e][1] == 'cold' then blocked[ev.member] = true end
+    local status = results[e][1]
+    if status == 'cold' then
+      blocked[ev.member] = true
+    elseif holder then
+      -- The held event is resolved (applied or refused): the member's later events may go.
+      held[ev.member] = nil
+      released[#released + 1] = ev.member
+    end
   end
 end
+if #released > 0 then each_chunk('HDEL', KEYS[3], released, false) end
 
 -- Write: every changed member once, with its last score; then TTLs and event ids.
 for j = 1, nslots do

@@ -55,10 +55,18 @@ class RowStream {
       cold_done_ = static_cast<std::int64_t>(rows.size()) < chunk_;
       cold_buf_.clear();
       cold_pos_ = 0;
+      std::vector<std::string> unknown;  // not in the stale set: hot only if Redis rolled back
+      for (const auto& r : rows) {
+        if (skip_.count(r.member) == 0) unknown.push_back(r.member);
+      }
+      // A cold row of a member that is hot is stale: the hot value wins. The stale set names
+      // them; a Redis rolled back to a snapshot older than a spill may hold others.
+      const auto hot_scores = hot_.scores(redis_, keys_.live, unknown);
+      std::size_t next = 0;
       for (const auto& r : rows) {
         last_ = {r.member, r.encoded};
-        // A cold row of a member that is hot is stale: the hot value wins.
-        if (skip_.count(r.member) == 0) cold_buf_.push_back({r.member, r.encoded});
+        if (skip_.count(r.member) != 0) continue;
+        if (!hot_scores.at(next++)) cold_buf_.push_back({r.member, r.encoded});
       }
     }
   }
@@ -103,19 +111,23 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
     return stats;
   }
   const Instant expire_at = target.period.end + target.config->retention_for(*target.spec);
-  const auto size = hot.freeze(redis, keys, expire_at);
-  if (!size) {
-    // Never silently: the hot key expired or was deleted before its period was archived.
-    // Unless a concurrent tick archived the period and freed its keys since we looked: then
-    // the lost record does not take (it never overrides an archived period).
+  const hot::HotBoard::Frozen frozen = hot.freeze(redis, keys, expire_at);
+  stats.hot_lost = frozen.recovered;
+  if (!frozen.exists) {
+    // The hot key expired, was deleted, or Redis lost its data. What the cold tier holds is
+    // archived all the same (PostgreSQL is the safety net), flagged; with no cold rows
+    // either, the period is recorded lost, never silently dropped. (Unless a concurrent
+    // tick archived the period and freed its keys since we looked: then the lost record
+    // does not take, as it never overrides an archived period.)
     const std::int64_t cold_rows = cold.reader().count(info.key);
-    const bool lost = archive.record_lost(
-        info, "the hot key was gone at archive time (expired or deleted); " +
-                  std::to_string(cold_rows) + " cold rows kept in cold_members");
-    hot.release(redis, keys, board_keys.registry(), registry_member);
-    stats.outcome = lost ? ArchiveStats::Outcome::lost : ArchiveStats::Outcome::already;
-    stats.cold = cold_rows;
-    return stats;
+    if (cold_rows == 0) {
+      const bool lost = archive.record_lost(
+          info, "the hot key was gone at archive time (expired or deleted), no cold rows");
+      hot.release(redis, keys, board_keys.registry(), registry_member);
+      stats.outcome = lost ? ArchiveStats::Outcome::lost : ArchiveStats::Outcome::already;
+      return stats;
+    }
+    stats.hot_lost = true;
   }
   archive.ensure_partitions(target.period.start, target.period.start + Millis{1});
   switch (archive.begin(info)) {
@@ -148,8 +160,8 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
       }
     } done{progress, shown};
     if (progress) {
-      shown.total = *size + reader.count(info.key);  // one more query, only then
-      progress(shown);                               // the start
+      shown.total = frozen.size + reader.count(info.key);  // one more query, only then
+      progress(shown);                                     // the start
     }
     RowStream rows(redis, hot, reader, keys, info.key,
                    std::set<std::string>(st.hot_and_stale.begin(), st.hot_and_stale.end()), chunk);
@@ -189,13 +201,13 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
       }
     }
     shown.written = position;
-    if (stats.hot != *size) {
+    if (stats.hot != frozen.size) {
       // The frozen key changed under the archive (expired mid-way?): commit nothing.
       throw Error("period " + registry_member + " of board '" + target.board + "' had " +
-                  std::to_string(*size) + " hot members when frozen but " +
+                  std::to_string(frozen.size) + " hot members when frozen but " +
                   std::to_string(stats.hot) + " were read; not archived, will retry");
     }
-    archive.commit(stats.hot, stats.cold);
+    archive.commit(stats.hot, stats.cold, stats.hot_lost);
   } catch (...) {
     archive.rollback();
     throw;

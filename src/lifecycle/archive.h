@@ -19,6 +19,9 @@ struct ArchiveStats {
   Outcome outcome = Outcome::archived;
   std::int64_t hot = 0;   // rows taken from Redis
   std::int64_t cold = 0;  // rows taken from the cold tier
+  // Archived, but Redis had lost the period's data (its hot key was gone, or a sync found
+  // cold rows Redis did not know of): points that lived only in Redis are missing.
+  bool hot_lost = false;
 };
 
 // How far the archive of one period has come, for people watching a long one.

@@ -70,6 +70,7 @@ std::optional<std::string> parse(const Entry& e, service::Update& u) {
   if (!has_value) return std::string("no value field");
   // Without an id of its own, the stream entry id makes redelivery harmless.
   if (u.event_id.empty()) u.event_id = "stream:" + e.id;
+  u.order_token = e.id;
   return std::nullopt;
 }
 
@@ -187,6 +188,7 @@ IngestStats consume(redis::Connection& redis, service::Leaderboards& boards, con
           labels[index[k]] = service::refusal_label(results[k].refusal);
           break;
         case service::UpdateStatus::unavailable:
+        case service::UpdateStatus::waiting:
           done[index[k]] = false;  // stays pending; read again later
           ++batch.unavailable;
           break;

@@ -4,9 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "lifecycle/archive.h"
 #include "lifecycle/spill.h"
+#include "service/leaderboards.h"
 
 namespace bk::lifecycle {
 
@@ -56,17 +59,23 @@ void Tick::run(const TickOptions& options, TickReport& report) {
     archive_.ensure_partitions(now - std::chrono::hours{24 * 31},
                                now + std::chrono::hours{24 * 62});
   }
+  // Work is found in both tiers: the boards Redis knows, and those with cold rows, which
+  // Redis may have forgotten (restart without persistence, FLUSHALL, failover).
   const redis::Reply boards =
       redis_.command({"SMEMBERS", hot::boards_key(config_.redis.key_prefix)}).checked();
-  std::vector<std::string> names;
-  for (const redis::Reply& b : boards.elements) names.push_back(b.as_string());
-  std::sort(names.begin(), names.end());
+  std::set<std::string> names;
+  for (const redis::Reply& b : boards.elements) names.insert(b.as_string());
+  std::map<std::string, std::vector<cold::PeriodKey>> with_rows;
+  for (cold::PeriodKey& k : cold_.periods_with_rows()) {
+    names.insert(k.board);
+    with_rows[k.board].push_back(std::move(k));
+  }
   std::int64_t spilled = 0;
   for (const std::string& board : names) {
     report.boards.push_back(BoardReport{board, {}, {}, Backend::none});
     BoardReport& b = report.boards.back();
     try {
-      run_board(board, options, b, report.timings);
+      run_board(board, with_rows[board], options, b, report.timings);
     } catch (const UnavailableError& e) {
       b.error = e.what();
       b.error_backend = backend_of(e);
@@ -106,8 +115,8 @@ std::int64_t Tick::fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool
   return static_cast<std::int64_t>(fix.size());
 }
 
-void Tick::run_board(const std::string& board, const TickOptions& options, BoardReport& report,
-                     TickTimings& timings) {
+void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey>& with_rows,
+                     const TickOptions& options, BoardReport& report, TickTimings& timings) {
   const BoardConfig* config = config_.board_for(board);
   if (config == nullptr) {
     report.error = "no board entry in " + config_.path + " matches board '" + board +
@@ -115,10 +124,19 @@ void Tick::run_board(const std::string& board, const TickOptions& options, Board
     return;
   }
   const hot::BoardKeys keys(config_.redis.key_prefix, board);
+  if (!options.dry_run) {
+    // Every tick tells Redis again which periods have cold rows: after Redis lost data (or
+    // rolled back past a spill), updates consult the cold tier there again.
+    report.recovered = service::sync_board(config_, redis_, hot_, board, with_rows);
+  }
   const redis::Reply registry = redis_.command({"ZRANGE", keys.registry(), "0", "-1"}).checked();
+  std::set<std::string> names;
+  for (const redis::Reply& entry : registry.elements) names.insert(entry.as_string());
+  for (const cold::PeriodKey& k : with_rows) {
+    names.insert(hot::registry_member(k.period, k.period_id));
+  }
   const Instant now = clock_.now();
-  for (const redis::Reply& entry : registry.elements) {
-    const std::string& name = entry.as_string();
+  for (const std::string& name : names) {
     PeriodReport pr;
     const auto colon = name.find(':');
     pr.period = name.substr(0, colon);
@@ -152,7 +170,17 @@ void Tick::run_board(const std::string& board, const TickOptions& options, Board
           pr.archived_rows = a.hot + a.cold;
           pr.archived_hot = a.hot;
           pr.archived_cold = a.cold;
+          pr.hot_lost = a.hot_lost;
           pr.note = "archived " + rows;
+          if (a.hot_lost) {
+            pr.note +=
+                "; HOT PART LOST: Redis had lost this period's data (its points that "
+                "lived only in Redis are missing; recorded in periods)";
+            spdlog::warn(
+                "tick: board '{}' period {}: archived from the cold tier after Redis "
+                "lost its data; points that lived only in Redis are missing",
+                board, name);
+          }
           break;
         case ArchiveStats::Outcome::would_archive:
           pr.note = "would archive " + rows;

@@ -1,6 +1,7 @@
 // One lifecycle pass over every live board period found through the registries (never by
-// scanning keys): re-assert missing TTLs, spill what is ranked past hot_keep, archive the
-// periods past end + grace, and create history partitions ahead.
+// scanning keys) and through the cold tier (which survives whatever Redis forgets):
+// re-assert missing TTLs, spill what is ranked past hot_keep, archive the periods past
+// end + grace, and create history partitions ahead.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -36,9 +37,10 @@ struct PeriodReport {
   std::int64_t archived_rows = 0;
   std::int64_t archived_hot = 0;   // of archived_rows: taken from Redis
   std::int64_t archived_cold = 0;  // of archived_rows: taken from the cold tier
-  bool lost = false;               // its hot key vanished before it could be archived
-  bool busy = false;               // skipped: another tick was spilling or archiving it
-  std::string note;                // what happened, for people
+  bool hot_lost = false;  // archived, but Redis had lost the period's data (cold rows only)
+  bool lost = false;      // its hot key vanished before it could be archived, no cold rows
+  bool busy = false;      // skipped: another tick was spilling or archiving it
+  std::string note;       // what happened, for people
 };
 
 struct BoardReport {
@@ -46,6 +48,7 @@ struct BoardReport {
   std::vector<PeriodReport> periods;
   std::string error;  // set when this board failed; the others were still processed
   Backend error_backend = Backend::none;  // the server whose error failed it, if any
+  std::int64_t recovered = 0;  // periods with cold rows that Redis had forgotten (re-marked)
 };
 
 // Where the time of a tick went, summed over its board periods.
@@ -81,8 +84,8 @@ class Tick {
   Clock clock_;
   hot::HotBoard hot_;
 
-  void run_board(const std::string& board, const TickOptions& options, BoardReport& report,
-                 TickTimings& timings);
+  void run_board(const std::string& board, const std::vector<cold::PeriodKey>& with_rows,
+                 const TickOptions& options, BoardReport& report, TickTimings& timings);
   std::int64_t fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run);
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -64,7 +65,11 @@ struct Leaderboards::Planned {
 
 Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock clock,
                            cold::ColdStore* cold)
-    : config_(config), redis_(redis), clock_(clock), cold_(cold), hot_(config.redis.key_prefix) {
+    : config_(config),
+      redis_(redis),
+      clock_(clock),
+      cold_(cold),
+      hot_(config.redis.key_prefix, cold != nullptr) {
   for (const BoardConfig& b : config_.boards) {
     for (const PeriodSpec& p : b.periods) layouts_.emplace(&p, b.layout_for(p));
   }
@@ -74,6 +79,7 @@ Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock
                            std::function<cold::ColdStore&()> cold)
     : Leaderboards(config, redis, clock, nullptr) {
   cold_provider_ = std::move(cold);
+  hot_ = hot::HotBoard(config.redis.key_prefix, cold_provider_ != nullptr);
 }
 
 cold::ColdStore& Leaderboards::cold_store() {
@@ -186,7 +192,7 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
       for (const std::size_t n : chunk) {
         const Planned& p = g.plans[n];
         const Update& u = updates[g.indexes[n]];
-        hot::HotEvent e{u.member, u.value, p.at, u.event_id, {}, {}};
+        hot::HotEvent e{u.member, u.value, p.at, u.event_id, {}, {}, u.order_token};
         for (const auto& t : p.targets) {
           auto [it, inserted] = slot_of.try_emplace({t.spec, t.period.id}, batch.slots.size());
           if (inserted) {
@@ -203,7 +209,10 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
       batch_indexes.push_back(std::move(idx));
     }
   }
-  if (batches.empty()) return results;
+  if (batches.empty()) {
+    update_holds(updates, results);
+    return results;
+  }
 
   const auto hot_results = apply_with_rehydration(batches);
   for (std::size_t b = 0; b < batches.size(); ++b) {
@@ -245,6 +254,12 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
                        "' would expire in Redis at once: its end + retention is already past on "
                        "the Redis server's clock (replaying old events? use a longer retention)";
           break;
+        case hot::HotOutcome::waiting:
+          out.status = UpdateStatus::waiting;
+          out.reason = "not applied yet: an earlier event of " + describe(u) +
+                       " waits for the cold tier (PostgreSQL); this one follows it";
+          break;
+        case hot::HotOutcome::needs_sync:
         case hot::HotOutcome::needs_cold:
         case hot::HotOutcome::blocked:
           // Writing without the cold row would lose the member's cold points.
@@ -265,7 +280,85 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
       }
     }
   }
+  update_holds(updates, results);
   return results;
+}
+
+// An update with an order token that could not be applied for want of PostgreSQL holds its
+// member (the earliest token of a member wins); a refused one releases the hold it may own
+// (one refused before it reached the update script could not release it there).
+void Leaderboards::update_holds(const std::vector<Update>& updates,
+                                const std::vector<UpdateResult>& results) {
+  std::map<std::string, hot::HotBoard::Holds> hold, release;
+  for (std::size_t i = 0; i < updates.size(); ++i) {
+    const Update& u = updates[i];
+    if (u.order_token.empty()) continue;
+    if (results[i].status == UpdateStatus::unavailable) {
+      hold[u.board].emplace_back(u.member, u.order_token);
+    } else if (results[i].status == UpdateStatus::refused &&
+               results[i].refusal != Refusal::invalid_board &&
+               results[i].refusal != Refusal::unknown_board) {
+      // Conditional on the token, so releasing one the script released already is harmless.
+      release[u.board].emplace_back(u.member, u.order_token);
+    }
+  }
+  for (const auto& [board, holds] : hold) {
+    hot_.hold(redis_, hot::BoardKeys(config_.redis.key_prefix, board), holds);
+  }
+  for (const auto& [board, holds] : release) {
+    hot_.release_holds(redis_, hot::BoardKeys(config_.redis.key_prefix, board), holds);
+  }
+}
+
+std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::HotBoard& hot,
+                        const std::string& board, const std::vector<cold::PeriodKey>& with_rows) {
+  const hot::BoardKeys keys(config.redis.key_prefix, board);
+  std::vector<hot::SyncedPeriod> periods;
+  if (const BoardConfig* c = config.board_for(board)) {
+    for (const cold::PeriodKey& k : with_rows) {
+      if (k.board != board) continue;
+      const PeriodSpec* spec = c->period(k.period);
+      if (spec == nullptr) continue;  // tick reports periods its config does not know
+      const auto p = period_from_id(*spec, *c->zone, k.period_id);
+      if (!p) continue;
+      periods.push_back({keys.meta(spec->name, p->id), p->end + c->retention_for(*spec)});
+    }
+  }
+  return hot.sync(redis, keys, periods);
+}
+
+// Batches that met a board without its sync marker wrote nothing: sync those boards from
+// the cold tier (one query each), then apply them again.
+void Leaderboards::sync_where_needed(const std::vector<hot::HotBatch>& batches,
+                                     std::vector<std::vector<hot::HotResult>>& results) {
+  constexpr int kMaxRounds = 3;  // a marker deleted again meanwhile: try once or twice more
+  for (int round = 0; round < kMaxRounds; ++round) {
+    std::vector<std::size_t> again;
+    std::set<std::string> boards;
+    for (std::size_t b = 0; b < results.size(); ++b) {
+      if (!results[b].empty() && results[b].front().outcome == hot::HotOutcome::needs_sync) {
+        again.push_back(b);
+        boards.insert(batches[b].board);
+      }
+    }
+    if (again.empty()) return;
+    try {
+      for (const std::string& board : boards) {
+        const auto with_rows = cold_store().periods_with_rows(board);
+        counters_.recovered += sync_board(config_, redis_, hot_, board, with_rows);
+        ++counters_.synced;
+      }
+    } catch (const UnavailableError& e) {
+      cold_failure_ = e.what();
+      ++counters_.cold_errors;
+      return;
+    }
+    std::vector<hot::HotBatch> subset;
+    subset.reserve(again.size());
+    for (const std::size_t b : again) subset.push_back(batches[b]);
+    auto redone = hot_.apply(redis_, subset);
+    for (std::size_t i = 0; i < again.size(); ++i) results[again[i]] = std::move(redone[i]);
+  }
 }
 
 std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
@@ -273,6 +366,8 @@ std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
   auto results = hot_.apply(redis_, batches);
   cold_failure_.clear();
   if (!has_cold()) return results;
+  sync_where_needed(batches, results);
+  if (!cold_failure_.empty()) return results;
   // Events that met a spilled period where they are not hot ("needs cold") and the later
   // events of the same members ("blocked") go round again, in order, with their cold rows.
   constexpr int kMaxRounds = 20;
@@ -370,20 +465,10 @@ std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
         if (r.outcome != hot::HotOutcome::applied) continue;
         const hot::HotEvent& e = retry[rb].events[n];
         for (std::size_t k = 0; k < e.slots.size(); ++k) {
-          const auto& hit = used_hits[rb][n][k];
-          if (!r.rehydrated.at(k) || !hit) continue;
-          ++counters_.rehydrated;
-          // The member is hot again with its cold points; the row is stale now. Delete it
-          // only if no later spill has rewritten it (that row would be the live one).
-          const hot::PeriodSlot& s = retry[rb].slots[e.slots[k]];
-          // Best effort: a stale row left behind is harmless (the member is in the stale
-          // set, so reads skip it, and the next spill overwrites it).
-          try {
-            cold_store().delete_if_version({retry[rb].board, s.period_name, s.period.id}, e.member,
-                                           hit->version);
-          } catch (const Error& e2) {
-            spdlog::warn("could not delete a stale cold row of '{}': {}", e.member, e2.what());
-          }
+          // The member is hot again with its cold points. Its cold row stays (the :stale set
+          // hides it from reads; the next spill of the member or the archive supersedes it):
+          // should Redis roll back past this moment, the points are still in PostgreSQL.
+          if (r.rehydrated.at(k) && used_hits[rb][n][k]) ++counters_.rehydrated;
         }
       }
     }

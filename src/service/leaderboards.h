@@ -23,11 +23,23 @@ struct Update {
   std::int64_t value = 0;
   std::optional<Instant> at;  // the event time; the clock's now when absent
   std::string event_id;       // applied at most once per board period when set
+  std::string order_token{};  // the stream entry id: a later event of the member waits while an
+                              // earlier one is held
 };
 
-// unavailable: not applied because PostgreSQL (needed to rehydrate the member) could not
-// be reached; the other updates of the batch keep their own results.
-enum class UpdateStatus { applied, duplicate, refused, unavailable };
+// unavailable: not applied because PostgreSQL (needed to rehydrate the member, or to sync a
+// board whose Redis data was lost) could not be reached; the other updates of the batch
+// keep their own results. An update with an order token that ends unavailable holds its
+// member: the member's later updates (other tokens) are `waiting` until it is applied or
+// refused, so one member's stream events are applied in stream order across outages.
+enum class UpdateStatus {
+  applied,
+  duplicate,
+  refused,
+  unavailable,
+  waiting  // not applied: an earlier event of this member is held (left pending); retry later, in
+           // order
+};
 
 struct PeriodPoints {
   std::string period;
@@ -92,6 +104,13 @@ const BoardConfig& board_entry(const Config& config, const std::string& board);
 PeriodRef resolve_period(const Config& config, const std::string& board, const std::string& period,
                          const std::optional<std::string>& period_id, Instant now);
 
+// The safety net after Redis lost data: tells Redis which periods of `board` have cold rows
+// (`with_rows`, from cold::ColdStore::periods_with_rows), so that updates consult the cold
+// tier there, and marks the board synced. Periods the config does not know are skipped.
+// Returns how many periods Redis had forgotten (now marked recovered).
+std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::HotBoard& hot,
+                        const std::string& board, const std::vector<cold::PeriodKey>& with_rows);
+
 class Leaderboards {
  public:
   // `cold` may be null for boards that never spill; a spilled period then cannot be
@@ -123,6 +142,8 @@ class Leaderboards {
     std::int64_t cold_lookups = 0;  // cold-tier look-ups made for updates
     std::int64_t retries = 0;       // update or read rounds repeated because a spill ran
     std::int64_t cold_errors = 0;   // update rounds in which the cold tier was unreachable
+    std::int64_t synced = 0;        // boards synced with the cold tier (Redis lacked the marker)
+    std::int64_t recovered = 0;     // of their periods, those Redis had forgotten had spilled
   };
   const Counters& counters() const { return counters_; }
 
@@ -160,6 +181,9 @@ class Leaderboards {
   Standing decode_scored(const PeriodRef& ref, const ScoredMember& m, std::int64_t rank) const;
   std::vector<std::vector<hot::HotResult>> apply_with_rehydration(
       std::vector<hot::HotBatch>& batches);
+  void sync_where_needed(const std::vector<hot::HotBatch>& batches,
+                         std::vector<std::vector<hot::HotResult>>& results);
+  void update_holds(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
   std::vector<Standing> merged_top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
   std::optional<Standing> merged_rank(const PeriodRef& ref, const std::string& member);
   std::vector<Standing> merged_around(const PeriodRef& ref, const std::string& member,

@@ -108,17 +108,25 @@ TEST_F(ColdStoreTest, RowsPromisedAbsentAreCopiedAndABrokenPromiseStillUpserts) 
   EXPECT_EQ(store().reader().count(kDaily), 4);
 }
 
-TEST_F(ColdStoreTest, DeleteIfVersionRefusesAnyOtherVersion) {
-  const std::int64_t v1 = store().upsert(kDaily, {{"alice", 10, 100, std::nullopt}});
-  const std::int64_t v2 = store().upsert(kDaily, {{"alice", 9, 101, std::nullopt}});
-  // A rehydrate that read v1 must not delete the row a later spill wrote.
-  EXPECT_FALSE(store().delete_if_version(kDaily, "alice", v1));
-  EXPECT_TRUE(store().lookup({{kDaily, "alice"}})[0].has_value());
-  EXPECT_FALSE(store().delete_if_version(kWeekly, "alice", v2));  // other period
-  EXPECT_FALSE(store().delete_if_version(kDaily, "bob", v2));     // no such member
-  EXPECT_TRUE(store().delete_if_version(kDaily, "alice", v2));
-  EXPECT_FALSE(store().lookup({{kDaily, "alice"}})[0].has_value());
-  EXPECT_FALSE(store().delete_if_version(kDaily, "alice", v2));  // already gone
+TEST_F(ColdStoreTest, PeriodsWithRowsListsEachPeriodOnceInOrder) {
+  EXPECT_TRUE(store().periods_with_rows().empty());
+  const PeriodKey other{"arena", "daily", "2026-11-21"};
+  store().upsert(kWeekly, {{"a", 1, 1, std::nullopt}});
+  store().upsert(kDaily, {{"a", 1, 1, std::nullopt}, {"b", 2, 2, std::nullopt}});
+  store().upsert(other, {{"z", 1, 1, std::nullopt}});
+  const auto key_of = [](const PeriodKey& k) {
+    return k.board + "|" + k.period + "|" + k.period_id;
+  };
+  std::vector<std::string> all;
+  for (const auto& k : store().periods_with_rows()) all.push_back(key_of(k));
+  EXPECT_EQ(all, (std::vector<std::string>{key_of(other), key_of(kDaily), key_of(kWeekly)}));
+  std::vector<std::string> points;
+  for (const auto& k : store().periods_with_rows(std::string("points")))
+    points.push_back(key_of(k));
+  EXPECT_EQ(points, (std::vector<std::string>{key_of(kDaily), key_of(kWeekly)}));
+  store().drop_period(kDaily);
+  EXPECT_EQ(store().periods_with_rows(std::string("points")).size(), 1U);
+  EXPECT_TRUE(store().periods_with_rows(std::string("nobody")).empty());
 }
 
 TEST_F(ColdStoreTest, DropPeriodDeletesOnlyThatPeriod) {
@@ -233,9 +241,7 @@ TEST_F(ColdStoreTest, MemberIdsRoundTripByteForByte) {
       }
     }
   }
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    EXPECT_TRUE(store().delete_if_version(kDaily, members[i], v)) << "member #" << i;
-  }
+  EXPECT_EQ(store().drop_period(kDaily), static_cast<std::int64_t>(members.size()));
   EXPECT_EQ(store().reader().count(kDaily), 0);
 }
 

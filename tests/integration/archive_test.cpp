@@ -135,11 +135,14 @@ TEST_F(ArchiveTest, AFortnightReplayedWithTicksEqualsTheBruteForceModel) {
   ASSERT_FALSE(report.any_failed());
   EXPECT_EQ(model.size(), 15U + 3U + 2U);  // 14 days (+1 for the late-evening start), weeks, months
   expect_archived("fort", model);
-  // Redis holds nothing live for the board any more.
+  // Redis holds nothing live for the board any more: closed :meta markers and the board's
+  // sync marker, each with a TTL.
   const hot::BoardKeys keys(prefix, "fort");
   EXPECT_EQ(conn.command({"ZCARD", keys.registry()}).as_int(), 0);
   for (const auto& k : test::keys_with_prefix(conn, prefix + ":{fort}")) {
-    EXPECT_TRUE(k.size() > 5 && k.substr(k.size() - 5) == ":meta") << "left behind: " << k;
+    EXPECT_TRUE((k.size() > 5 && k.substr(k.size() - 5) == ":meta") || k == keys.synced())
+        << "left behind: " << k;
+    EXPECT_GT(conn.command({"PTTL", k}).as_int(), 0) << k;
   }
   EXPECT_EQ(count("SELECT count(*) FROM " + prefix + ".cold_members"), 0);
 
@@ -182,10 +185,10 @@ TEST_F(ArchiveTest, MemberIdsOfEveryAllowedFormReadBackByteForByte) {
   EXPECT_NE(r.out.find(R"("member":"new\nline")"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(R"("member":"quote\"d")"), std::string::npos);
   // History needs PostgreSQL only: it answers with Redis unreachable.
-  const auto without_redis = test::run_cli(
-      {"--config", test::write_config(prefix, kBoards), "history", "hours", "hourly",
-       "2027-01-04T10", "-n", "100", "--json"},
-      {"BOARDKEEPER_REDIS_URL=redis://127.0.0.1:1/0"});
+  const auto without_redis =
+      test::run_cli({"--config", test::write_config(prefix, kBoards), "history", "hours", "hourly",
+                     "2027-01-04T10", "-n", "100", "--json"},
+                    {"BOARDKEEPER_REDIS_URL=redis://127.0.0.1:1/0"});
   EXPECT_EQ(without_redis.exit_code, 0) << without_redis.err;
   EXPECT_EQ(without_redis.out, r.out);
 }

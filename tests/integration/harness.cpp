@@ -1,8 +1,12 @@
 // Integration test helpers.
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,13 +53,24 @@ std::string unique_prefix() {
   return s.str();
 }
 
-std::string config_text(const std::string& prefix, const std::string& boards_yaml,
-                        const std::string& pg_url) {
+std::string config_text_for(const std::string& redis, const std::string& prefix,
+                            const std::string& boards_yaml, const std::string& pg_url) {
   const char* env_pg = std::getenv("BK_TEST_POSTGRES_URL");
   const std::string pg = !pg_url.empty() ? pg_url : env_pg != nullptr ? env_pg : "";
-  std::string text = "redis:\n  url: " + redis_url() + "\n  key_prefix: " + prefix + "\n";
+  std::string text = "redis:\n  url: " + redis + "\n  key_prefix: " + prefix + "\n";
   if (!pg.empty()) text += "postgres:\n  url: " + pg + "\n  schema: " + prefix + "\n";
   return text + "boards:\n" + boards_yaml;
+}
+
+std::string config_text(const std::string& prefix, const std::string& boards_yaml,
+                        const std::string& pg_url) {
+  return config_text_for(redis_url(), prefix, boards_yaml, pg_url);
+}
+
+std::string write_text_config(const std::string& prefix, const std::string& text) {
+  const std::string path = "/tmp/bk-test-" + prefix + ".yaml";
+  std::ofstream(path) << text;
+  return path;
 }
 
 Config make_config(const std::string& prefix, const std::string& boards_yaml) {
@@ -63,9 +78,94 @@ Config make_config(const std::string& prefix, const std::string& boards_yaml) {
 }
 
 std::string write_config(const std::string& prefix, const std::string& boards_yaml) {
-  const std::string path = "/tmp/bk-test-" + prefix + ".yaml";
-  std::ofstream(path) << config_text(prefix, boards_yaml);
-  return path;
+  return write_text_config(prefix, config_text(prefix, boards_yaml));
+}
+
+namespace {
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+}  // namespace
+
+RedisServer::RedisServer(std::vector<std::string> extra) : extra_(std::move(extra)) {
+  char dir[] = "/tmp/bk-redis-XXXXXX";
+  dir_ = mkdtemp(dir);
+  port_ = free_port();
+  start();
+}
+
+RedisServer::~RedisServer() {
+  stop();
+  std::system(("rm -rf '" + dir_ + "'").c_str());
+}
+
+std::string RedisServer::url(int db) const {
+  return "redis://127.0.0.1:" + std::to_string(port_) + "/" + std::to_string(db);
+}
+
+redis::Connection RedisServer::connect() const {
+  return redis::Connection(redis::parse_url(url()));
+}
+
+void RedisServer::start() {
+  if (pid_ > 0) return;
+  std::vector<std::string> args{"redis-server",
+                                "--port",
+                                std::to_string(port_),
+                                "--bind",
+                                "127.0.0.1",
+                                "--dir",
+                                dir_,
+                                "--save",
+                                "",
+                                "--appendonly",
+                                "no",
+                                "--logfile",
+                                dir_ + "/redis.log"};
+  args.insert(args.end(), extra_.begin(), extra_.end());  // later arguments win
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp("redis-server", argv.data());
+    _exit(127);
+  }
+  pid_ = pid;
+  for (int i = 0; i < 100; ++i) {
+    try {
+      if (connect().command({"PING"}).str == "PONG") return;
+    } catch (const std::exception&) {
+      // not listening yet (or still loading)
+    }
+    usleep(50 * 1000);
+  }
+  ADD_FAILURE() << "redis-server on port " << port_ << " did not start";
+}
+
+void RedisServer::stop() {
+  if (pid_ <= 0) return;
+  try {
+    connect().command({"SHUTDOWN", "NOSAVE"});
+  } catch (const std::exception&) {
+    // SHUTDOWN closes the connection without a reply
+  }
+  for (int i = 0; i < 100 && waitpid(pid_, nullptr, WNOHANG) == 0; ++i) usleep(50 * 1000);
+  if (waitpid(pid_, nullptr, WNOHANG) == 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  pid_ = -1;
 }
 
 namespace {

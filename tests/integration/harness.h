@@ -44,6 +44,38 @@ int wait_cli(int pid);
 // Runs one SQL statement with psql against the test PostgreSQL; returns its output.
 std::string psql(const std::string& sql);
 
+// A redis-server of the test's own (on a free loopback port, in a temp dir), for tests that
+// restart, flush, freeze or fill Redis: never the shared one. Stopped by the destructor.
+class RedisServer {
+ public:
+  // `extra`: more redis-server arguments, e.g. {"--appendonly", "yes"}.
+  explicit RedisServer(std::vector<std::string> extra = {});
+  ~RedisServer();
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  std::string url(int db = 0) const;
+  int port() const { return port_; }
+  const std::string& dir() const { return dir_; }
+  redis::Connection connect() const;
+  // SHUTDOWN NOSAVE (or a kill when it does not answer), then waits until it is gone.
+  void stop();
+  // Starts it again on the same port and directory (it loads what it persisted).
+  void start();
+
+ private:
+  std::vector<std::string> extra_;
+  std::string dir_;
+  int port_ = 0;
+  int pid_ = -1;
+};
+
+// config_text for another Redis than the shared one.
+std::string config_text_for(const std::string& redis_url, const std::string& prefix,
+                            const std::string& boards_yaml, const std::string& postgres_url = "");
+// Writes `text` to a temp file named after `prefix`; returns its path.
+std::string write_text_config(const std::string& prefix, const std::string& text);
+
 // Every key that starts with prefix (SCAN; for tests only: the product never scans).
 std::vector<std::string> keys_with_prefix(redis::Connection& conn, const std::string& prefix);
 
