@@ -21,8 +21,8 @@ using lifecycle::Backend;
 
 struct Totals {
   std::int64_t periods = 0, spilled = 0, kept_hot = 0, ttl_fixed = 0, archived = 0, rows_hot = 0,
-               rows_cold = 0, lost = 0, busy = 0, boards_failed = 0, redis_errors = 0,
-               postgres_errors = 0;
+               rows_cold = 0, lost = 0, hot_lost = 0, recovered = 0, busy = 0, boards_failed = 0,
+               redis_errors = 0, postgres_errors = 0;
 };
 
 // How the pass ended when it did not return a report normally.
@@ -44,8 +44,10 @@ Totals totals_of(const lifecycle::TickReport& report, const std::optional<Abort>
       t.rows_hot += p.archived_hot;
       t.rows_cold += p.archived_cold;
       t.lost += p.lost ? 1 : 0;
+      t.hot_lost += p.hot_lost ? 1 : 0;
       t.busy += p.busy ? 1 : 0;
     }
+    t.recovered += b.recovered;
     if (b.error.empty()) continue;
     ++t.boards_failed;
     t.redis_errors += b.error_backend == Backend::redis ? 1 : 0;
@@ -74,6 +76,7 @@ void print_report(const Context& ctx, const lifecycle::TickReport& report, bool 
                          .num("ttl_fixed", p.ttl_fixed)
                          .num("archived_rows", p.archived_rows)
                          .num("lost", p.lost ? 1 : 0)
+                         .num("hot_lost", p.hot_lost ? 1 : 0)
                          .str("note", p.note)
                          .done()
                   << "\n";
@@ -155,6 +158,15 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
   gauge("boardkeeper_tick_periods_lost",
         "Periods the last tick found lost: the hot key vanished before the archive.",
         static_cast<double>(t.lost));
+  gauge("boardkeeper_tick_periods_hot_lost",
+        "Periods the last tick archived after Redis had lost their data (restart without "
+        "persistence, FLUSHALL, failover): archived from the cold tier, points that lived only "
+        "in Redis missing.",
+        static_cast<double>(t.hot_lost));
+  gauge("boardkeeper_tick_periods_recovered",
+        "Periods with cold rows that Redis had forgotten had spilled, found by the last tick "
+        "(their updates consult the cold tier again).",
+        static_cast<double>(t.recovered));
   gauge("boardkeeper_tick_periods_busy",
         "Periods the last tick skipped because another tick was spilling or archiving them.",
         static_cast<double>(t.busy));
@@ -242,9 +254,14 @@ int tick(Context& ctx, const TickArgs& args) {
                                    : 0;
   const std::string message = fmt::format(
       "tick{}: {} boards, {} periods, {} members spilled, {} periods archived ({} rows), {} "
-      "lost, {} TTLs fixed{}",
+      "lost, {} TTLs fixed{}{}",
       args.dry_run ? " (dry run)" : "", report.boards.size(), t.periods, t.spilled, t.archived,
       t.rows_hot + t.rows_cold, t.lost, t.ttl_fixed,
+      t.hot_lost + t.recovered > 0
+          ? fmt::format(", {} periods recovered from the cold tier, {} archived with their hot "
+                        "part lost (Redis had lost data)",
+                        t.recovered, t.hot_lost)
+          : "",
       abort                 ? ", ABORTED (exit " + std::to_string(code) + ")"
       : report.any_failed() ? ", some boards FAILED"
                             : "");
@@ -258,6 +275,8 @@ int tick(Context& ctx, const TickArgs& args) {
                                     .num("archived", t.archived)
                                     .num("rows_archived", t.rows_hot + t.rows_cold)
                                     .num("lost", t.lost)
+                                    .num("hot_lost", t.hot_lost)
+                                    .num("recovered", t.recovered)
                                     .num("busy", t.busy)
                                     .num("ttl_fixed", t.ttl_fixed)
                                     .raw("duration_seconds", metrics::format_value(took.count()))

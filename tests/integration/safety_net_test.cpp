@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "harness.h"
@@ -97,7 +100,13 @@ TEST_F(SafetyNetTest,
   EXPECT_NE(rank.out.find("\"points\":30"), std::string::npos) << rank.out;
 
   // tick archives every period that has cold rows, also the one Redis has no trace of (q).
-  bk(config, {kAfter, "tick"});
+  const std::string metrics = "/tmp/bk-" + prefix + ".prom";
+  const auto archived = bk(config, {kAfter, "tick", "--metrics-file", metrics});
+  EXPECT_NE(archived.out.find("HOT PART LOST"), std::string::npos) << archived.out;
+  std::ifstream file(metrics);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\nboardkeeper_tick_periods_hot_lost 2\n"), std::string::npos) << text;
+  std::remove(metrics.c_str());
   EXPECT_EQ(history("d"), "m5:106 m3:30 m4:20 m6:7\n");  // m1 and m2 lived only in Redis
   EXPECT_EQ(period_row("d"), "archived hot=2 cold=2 hot_lost=true\n");
   EXPECT_EQ(history("q"), "low:3\n");
