@@ -129,11 +129,16 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
     // rolled back past a spill), updates consult the cold tier there again.
     report.recovered = service::sync_board(config_, redis_, hot_, board, with_rows);
   }
+  // The registry's periods (oldest end first), then those only the cold tier knows.
   const redis::Reply registry = redis_.command({"ZRANGE", keys.registry(), "0", "-1"}).checked();
-  std::set<std::string> names;
-  for (const redis::Reply& entry : registry.elements) names.insert(entry.as_string());
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (const redis::Reply& entry : registry.elements) {
+    if (seen.insert(entry.as_string()).second) names.push_back(entry.as_string());
+  }
   for (const cold::PeriodKey& k : with_rows) {
-    names.insert(hot::registry_member(k.period, k.period_id));
+    std::string name = hot::registry_member(k.period, k.period_id);
+    if (seen.insert(name).second) names.push_back(std::move(name));
   }
   const Instant now = clock_.now();
   for (const std::string& name : names) {
