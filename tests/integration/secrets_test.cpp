@@ -63,16 +63,20 @@ const std::vector<Case>& redis_cases() {
 
 const std::vector<Case>& postgres_cases() {
   static const std::vector<Case> cases{
-      {"postgresql://bkuser:PGs3cret/pa/ss@127.0.0.1:1/boards", {"PGs3cret/pa/ss"},
+      {"postgresql://bkuser:PGs3cret/pa/ss@127.0.0.1:1/boards",
+       {"PGs3cret/pa/ss"},
        Expect::malformed},
       {"postgresql://bk:Tr6@Xyw@127.0.0.1:1/boards", {"Tr6@Xyw"}, Expect::malformed},
       {"postgresql://bk:Hs4?Ab#Cd@127.0.0.1:1/boards", {"Hs4?Ab#Cd"}, Expect::unreachable},
-      {"postgresql://bk:Mn7+Op%2FQr@127.0.0.1:1/boards", {"Mn7+Op%2FQr", "Mn7+Op/Qr"},
+      {"postgresql://bk:Mn7+Op%2FQr@127.0.0.1:1/boards",
+       {"Mn7+Op%2FQr", "Mn7+Op/Qr"},
        Expect::unreachable},
       {"postgresql://bk:Vb3pwIp6@[::1]:1/boards", {"Vb3pwIp6"}, Expect::unreachable},
-      {"postgres://bk@127.0.0.1:1/boards?password=Wo4pw%2Bz", {"Wo4pw%2Bz", "Wo4pw+z"},
+      {"postgres://bk@127.0.0.1:1/boards?password=Wo4pw%2Bz",
+       {"Wo4pw%2Bz", "Wo4pw+z"},
        Expect::unreachable},
-      {"postgresql://bk:Ep5pw@127.0.0.1:1/boards?sslmode=disable&connect_timeout=2", {"Ep5pw"},
+      {"postgresql://bk:Ep5pw@127.0.0.1:1/boards?sslmode=disable&connect_timeout=2",
+       {"Ep5pw"},
        Expect::unreachable},
       {"postgresql://:Np7pwOnly@127.0.0.1:1", {"Np7pwOnly"}, Expect::unreachable},
       {"postgresql://bk:@127.0.0.1:1/boards", {}, Expect::unreachable},
@@ -85,7 +89,8 @@ const std::vector<Case>& postgres_cases() {
       {"postgresql://bk:Gq2pw@127.0.0.1:1/boards?passwd=x", {"Gq2pw"}, Expect::malformed},
       {"postgres:/bk:Gu8pw@127.0.0.1:1/boards", {"Gu8pw"}, Expect::malformed},
       {"postgresq://bk:Ji9pw@127.0.0.1:1/boards", {"Ji9pw"}, Expect::malformed},
-      {"host=127.0.0.1 port=1 dbname=boards user=bk password='Qa3 pw/x@y'", {"Qa3 pw/x@y"},
+      {"host=127.0.0.1 port=1 dbname=boards user=bk password='Qa3 pw/x@y'",
+       {"Qa3 pw/x@y"},
        Expect::malformed},
       {"host=127.0.0.1 port=1 password=Uk5pw", {"Uk5pw"}, Expect::malformed},
   };
@@ -201,16 +206,16 @@ std::vector<std::string> check(Backend backend, Source source) {
   std::vector<std::string> files;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
-    const std::string path = "/tmp/bk-secrets-" + prefix + "-" + std::to_string(i) + ".yaml";
+    const std::string path = "/tmp/bk-urlcase-" + prefix + "-" + std::to_string(i) + ".yaml";
     const std::string in_file = source == Source::file ? c.url : "set-by-environment";
     write_config(path, backend == Backend::redis ? in_file : kClosedRedis,
                  backend == Backend::postgres ? in_file : kClosedPostgres);
     files.push_back(path);
     std::vector<std::string> env;
     if (source == Source::environment) {
-      env.push_back((backend == Backend::redis ? "BOARDKEEPER_REDIS_URL="
-                                               : "BOARDKEEPER_POSTGRES_URL=") +
-                    c.url);
+      env.push_back(
+          (backend == Backend::redis ? "BOARDKEEPER_REDIS_URL=" : "BOARDKEEPER_POSTGRES_URL=") +
+          c.url);
     }
     for (const auto& command : commands()) {
       for (const char* format : {"text", "json"}) {
@@ -219,7 +224,9 @@ std::vector<std::string> check(Backend backend, Source source) {
         run.args.insert(run.args.end(), command.begin(), command.end());
         run.env = env;
         run.secrets = c.secrets;
-        run.expected_exit = c.expect == Expect::malformed ? 2 : command[0] == "check-config" ? 0 : 3;
+        run.expected_exit = c.expect == Expect::malformed  ? 2
+                            : command[0] == "check-config" ? 0
+                                                           : 3;
         run.label = c.url + " | " + command[0] + " --log-format " + format;
         runs.push_back(std::move(run));
       }
@@ -253,13 +260,13 @@ TEST(Secrets, PostgresPasswordsInTheEnvironmentNeverShow) {
 TEST(Secrets, PushgatewayPasswordsNeverShow) {
   const std::string prefix = test::unique_prefix();
   const std::string path =
-      write_config("/tmp/bk-secrets-" + prefix + ".yaml", kClosedRedis, kClosedPostgres);
+      write_config("/tmp/bk-urlcase-" + prefix + ".yaml", kClosedRedis, kClosedPostgres);
   std::vector<Invocation> runs;
   for (const Case& c : pushgateway_cases()) {
     for (const char* format : {"text", "json"}) {
       Invocation run;
-      run.args = {"--config",     path,   "--log-level", "debug", "--log-format",
-                  format,         "tick", "--pushgateway", c.url};
+      run.args = {"--config", path,   "--log-level",   "debug", "--log-format",
+                  format,     "tick", "--pushgateway", c.url};
       run.secrets = c.secrets;
       run.expected_exit = c.expect == Expect::malformed ? 2 : 3;
       run.label = c.url + " | tick --pushgateway --log-format " + format;
