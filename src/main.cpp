@@ -1,14 +1,20 @@
 // boardkeeper's entry point: parse the command line, load the config, build the context,
-// dispatch to one command, and turn every error into the contract's exit code.
+// dispatch to one command, and turn every error into the contract's exit code. Every password
+// it is given is registered (core/redact.h) before anything can print it, and every error it
+// prints goes through the redaction.
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/logging.h"
+#include "cold/conninfo.h"
 #include "config/config.h"
+#include "core/redact.h"
+#include "redis/url.h"
 #include "version.h"
 
 namespace {
@@ -17,6 +23,45 @@ std::optional<std::string> env(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return std::nullopt;
   return std::string(v);
+}
+
+// CLI11 may quote an argument in its messages: any that looks like a URL is registered first.
+void register_url_arguments(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.find("://") != std::string_view::npos) bk::add_url_secrets(arg);
+  }
+}
+
+// CLI11's answer to a bad command line (or --help), redacted; returns the exit code.
+int exit_for(const CLI::App& app, const CLI::ParseError& e) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = app.exit(e, out, err);
+  std::cout << bk::redact(out.str());
+  std::cerr << bk::redact(err.str());
+  return code == 0 ? 0 : static_cast<int>(bk::ExitCode::usage);
+}
+
+// The config's URLs, read as the connections will read them, so that a malformed one is a
+// usage error (exit 2) for every command, check-config included, before anything connects.
+void check_urls(const bk::Config& config, const bk::ConfigOverrides& overrides) {
+  const auto source = [&](bool overridden, const char* variable, const char* key) {
+    return " (" + (overridden ? "from " + std::string(variable) : key + (" in " + config.path)) +
+           ")";
+  };
+  try {
+    bk::redis::parse_url(config.redis.url);
+  } catch (const bk::UsageError& e) {
+    throw bk::UsageError(
+        e.what() + source(overrides.redis_url.has_value(), "BOARDKEEPER_REDIS_URL", "redis.url"));
+  }
+  try {
+    bk::cold::parse_conninfo(config.postgres.url);
+  } catch (const bk::UsageError& e) {
+    throw bk::UsageError(e.what() + source(overrides.postgres_url.has_value(),
+                                           "BOARDKEEPER_POSTGRES_URL", "postgres.url"));
+  }
 }
 
 }  // namespace
@@ -113,12 +158,13 @@ int main(int argc, char** argv) {
   periods->add_option("board", periods_board, "board name")->required();
   periods->add_flag("--json", json, "one JSON object per line");
 
+  register_url_arguments(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : static_cast<int>(ExitCode::usage);
+    return exit_for(app, e);
   }
+  if (!tick_args.pushgateway.empty()) bk::add_url_secrets(tick_args.pushgateway);
 
   try {
     const auto format = log_format == "json" ? bk::cli::Format::json : bk::cli::Format::text;
@@ -133,7 +179,12 @@ int main(int argc, char** argv) {
       config_path = env("BOARDKEEPER_CONFIG").value_or("/etc/boardkeeper/boardkeeper.yaml");
     }
     bk::ConfigOverrides overrides{env("BOARDKEEPER_REDIS_URL"), env("BOARDKEEPER_POSTGRES_URL")};
-    bk::cli::Context ctx(bk::load_config(config_path, overrides), clock,
+    for (const auto& url : {overrides.redis_url, overrides.postgres_url}) {
+      if (url) bk::add_url_secrets(*url);
+    }
+    bk::Config config = bk::load_config(config_path, overrides);
+    check_urls(config, overrides);
+    bk::cli::Context ctx(std::move(config), clock,
                          json ? bk::cli::Format::json : bk::cli::Format::text);
 
     if (*check) return bk::cli::check_config(ctx);
@@ -148,10 +199,10 @@ int main(int argc, char** argv) {
     if (*ingest) return bk::cli::ingest(ctx, ingest_args);
     return static_cast<int>(ExitCode::usage);
   } catch (const bk::Error& e) {
-    std::cerr << "boardkeeper: " << e.what() << "\n";
+    std::cerr << "boardkeeper: " << bk::redact(e.what()) << "\n";
     return static_cast<int>(e.exit_code());
   } catch (const std::exception& e) {
-    std::cerr << "boardkeeper: unexpected error: " << e.what() << "\n";
+    std::cerr << "boardkeeper: unexpected error: " << bk::redact(e.what()) << "\n";
     return static_cast<int>(ExitCode::failed);
   }
 }

@@ -1,7 +1,9 @@
-// Lazily made connections; the URL is logged only in its redacted form.
+// Lazily made connections; logs say where they go (host, port, database), never the URL.
 #include "cli/context.h"
 
 #include <spdlog/spdlog.h>
+
+#include "cold/conninfo.h"
 
 namespace bk::cli {
 
@@ -10,15 +12,16 @@ Context::Context(Config config, Clock clock, Format format)
 
 redis::Connection& Context::redis() {
   if (!redis_) {
-    spdlog::debug("connecting to redis {}", redact_url(config_.redis.url));
-    redis_ = std::make_unique<redis::Connection>(redis::parse_url(config_.redis.url));
+    const redis::Options options = redis::parse_url(config_.redis.url);
+    spdlog::debug("connecting to redis at {}", redis::describe(options));
+    redis_ = std::make_unique<redis::Connection>(options);
   }
   return *redis_;
 }
 
 cold::ColdStore& Context::cold() {
   if (!cold_) {
-    spdlog::debug("connecting to postgresql {}", redact_url(config_.postgres.url));
+    spdlog::debug("connecting to {}", cold::parse_conninfo(config_.postgres.url).where);
     cold_ = std::make_unique<cold::ColdStore>(config_.postgres.url, config_.postgres.schema);
   }
   return *cold_;

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/redact.h"
 #include "version.h"
 
 namespace bk::cli {
@@ -79,24 +80,32 @@ void check_writable_dir(const std::string& path, std::string_view flag) {
 }
 
 HttpUrl parse_http_url(std::string_view url, std::string_view flag) {
+  add_url_secrets(url);
+  // The URL itself is never echoed: it may hold a password.
   const auto bad = [&](const std::string& why) {
-    return UsageError(std::string(flag) + " '" + std::string(url) + "': " + why);
+    return UsageError(std::string(flag) + ": " + why + " (expected http://host[:port][/path])");
   };
   constexpr std::string_view kScheme = "http://";
   if (url.rfind("https://", 0) == 0) throw bad("only plain http:// is supported");
-  if (url.rfind(kScheme, 0) != 0) throw bad("expected http://host[:port][/path]");
+  if (url.rfind(kScheme, 0) != 0) throw bad("the URL must start with http://");
   std::string_view rest = url.substr(kScheme.size());
+  if (rest.find('@') != std::string_view::npos) {
+    throw bad("a user or password ('...@') is not supported");
+  }
   const auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
   if (authority.empty()) throw bad("no host");
-  if (authority.find('@') != std::string_view::npos) throw bad("credentials are not supported");
-  if (path.find_first_of("?#") != std::string_view::npos) throw bad("no query or fragment");
+  if (rest.find_first_of("?#") != std::string_view::npos) throw bad("no query or fragment");
   HttpUrl out;
   const bool has_port = authority.front() == '[' ? authority.find("]:") != std::string_view::npos
                                                  : authority.find(':') != std::string_view::npos;
-  out.where = net::parse_host_port(
-      has_port ? std::string(authority) : std::string(authority) + ":80", flag);
+  try {
+    out.where = net::parse_host_port(
+        has_port ? std::string(authority) : std::string(authority) + ":80", flag);
+  } catch (const UsageError&) {
+    throw bad("bad host or port (an IPv6 host goes in brackets; a port is 1 to 65535)");
+  }
   if (out.where.host.empty()) throw bad("no host");
   if (out.where.port == "0") throw bad("port 0");
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);

@@ -30,7 +30,8 @@ struct HttpUrl {
   net::HostPort where;
   std::string path;  // without a trailing slash; empty for the root
 };
-// http://host[:port][/path]. Throws UsageError naming `flag` for anything else (https,
+// http://host[:port][/path]. Registers any password in it (core/redact.h), then throws
+// UsageError naming `flag` and what is wrong, never the URL, for anything else (https,
 // credentials, a query).
 HttpUrl parse_http_url(std::string_view url, std::string_view flag);
 

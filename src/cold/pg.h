@@ -1,7 +1,6 @@
 // PostgreSQL plumbing shared by the cold store and the archive writer (internal to
-// bk_cold): connection strings with safe defaults, a connection that reports its breakage
-// instead of silently reconnecting, and one mapping of libpqxx errors to bk errors, with
-// passwords scrubbed from every message.
+// bk_cold): a connection that reports its breakage instead of silently reconnecting, and one
+// mapping of libpqxx errors to bk errors, with passwords scrubbed from every message.
 #pragma once
 #include <functional>
 #include <memory>
@@ -19,6 +18,7 @@
 #pragma GCC diagnostic pop
 
 #include "cold/error.h"
+#include "core/redact.h"
 
 namespace bk::cold::pg {
 
@@ -36,7 +36,6 @@ struct Session {
 struct Link {
   std::string conninfo;              // holds the password: never shown
   std::string where;                 // "postgresql at host:port/db"
-  std::vector<std::string> secrets;  // scrubbed from every message
   std::string schema;                // the plain name
   std::string q;                     // the schema quoted as an identifier
   std::shared_ptr<Session> session;  // the store's current connection
@@ -47,16 +46,8 @@ struct Link {
   // The current session, connected afresh if there is none or it broke.
   Session& use();
 
-  std::string scrub(std::string text) const {
-    for (const std::string& secret : secrets) {
-      if (secret.empty()) continue;
-      for (std::size_t at = text.find(secret); at != std::string::npos;
-           at = text.find(secret, at + 3)) {
-        text.replace(at, secret.size(), "***");
-      }
-    }
-    return text;
-  }
+  // `text` without any password (the process-wide redaction, core/redact.h).
+  std::string scrub(std::string text) const { return redact(std::move(text)); }
 };
 
 // The first line of a libpq message, without its "ERROR:  " or "FATAL:  " tag.

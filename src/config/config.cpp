@@ -15,6 +15,7 @@
 
 #include "core/cron.h"
 #include "core/duration.h"
+#include "core/redact.h"
 #include "core/validate.h"
 
 namespace bk {
@@ -151,12 +152,34 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+// What a URL starts with, for messages: "reddis://" or "postgres:/". Only a plain scheme is
+// shown; the rest of a URL that is not understood is never echoed (it may hold a password).
+std::string scheme_of(std::string_view url) {
+  const std::size_t colon = url.find(':');
+  const std::string_view scheme = url.substr(0, colon);
+  const bool plain =
+      colon != std::string_view::npos && !scheme.empty() && scheme.size() <= 12 &&
+      std::isalpha(static_cast<unsigned char>(scheme[0])) != 0 &&
+      std::all_of(scheme.begin(), scheme.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
+      });
+  if (!plain) return "it has no scheme";
+  std::string shown = std::string(scheme) + ":";
+  for (std::size_t i = colon + 1; i < url.size() && i < colon + 3 && url[i] == '/'; ++i) {
+    shown += '/';
+  }
+  return "it starts with " + quoted(shown);
+}
+
 std::optional<std::string> redis_url_problem(std::string_view url) {
   for (const std::string_view scheme : {"redis://", "unix://"}) {
     if (starts_with(url, scheme) && url.size() > scheme.size()) return std::nullopt;
   }
-  return quoted(redact_url(url)) +
-         " is not a Redis URL; expected redis://[[user]:password@]host[:port][/db] or "
+  if (starts_with(url, "rediss://")) {
+    return "uses rediss:// (TLS), which is not supported yet; use redis:// or unix://";
+  }
+  return "is not a Redis URL (" + scheme_of(url) +
+         "); expected redis://[[user]:password@]host[:port][/db] or "
          "unix:///path/to/socket[?db=N]";
 }
 
@@ -164,8 +187,8 @@ std::optional<std::string> postgres_url_problem(std::string_view url) {
   for (const std::string_view scheme : {"postgresql://", "postgres://"}) {
     if (starts_with(url, scheme) && url.size() > scheme.size()) return std::nullopt;
   }
-  return quoted(redact_url(url)) +
-         " is not a PostgreSQL URL; expected postgresql://[user[:password]@]host[:port]/dbname";
+  return "is not a PostgreSQL URL (" + scheme_of(url) +
+         "); expected postgresql://[user[:password]@]host[:port]/dbname";
 }
 
 const std::vector<std::string_view> kTopKeys{"redis", "postgres", "boards"};
@@ -376,6 +399,7 @@ void Loader::parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOve
   const Fields f = fields(*map, "in the redis section", kRedisKeys);
   if (const auto e = f.get("url")) {
     const auto url = read_string(*e, "redis.url");
+    if (url) add_url_secrets(*url);
     // An overridden URL need not be valid in the file (it may be a placeholder).
     if (url && !overrides.redis_url) {
       if (const auto problem = redis_url_problem(*url)) {
@@ -409,6 +433,7 @@ void Loader::parse_postgres(const Entry& entry, PostgresConfig& postgres,
   const Fields f = fields(*map, "in the postgres section", kPostgresKeys);
   if (const auto e = f.get("url")) {
     const auto url = read_string(*e, "postgres.url");
+    if (url) add_url_secrets(*url);
     if (url && !overrides.postgres_url) {
       if (const auto problem = postgres_url_problem(*url)) {
         report(*e, "postgres.url " + *problem);
@@ -814,54 +839,23 @@ Config Loader::load(const YAML::Node& root, const ConfigOverrides& overrides) {
     report(pos_of(root), "the config has no 'boards' (a list of board entries)");
   }
 
+  if (overrides.redis_url) add_url_secrets(*overrides.redis_url);
+  if (overrides.postgres_url) add_url_secrets(*overrides.postgres_url);
   if (overrides.redis_url) {
     if (const auto problem = redis_url_problem(*overrides.redis_url)) {
-      report_unpositioned("BOARDKEEPER_REDIS_URL: " + *problem);
+      report_unpositioned("BOARDKEEPER_REDIS_URL " + *problem);
     } else {
       config.redis.url = *overrides.redis_url;
     }
   }
   if (overrides.postgres_url) {
     if (const auto problem = postgres_url_problem(*overrides.postgres_url)) {
-      report_unpositioned("BOARDKEEPER_POSTGRES_URL: " + *problem);
+      report_unpositioned("BOARDKEEPER_POSTGRES_URL " + *problem);
     } else {
       config.postgres.url = *overrides.postgres_url;
     }
   }
   return config;
-}
-
-// Replaces the value of every `...password=VALUE` parameter (URL query or libpq keywords).
-void redact_password_parameters(std::string& s) {
-  std::string lower(s);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](char c) {
-    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  });
-  constexpr std::string_view kWord = "password";
-  std::size_t from = 0;
-  while ((from = lower.find(kWord, from)) != std::string::npos) {
-    std::size_t i = from + kWord.size();
-    from = i;
-    while (i < s.size() && s[i] == ' ') ++i;
-    if (i >= s.size() || s[i] != '=') continue;
-    ++i;
-    while (i < s.size() && s[i] == ' ') ++i;
-    std::size_t end = i;
-    if (end < s.size() && s[end] == '\'') {
-      ++end;
-      while (end < s.size() && s[end] != '\'') end += s[end] == '\\' ? 2 : 1;
-      end = std::min(end + 1, s.size());
-    } else {
-      while (end < s.size() && s[end] != '&' && s[end] != '#' &&
-             std::isspace(static_cast<unsigned char>(s[end])) == 0) {
-        ++end;
-      }
-    }
-    if (end == i) continue;
-    s.replace(i, end - i, "***");
-    lower.replace(i, end - i, "***");
-    from = i + 3;
-  }
 }
 
 }  // namespace
@@ -932,32 +926,6 @@ Config load_config(const std::string& path, const ConfigOverrides& overrides) {
     throw ConfigError({path + ": cannot read the config file: " + std::strerror(err)});
   }
   return parse_config(text, path, overrides);
-}
-
-std::string redact_url(std::string_view url) {
-  std::string out(url);
-  const std::size_t scheme_end = out.find("://");
-  if (scheme_end != std::string::npos) {
-    std::string scheme = out.substr(0, scheme_end);
-    std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](char c) {
-      return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    });
-    // The authority ends at the first '/', as libpq and our Redis URL parser read it; its
-    // user info ends at the last '@' in it.
-    const std::size_t begin = scheme_end + 3;
-    const std::size_t end = std::min(out.find('/', begin), out.size());
-    const std::size_t at = out.rfind('@', end == 0 ? 0 : end - 1);
-    if (at != std::string::npos && at >= begin && at < end) {
-      const std::size_t colon = out.find(':', begin);
-      if (colon < at) {
-        out.replace(colon + 1, at - colon - 1, "***");
-      } else if ((scheme == "redis" || scheme == "rediss") && at > begin) {
-        out.replace(begin, at - begin, "***");  // redis://secret@host: a bare password
-      }
-    }
-  }
-  redact_password_parameters(out);
-  return out;
 }
 
 }  // namespace bk

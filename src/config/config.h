@@ -82,7 +82,4 @@ Config parse_config(std::string_view yaml_text, const std::string& path_for_mess
 // Reads the file; an unreadable file is a ConfigError naming it.
 Config load_config(const std::string& path, const ConfigOverrides& overrides);
 
-// The URL with any password replaced by "***", for logs and messages.
-std::string redact_url(std::string_view url);
-
 }  // namespace bk

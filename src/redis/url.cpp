@@ -1,85 +1,139 @@
-// Redis URL parsing, with percent-decoding of user and password.
+// Redis URL parsing. Messages name the part that is wrong and never quote the URL: any part of
+// it may be (or, misread, hold) the password.
 #include "redis/url.h"
 
 #include <charconv>
 
 #include "core/error.h"
+#include "core/percent.h"
 
 namespace bk::redis {
 namespace {
 
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      int v = 0;
-      if (std::from_chars(s.data() + i + 1, s.data() + i + 3, v, 16).ec == std::errc{}) {
-        out.push_back(static_cast<char>(v));
-        i += 2;
-        continue;
-      }
-    }
-    out.push_back(s[i]);
-  }
-  return out;
+constexpr std::string_view kRedis = "redis://";
+constexpr std::string_view kUnix = "unix://";
+
+[[noreturn]] void bad(const std::string& what) {
+  throw UsageError("redis URL: " + what);
 }
 
-int parse_number(std::string_view s, std::string_view what) {
-  int v = 0;
-  const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || res.ec != std::errc{} || res.ptr != s.data() + s.size() || v < 0) {
-    throw UsageError("redis URL: bad " + std::string(what) + " '" + std::string(s) + "'");
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// A decimal number in [low, high], digits only.
+bool parse_number(std::string_view s, int low, int high, int& out) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string_view::npos) {
+    return false;
   }
-  return v;
+  int v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  if (v < low || v > high) return false;
+  out = v;
+  return true;
+}
+
+std::string decoded(std::string_view s, std::string_view part) {
+  auto out = percent_decode(s);
+  if (!out) {
+    bad("bad percent-escape in the " + std::string(part) +
+        " (a '%' must be followed by two hex digits; write '%' itself as %25)");
+  }
+  return std::move(*out);
+}
+
+int database(std::string_view s) {
+  int db = 0;
+  if (!s.empty() && !parse_number(s, 0, 1000000, db)) {
+    bad("bad database number (expected /N with N a number from 0)");
+  }
+  return db;
+}
+
+void take_userinfo(std::string_view userinfo, Options& o) {
+  const auto colon = userinfo.find(':');
+  if (colon == std::string_view::npos) {
+    o.password = decoded(userinfo, "password");  // redis://secret@host is a bare password
+  } else {
+    o.username = decoded(userinfo.substr(0, colon), "user name");
+    o.password = decoded(userinfo.substr(colon + 1), "password");
+  }
+}
+
+void take_host_port(std::string_view hostport, Options& o) {
+  std::string_view host = hostport;
+  std::string_view port;
+  if (!hostport.empty() && hostport.front() == '[') {
+    const auto close = hostport.find(']');
+    if (close == std::string_view::npos) bad("the '[' of an IPv6 host is not closed");
+    host = hostport.substr(1, close - 1);
+    const std::string_view after = hostport.substr(close + 1);
+    if (!after.empty() && after.front() != ':') {
+      bad("unexpected text after the ']' of an IPv6 host (expected ':port')");
+    }
+    port = after.empty() ? after : after.substr(1);
+    if (!after.empty() && port.empty()) bad("empty port (expected a number from 1 to 65535)");
+  } else {
+    const auto colon = hostport.find(':');
+    if (colon != std::string_view::npos) {
+      if (hostport.find(':', colon + 1) != std::string_view::npos) {
+        bad("an IPv6 host must be in brackets, e.g. redis://[::1]:6379");
+      }
+      host = hostport.substr(0, colon);
+      port = hostport.substr(colon + 1);
+      if (port.empty()) bad("empty port (expected a number from 1 to 65535)");
+    }
+  }
+  o.host = decoded(host, "host");
+  if (o.host.empty()) bad("no host (expected redis://host[:port][/db])");
+  if (!port.empty() && !parse_number(port, 1, 65535, o.port)) {
+    bad("bad port (expected a number from 1 to 65535)");
+  }
+}
+
+Options parse_unix(std::string_view rest) {
+  Options o;
+  const auto q = rest.find('?');
+  o.unix_path = std::string(rest.substr(0, q));
+  if (o.unix_path.find('@') != std::string::npos) {
+    bad("a user or password ('...@') in a unix:// URL is not supported");
+  }
+  if (o.unix_path.empty()) bad("unix:// needs a socket path");
+  if (q != std::string_view::npos) {
+    const std::string_view query = rest.substr(q + 1);
+    if (!starts_with(query, "db=")) bad("unknown query in a unix:// URL (only ?db=N)");
+    o.db = database(query.substr(3));
+  }
+  return o;
 }
 
 }  // namespace
 
 Options parse_url(std::string_view url) {
+  if (starts_with(url, kUnix)) return parse_unix(url.substr(kUnix.size()));
+  if (starts_with(url, "rediss://")) bad("rediss:// (TLS) is not supported yet");
+  if (!starts_with(url, kRedis)) bad("it must start with redis:// or unix://");
   Options o;
-  if (url.rfind("unix://", 0) == 0) {
-    std::string_view rest = url.substr(7);
-    const auto q = rest.find('?');
-    o.unix_path = std::string(rest.substr(0, q));
-    if (q != std::string_view::npos) {
-      const std::string_view query = rest.substr(q + 1);
-      if (query.rfind("db=", 0) != 0) throw UsageError("redis URL: unknown query in unix URL");
-      o.db = parse_number(query.substr(3), "database number");
-    }
-    if (o.unix_path.empty()) throw UsageError("redis URL: unix:// needs a socket path");
-    return o;
-  }
-  if (url.rfind("redis://", 0) != 0) {
-    throw UsageError("redis URL must start with redis:// or unix://");
-  }
-  std::string_view rest = url.substr(8);
-  const auto slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  if (slash != std::string_view::npos && slash + 1 < rest.size()) {
-    o.db = parse_number(rest.substr(slash + 1), "database number");
-  }
-  const auto at = authority.rfind('@');
+  std::string_view rest = url.substr(kRedis.size());
+  const auto at = rest.rfind('@');
   if (at != std::string_view::npos) {
-    const std::string_view userinfo = authority.substr(0, at);
-    authority = authority.substr(at + 1);
-    const auto colon = userinfo.find(':');
-    if (colon == std::string_view::npos) {
-      o.password = percent_decode(userinfo);  // redis://secret@host is a bare password
-    } else {
-      o.username = percent_decode(userinfo.substr(0, colon));
-      o.password = percent_decode(userinfo.substr(colon + 1));
-    }
+    take_userinfo(rest.substr(0, at), o);
+    rest = rest.substr(at + 1);
   }
-  const auto colon = authority.rfind(':');
-  if (colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
-    o.host = std::string(authority.substr(0, colon));
-    o.port = parse_number(authority.substr(colon + 1), "port");
-  } else {
-    o.host = std::string(authority);
+  if (rest.find_first_of("?#") != std::string_view::npos) {
+    bad("a query or fragment ('?' or '#' after the host) is not supported");
   }
-  if (o.host.empty()) throw UsageError("redis URL has no host");
-  if (o.port < 1 || o.port > 65535) throw UsageError("redis URL: port out of range");
+  const auto slash = rest.find('/');
+  take_host_port(rest.substr(0, slash), o);
+  if (slash != std::string_view::npos) o.db = database(rest.substr(slash + 1));
   return o;
+}
+
+std::string describe(const Options& o) {
+  const std::string db = " db " + std::to_string(o.db);
+  if (!o.unix_path.empty()) return "unix socket " + o.unix_path + db;
+  const bool v6 = o.host.find(':') != std::string::npos;
+  return (v6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port) + db;
 }
 
 }  // namespace bk::redis

@@ -8,7 +8,7 @@
 namespace bk::redis {
 
 struct Options {
-  std::string host = "127.0.0.1";
+  std::string host = "127.0.0.1";  // an IPv6 address without its brackets
   int port = 6379;
   std::string unix_path;  // set for unix:// URLs
   std::string username;
@@ -18,8 +18,15 @@ struct Options {
   Millis command_timeout{10000};
 };
 
-// redis://[[user]:password@]host[:port][/db] or unix:///path/to/socket[?db=N].
-// Throws UsageError for anything else (the message never contains the password).
+// redis://[[user]:password@]host[:port][/db] (host: a name, an IPv4 address or an IPv6 one in
+// brackets) or unix:///path/to/socket[?db=N]. The user info ends at the LAST '@', so a password
+// may hold '/', '?', '#' and '@' as they are; a '%' starts an escape of two hex digits. User,
+// password and host are percent-decoded. Throws UsageError naming the part that is wrong
+// (scheme, user, password, host, port, database number, query) without echoing any of the URL.
 Options parse_url(std::string_view url);
+
+// Where the options point, for messages: "127.0.0.1:6379 db 0", "[::1]:6379 db 0",
+// "unix socket /run/redis.sock db 2". Never the user or the password.
+std::string describe(const Options& options);
 
 }  // namespace bk::redis

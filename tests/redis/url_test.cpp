@@ -1,4 +1,5 @@
-// Redis URL parsing.
+// Redis URL parsing: hosts (IPv4, names, IPv6 in brackets), percent-escapes, passwords holding
+// URL delimiters, and errors that name the part at fault without echoing the URL.
 #include "redis/url.h"
 
 #include <gtest/gtest.h>
@@ -28,15 +29,95 @@ TEST(RedisUrl, HostPortDatabaseAndCredentials) {
   EXPECT_EQ(o.db, 2);
 }
 
-TEST(RedisUrl, BadUrlsAreUsageErrorsWithoutThePassword) {
-  for (const char* bad : {"http://h", "redis://h:port", "redis://h:1/x", "redis://", "unix://",
-                          "redis://u:hunter2@h:99999999999"}) {
-    try {
-      parse_url(bad);
-      ADD_FAILURE() << bad << " parsed";
-    } catch (const UsageError& e) {
-      EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << e.what();
-    }
+TEST(RedisUrl, Ipv6HostsInBrackets) {
+  Options o = parse_url("redis://[::1]:6379/0");
+  EXPECT_EQ(o.host, "::1");
+  EXPECT_EQ(o.port, 6379);
+  EXPECT_EQ(o.db, 0);
+  o = parse_url("redis://:pw@[fe80::1%25eth0]/4");
+  EXPECT_EQ(o.host, "fe80::1%eth0");
+  EXPECT_EQ(o.port, 6379);
+  EXPECT_EQ(o.db, 4);
+  EXPECT_EQ(describe(parse_url("redis://[::1]:7000/2")), "[::1]:7000 db 2");
+  EXPECT_EQ(describe(parse_url("redis://u:pw@h:7000")), "h:7000 db 0");
+  EXPECT_EQ(describe(parse_url("unix:///s.sock?db=1")), "unix socket /s.sock db 1");
+}
+
+TEST(RedisUrl, PasswordsMayHoldUrlDelimitersAsTheyAre) {
+  // The user info ends at the LAST '@'; the password after the first ':' in it.
+  for (const std::string password : {"pa/ss", "p@ss", "p?ss", "p#ss", "p+ss", "a/b@c?d#e+f:g"}) {
+    const Options o = parse_url("redis://user:" + password + "@127.0.0.1:6390/5");
+    EXPECT_EQ(o.username, "user") << password;
+    EXPECT_EQ(o.password, password);
+    EXPECT_EQ(o.host, "127.0.0.1") << password;
+    EXPECT_EQ(o.port, 6390) << password;
+    EXPECT_EQ(o.db, 5) << password;
+  }
+  EXPECT_EQ(parse_url("redis://user:%2F%40%3F%23%25%2B@h").password, "/@?#%+");
+  EXPECT_EQ(parse_url("redis://user:@h").password, "");  // an empty password
+  EXPECT_EQ(parse_url("redis://user:@h").username, "user");
+  EXPECT_EQ(parse_url("redis://only-password@h").password, "only-password");
+  EXPECT_EQ(parse_url("redis://only-password@h").username, "");
+  EXPECT_EQ(parse_url("redis://us%3Aer:pw@h").username, "us:er");
+}
+
+// The message of the UsageError parse_url throws for `url`; fails when it parses.
+std::string error_of(const std::string& url) {
+  try {
+    parse_url(url);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << url << " parsed";
+  return "";
+}
+
+TEST(RedisUrl, BadEscapesAreRefusedNamingThePart) {
+  for (const char* url : {"redis://u:Sp4%4g@h", "redis://u:Sp4%@h", "redis://u:Sp4%zz@h",
+                          "redis://:Sp4%4@h", "redis://Sp4%g1@h"}) {
+    const std::string m = error_of(url);
+    EXPECT_NE(m.find("bad percent-escape in the password"), std::string::npos) << m;
+    EXPECT_EQ(m.find("Sp4"), std::string::npos) << m;
+  }
+  EXPECT_NE(error_of("redis://u%zz:pw@h").find("bad percent-escape in the user name"),
+            std::string::npos);
+  EXPECT_NE(error_of("redis://u:pw@h%4g").find("bad percent-escape in the host"),
+            std::string::npos);
+}
+
+TEST(RedisUrl, BadUrlsNameThePartWithoutEchoingIt) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"http://u:Sq1pw@h", "must start with redis:// or unix://"},
+      {"redis:/u:Sq1pw@h", "must start with redis:// or unix://"},
+      {"reddis://u:Sq1pw@h", "must start with redis:// or unix://"},
+      {"u:Sq1pw@h:1/0", "must start with redis:// or unix://"},
+      {"rediss://u:Sq1pw@h", "rediss:// (TLS) is not supported yet"},
+      {"redis://u:Sq1pw@", "no host"},
+      {"redis://", "no host"},
+      {"redis://u:Sq1pw@h:port", "bad port"},
+      {"redis://u:Sq1pw@h:0", "bad port"},
+      {"redis://u:Sq1pw@h:65536", "bad port"},
+      {"redis://u:Sq1pw@h:99999999999", "bad port"},
+      {"redis://u:Sq1pw@h:-1", "bad port"},
+      {"redis://u:Sq1pw@h:", "empty port"},
+      {"redis://u:Sq1pw@h:1/x", "bad database number"},
+      {"redis://u:Sq1pw@h:1/-1", "bad database number"},
+      {"redis://u:Sq1pw@h:1/0/", "bad database number"},
+      {"redis://u:Sq1pw@h:1/0?timeout=1", "query or fragment"},
+      {"redis://u:Sq1pw@h#x", "query or fragment"},
+      {"redis://u:Sq1pw@::1:6379", "IPv6 host must be in brackets"},
+      {"redis://u:Sq1pw@[::1:6379", "'[' of an IPv6 host is not closed"},
+      {"redis://u:Sq1pw@[::1]6379", "after the ']'"},
+      {"unix://", "needs a socket path"},
+      {"unix://:Sq1pw@/run/redis.sock", "unix:// URL is not supported"},
+      {"unix:///run/redis.sock?pw=Sq1pw", "unknown query"},
+      {"unix:///run/redis.sock?db=x", "bad database number"},
+  };
+  for (const auto& [url, phrase] : cases) {
+    const std::string m = error_of(url);
+    EXPECT_EQ(m.rfind("redis URL: ", 0), 0U) << m;
+    EXPECT_NE(m.find(phrase), std::string::npos) << url << ": " << m;
+    EXPECT_EQ(m.find("Sq1"), std::string::npos) << url << ": " << m;
   }
 }
 
