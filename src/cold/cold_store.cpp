@@ -240,6 +240,60 @@ int ColdStore::schema_version() {
   });
 }
 
+std::optional<Deployment> ColdStore::deployment() {
+  Link& l = live(impl_);
+  Session& session = l.use();
+  return guarded(
+      l, &session, "reading the schema's deployment", [&]() -> std::optional<Deployment> {
+        pqxx::nontransaction n(*session.conn);
+        pqxx::result r;
+        try {
+          r = n.exec("SELECT id, key_prefix, redis_address FROM " + l.q + ".deployment");
+        } catch (const pqxx::sql_error& e) {
+          if (e.sqlstate() != "42P01" && e.sqlstate() != "3F000") throw;  // no table, no schema
+          throw UsageError("schema " + l.schema + " (" + l.where +
+                           ") is not migrated to this version of boardkeeper: run `boardkeeper "
+                           "migrate` first");
+        }
+        if (r.empty()) return std::nullopt;
+        return Deployment{r[0][0].as<std::string>(), r[0][1].as<std::string>(),
+                          r[0][2].as<std::string>()};
+      });
+}
+
+Deployment ColdStore::claim_deployment(const Deployment& me) {
+  Link& l = live(impl_);
+  check_text("deployment", me.id + me.key_prefix + me.redis_address);
+  Session& session = l.use();
+  guarded(l, &session, "claiming the schema", [&] {
+    // Two statements, each with its own snapshot: the SELECT sees the row of a claimer
+    // that committed while the INSERT waited for it.
+    pqxx::nontransaction n(*session.conn);
+    n.exec_params("INSERT INTO " + l.q +
+                      ".deployment (id, key_prefix, redis_address) VALUES ($1, $2, $3)"
+                      " ON CONFLICT (one_row) DO NOTHING",
+                  me.id, me.key_prefix, me.redis_address);
+    return 0;
+  });
+  const auto owner = deployment();
+  if (!owner) throw PostgresError(l.where + ": the claim of schema " + l.schema + " vanished");
+  return *owner;
+}
+
+bool ColdStore::update_deployment(const std::string& owner_id, const Deployment& me) {
+  Link& l = live(impl_);
+  check_text("deployment", me.id + me.key_prefix + me.redis_address);
+  Session& session = l.use();
+  return guarded(l, &session, "updating the schema's deployment", [&] {
+    pqxx::nontransaction n(*session.conn);
+    const pqxx::result r = n.exec_params(
+        "UPDATE " + l.q +
+            ".deployment SET id = $2, key_prefix = $3, redis_address = $4 WHERE id IN ($1, $2)",
+        owner_id, me.id, me.key_prefix, me.redis_address);
+    return r.affected_rows() == 1;
+  });
+}
+
 namespace {
 
 // One spill: a fresh version, one commit. Rows known to be absent go in by COPY; the rest

@@ -30,6 +30,10 @@ std::string boards_key(std::string_view prefix) {
   return std::string(prefix) + ":boards";
 }
 
+std::string deployment_key(std::string_view prefix) {
+  return std::string(prefix) + ":deployment";
+}
+
 std::string registry_member(std::string_view period, std::string_view period_id) {
   return std::string(period) + ":" + std::string(period_id);
 }

@@ -26,6 +26,9 @@ class BoardKeys {
 
 // <prefix>:boards
 std::string boards_key(std::string_view prefix);
+// <prefix>:deployment (STRING: the id of this data set, which a PostgreSQL schema names as
+// its owner; see service/deployment.h)
+std::string deployment_key(std::string_view prefix);
 // "<period>:<period-id>", the registry's member for a period.
 std::string registry_member(std::string_view period, std::string_view period_id);
 
