@@ -200,6 +200,9 @@ int ColdStore::migrate() {
   for (;;) {
     const bool more = guarded(l, &session, "migrating schema " + l.schema, [&] {
       pqxx::work w(*session.conn);
+      // A migration may rightly wait long for its locks (behind another migrate, or a
+      // running archive): no lock_timeout here (see pg::Link::use).
+      w.exec0("SET LOCAL lock_timeout = 0");
       // Serialises concurrent migrate() calls for this schema, before anything is created.
       w.exec_params("SELECT pg_advisory_xact_lock($1)", lock_key);
       w.exec0("CREATE SCHEMA IF NOT EXISTS " + l.q);
@@ -392,8 +395,12 @@ void ColdStore::analyze() {
   Link& l = live(impl_);
   Session& session = l.use();
   guarded(l, &session, "analyzing the cold tier", [&] {
-    pqxx::nontransaction n(*session.conn);
-    n.exec0("ANALYZE " + l.q + ".cold_members");
+    // Waits for a VACUUM or ANALYZE that holds the table (autovacuum), however long: no
+    // lock_timeout here (see pg::Link::use).
+    pqxx::work w(*session.conn);
+    w.exec0("SET LOCAL lock_timeout = 0");
+    w.exec0("ANALYZE " + l.q + ".cold_members");
+    w.commit();
     return 0;
   });
 }

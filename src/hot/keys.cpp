@@ -26,6 +26,10 @@ std::string BoardKeys::registry() const {
   return base_ + "periods";
 }
 
+std::string BoardKeys::busy() const {
+  return base_ + "busy";
+}
+
 std::string boards_key(std::string_view prefix) {
   return std::string(prefix) + ":boards";
 }

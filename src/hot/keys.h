@@ -19,6 +19,8 @@ class BoardKeys {
   std::string stale(std::string_view period, std::string_view period_id) const;
   // <prefix>:{<board>}:periods
   std::string registry() const;
+  // <prefix>:{<board>}:busy (HASH: registry member -> ticks in a row that found it busy)
+  std::string busy() const;
 
  private:
   std::string base_;  // "<prefix>:{<board>}:"

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "hot/busy.h"
 #include "lifecycle/archive.h"
 #include "lifecycle/spill.h"
 
@@ -106,6 +107,21 @@ std::int64_t Tick::fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool
   return static_cast<std::int64_t>(fix.size());
 }
 
+void Tick::count_busy(const hot::BoardKeys& keys,
+                      const std::map<std::string, std::int64_t>& streaks,
+                      const std::string& registry_member, PeriodReport& report) {
+  if (report.busy) {
+    // A claim that is never released (a tick stuck, or a lock PostgreSQL did not free) shows
+    // as a streak that keeps growing, instead of a quiet skip each time.
+    report.busy_streak = hot::note_busy(redis_, keys, registry_member);
+    if (report.busy_streak > 1) {
+      report.note += " (" + std::to_string(report.busy_streak) + " ticks in a row)";
+    }
+  } else if (streaks.count(registry_member) != 0) {
+    hot::end_busy(redis_, keys, registry_member);
+  }
+}
+
 void Tick::run_board(const std::string& board, const TickOptions& options, BoardReport& report,
                      TickTimings& timings) {
   const BoardConfig* config = config_.board_for(board);
@@ -116,6 +132,8 @@ void Tick::run_board(const std::string& board, const TickOptions& options, Board
   }
   const hot::BoardKeys keys(config_.redis.key_prefix, board);
   const redis::Reply registry = redis_.command({"ZRANGE", keys.registry(), "0", "-1"}).checked();
+  const auto busy_streaks =
+      options.dry_run ? std::map<std::string, std::int64_t>{} : hot::busy_streaks(redis_, keys);
   const Instant now = clock_.now();
   for (const redis::Reply& entry : registry.elements) {
     const std::string& name = entry.as_string();
@@ -197,7 +215,15 @@ void Tick::run_board(const std::string& board, const TickOptions& options, Board
       pr.spilled = s.spilled;
       pr.kept_in_place = s.kept_in_place;
     }
+    if (!options.dry_run) count_busy(keys, busy_streaks, name, pr);
     report.periods.push_back(std::move(pr));
+  }
+  // The streak of a period that left the registry meanwhile (another tick archived it) ends.
+  for (const auto& streak : busy_streaks) {
+    const auto listed =
+        std::find_if(registry.elements.begin(), registry.elements.end(),
+                     [&](const redis::Reply& entry) { return entry.as_string() == streak.first; });
+    if (listed == registry.elements.end()) hot::end_busy(redis_, keys, streak.first);
   }
 }
 
