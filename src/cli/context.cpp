@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cold/conninfo.h"
+#include "service/deployment.h"
 
 namespace bk::cli {
 
@@ -20,6 +21,17 @@ redis::Connection& Context::redis() {
 }
 
 cold::ColdStore& Context::cold() {
+  cold::ColdStore& store = schema_admin();
+  if (!deployment_verified_) {
+    // Before anything is read or written in the schema (the archive connection only
+    // connects): it must belong to this deployment's Redis data set.
+    service::verify_deployment(redis(), config_.redis.key_prefix, store, config_.postgres.schema);
+    deployment_verified_ = true;
+  }
+  return store;
+}
+
+cold::ColdStore& Context::schema_admin() {
   if (!cold_) {
     spdlog::debug("connecting to {}", cold::parse_conninfo(config_.postgres.url).where);
     cold_ = std::make_unique<cold::ColdStore>(config_.postgres.url, config_.postgres.schema);

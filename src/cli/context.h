@@ -24,8 +24,14 @@ class Context {
   Format format() const { return format_; }
 
   redis::Connection& redis();  // throws UnavailableError when unreachable
-  cold::ColdStore& cold();     // likewise for PostgreSQL
-  cold::Archive& archive();    // a second PostgreSQL connection, for archive writes
+  // Likewise for PostgreSQL; on first use it also checks (with Redis) that the schema belongs
+  // to this deployment, and throws UsageError when not (service/deployment.h).
+  cold::ColdStore& cold();
+  // The same connection without that check, for `migrate` (which touches no rows).
+  cold::ColdStore& schema_admin();
+  // A second PostgreSQL connection, for archive writes (after cold(), which checks) and for
+  // `history`, which only reads archived rows and answers with Redis down.
+  cold::Archive& archive();
   // Reads and updates; PostgreSQL is connected only when a spilled period needs it.
   service::Leaderboards& leaderboards();
 
@@ -35,6 +41,7 @@ class Context {
   Format format_;
   std::unique_ptr<redis::Connection> redis_;
   std::unique_ptr<cold::ColdStore> cold_;
+  bool deployment_verified_ = false;
   std::unique_ptr<cold::Archive> archive_;
   std::unique_ptr<service::Leaderboards> boards_;
 };

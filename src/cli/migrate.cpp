@@ -6,7 +6,7 @@
 namespace bk::cli {
 
 int migrate(Context& ctx) {
-  cold::ColdStore& cold = ctx.cold();
+  cold::ColdStore& cold = ctx.schema_admin();  // no rows: no deployment check
   const int applied = cold.migrate();
   std::cout << "schema " << ctx.config().postgres.schema << " at version " << cold.schema_version()
             << " (" << applied << " migration" << (applied == 1 ? "" : "s") << " applied now)\n";

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -21,8 +22,8 @@ using lifecycle::Backend;
 
 struct Totals {
   std::int64_t periods = 0, spilled = 0, kept_hot = 0, ttl_fixed = 0, archived = 0, rows_hot = 0,
-               rows_cold = 0, lost = 0, hot_lost = 0, recovered = 0, busy = 0, boards_failed = 0,
-               redis_errors = 0, postgres_errors = 0;
+               rows_cold = 0, lost = 0, hot_lost = 0, recovered = 0, busy = 0, busy_streak_max = 0,
+               boards_failed = 0, redis_errors = 0, postgres_errors = 0;
 };
 
 // How the pass ended when it did not return a report normally.
@@ -46,6 +47,7 @@ Totals totals_of(const lifecycle::TickReport& report, const std::optional<Abort>
       t.lost += p.lost ? 1 : 0;
       t.hot_lost += p.hot_lost ? 1 : 0;
       t.busy += p.busy ? 1 : 0;
+      t.busy_streak_max = std::max(t.busy_streak_max, p.busy_streak);
     }
     t.recovered += b.recovered;
     if (b.error.empty()) continue;
@@ -77,6 +79,7 @@ void print_report(const Context& ctx, const lifecycle::TickReport& report, bool 
                          .num("archived_rows", p.archived_rows)
                          .num("lost", p.lost ? 1 : 0)
                          .num("hot_lost", p.hot_lost ? 1 : 0)
+                         .num("busy_streak", p.busy_streak)
                          .str("note", p.note)
                          .done()
                   << "\n";
@@ -118,8 +121,8 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
     r.gauge(name, help).set(v);
   };
   gauge("boardkeeper_tick_exit_code",
-        "Exit code of the last tick: 0 done, 1 some board failed, 3 Redis or PostgreSQL "
-        "unreachable.",
+        "Exit code of the last tick: 0 done, 1 some board failed, 2 configuration (also: the "
+        "schema belongs to another deployment), 3 Redis or PostgreSQL unreachable.",
         exit_code);
   gauge("boardkeeper_tick_dry_run", "1 if the last tick was a --dry-run (nothing changed).",
         dry_run ? 1 : 0);
@@ -170,6 +173,11 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
   gauge("boardkeeper_tick_periods_busy",
         "Periods the last tick skipped because another tick was spilling or archiving them.",
         static_cast<double>(t.busy));
+  gauge("boardkeeper_tick_periods_busy_streak_max",
+        "The longest run of ticks in a row, this one included, that found one period busy "
+        "(another tick spilling or archiving it); 0 when none was. Growing: a claim that is "
+        "never released.",
+        static_cast<double>(t.busy_streak_max));
   auto& rows = r.gauge("boardkeeper_tick_rows_archived",
                        "History rows the last tick archived, by the tier they came from.");
   rows.set(static_cast<double>(t.rows_hot), {{"tier", "hot"}});

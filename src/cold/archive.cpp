@@ -57,7 +57,13 @@ struct Archive::Impl {
 };
 
 Archive::Archive(const std::string& url, std::string schema) : impl_(std::make_unique<Impl>()) {
-  impl_->link = pg::connect(url, std::move(schema));
+  // This connection holds the period claims. A claimer that stops between statements of its
+  // archive transaction (a COPY in progress counts as busy) loses the transaction and its
+  // claim after a minute. Not for the cold store's connection: its read snapshots rightly
+  // stay open while an archive streams the hot members.
+  impl_->link = pg::connect(url, std::move(schema), [](pqxx::connection& c) {
+    pqxx::nontransaction(c).exec("SET idle_in_transaction_session_timeout = '60s'");
+  });
 }
 Archive::~Archive() {
   try {
@@ -88,6 +94,9 @@ void Archive::ensure_partitions(Instant from, Instant to) {
           w.exec_params1("SELECT to_regclass($1) IS NULL", m.link->schema + "." + name)[0]
               .as<bool>();
       if (missing) {
+        // Waits for running archives (it locks history_rows), however long: no lock_timeout
+        // here (see pg::Link::use). Months are created ahead, so this is rare.
+        w.exec0("SET LOCAL lock_timeout = 0");
         w.exec0("CREATE TABLE " + m.link->schema + "." + name + " PARTITION OF " +
                 m.table("history_rows") + " FOR VALUES FROM ('" +
                 ts(Instant{sys_days{month / 1}.time_since_epoch()}) + "') TO ('" +

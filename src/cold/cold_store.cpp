@@ -200,6 +200,9 @@ int ColdStore::migrate() {
   for (;;) {
     const bool more = guarded(l, &session, "migrating schema " + l.schema, [&] {
       pqxx::work w(*session.conn);
+      // A migration may rightly wait long for its locks (behind another migrate, or a
+      // running archive): no lock_timeout here (see pg::Link::use).
+      w.exec0("SET LOCAL lock_timeout = 0");
       // Serialises concurrent migrate() calls for this schema, before anything is created.
       w.exec_params("SELECT pg_advisory_xact_lock($1)", lock_key);
       w.exec0("CREATE SCHEMA IF NOT EXISTS " + l.q);
@@ -237,6 +240,60 @@ int ColdStore::schema_version() {
     if (!r[0].as<bool>()) return 0;
     return n.exec1("SELECT coalesce(max(version), 0) FROM " + l.q + ".schema_migrations")[0]
         .as<int>();
+  });
+}
+
+std::optional<Deployment> ColdStore::deployment() {
+  Link& l = live(impl_);
+  Session& session = l.use();
+  return guarded(
+      l, &session, "reading the schema's deployment", [&]() -> std::optional<Deployment> {
+        pqxx::nontransaction n(*session.conn);
+        pqxx::result r;
+        try {
+          r = n.exec("SELECT id, key_prefix, redis_address FROM " + l.q + ".deployment");
+        } catch (const pqxx::sql_error& e) {
+          if (e.sqlstate() != "42P01" && e.sqlstate() != "3F000") throw;  // no table, no schema
+          throw UsageError("schema " + l.schema + " (" + l.where +
+                           ") is not migrated to this version of boardkeeper: run `boardkeeper "
+                           "migrate` first");
+        }
+        if (r.empty()) return std::nullopt;
+        return Deployment{r[0][0].as<std::string>(), r[0][1].as<std::string>(),
+                          r[0][2].as<std::string>()};
+      });
+}
+
+Deployment ColdStore::claim_deployment(const Deployment& me) {
+  Link& l = live(impl_);
+  check_text("deployment", me.id + me.key_prefix + me.redis_address);
+  Session& session = l.use();
+  guarded(l, &session, "claiming the schema", [&] {
+    // Two statements, each with its own snapshot: the SELECT sees the row of a claimer
+    // that committed while the INSERT waited for it.
+    pqxx::nontransaction n(*session.conn);
+    n.exec_params("INSERT INTO " + l.q +
+                      ".deployment (id, key_prefix, redis_address) VALUES ($1, $2, $3)"
+                      " ON CONFLICT (one_row) DO NOTHING",
+                  me.id, me.key_prefix, me.redis_address);
+    return 0;
+  });
+  const auto owner = deployment();
+  if (!owner) throw PostgresError(l.where + ": the claim of schema " + l.schema + " vanished");
+  return *owner;
+}
+
+bool ColdStore::update_deployment(const std::string& owner_id, const Deployment& me) {
+  Link& l = live(impl_);
+  check_text("deployment", me.id + me.key_prefix + me.redis_address);
+  Session& session = l.use();
+  return guarded(l, &session, "updating the schema's deployment", [&] {
+    pqxx::nontransaction n(*session.conn);
+    const pqxx::result r = n.exec_params(
+        "UPDATE " + l.q +
+            ".deployment SET id = $2, key_prefix = $3, redis_address = $4 WHERE id IN ($1, $2)",
+        owner_id, me.id, me.key_prefix, me.redis_address);
+    return r.affected_rows() == 1;
   });
 }
 
@@ -338,8 +395,12 @@ void ColdStore::analyze() {
   Link& l = live(impl_);
   Session& session = l.use();
   guarded(l, &session, "analyzing the cold tier", [&] {
-    pqxx::nontransaction n(*session.conn);
-    n.exec0("ANALYZE " + l.q + ".cold_members");
+    // Waits for a VACUUM or ANALYZE that holds the table (autovacuum), however long: no
+    // lock_timeout here (see pg::Link::use).
+    pqxx::work w(*session.conn);
+    w.exec0("SET LOCAL lock_timeout = 0");
+    w.exec0("ANALYZE " + l.q + ".cold_members");
+    w.commit();
     return 0;
   });
 }

@@ -40,6 +40,13 @@ struct MemberKey {
   std::string member;
 };
 
+// The deployment a schema belongs to (sql/003_deployment.sql): one Redis data set.
+struct Deployment {
+  std::string id;  // the data set's marker (<key_prefix>:deployment in Redis)
+  std::string key_prefix;
+  std::string redis_address;  // host:port/db or socket path/db, never a password
+};
+
 class ColdReader;
 
 // One connection to PostgreSQL. Not thread-safe: one per thread. Every libpqxx error that
@@ -60,6 +67,16 @@ class ColdStore {
   // Returns how many migrations it applied.
   int migrate();
   int schema_version();  // highest applied migration, 0 when none
+
+  // The deployment the schema belongs to; nullopt while nobody has claimed it. Throws
+  // UsageError when the schema is not migrated that far.
+  std::optional<Deployment> deployment();
+  // Claims the schema for `me` unless someone has (safe from several processes at once) and
+  // returns its owner: `me`, or whoever claimed it first.
+  Deployment claim_deployment(const Deployment& me);
+  // Rewrites the owner's row to `me` if its id is still `owner_id` (or already me.id): the
+  // owner moved, or handed over. False when someone else changed it meanwhile.
+  bool update_deployment(const std::string& owner_id, const Deployment& me);
 
   // Spill: upserts the rows of one board period in one transaction under a fresh version
   // (nextval of <schema>.cold_version), committed before it returns. An existing row of

@@ -41,6 +41,27 @@ Session& Link::use() {
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
         fresh->conn->inhibit_reactivation(true);
 #pragma GCC diagnostic pop
+        // A client that vanishes without a goodbye (its host or the network gone: no FIN)
+        // must not keep its locks, such as a tick's period claims, for the two hours of the
+        // system's default keepalive. The server probes a silent client after 10 s and gives
+        // up after 3 probes 5 s apart; drops one that leaves sent data unacknowledged for
+        // 20 s; checks every 5 s during a long statement that its client is still there.
+        // A statement waits at most 30 s for a lock (migrate, ANALYZE and partition creation
+        // lift this for themselves). No statement_timeout or idle_session_timeout: an
+        // archive's COPY may rightly run long, and a spill holds its period lock on an
+        // otherwise idle session. Settings the server does not know yet are left out.
+        const int server = fresh->conn->server_version();
+        std::string settings =
+            "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5;"
+            " SET tcp_keepalives_count = 3; SET lock_timeout = '30s'";
+        if (server >= 120000) settings += "; SET tcp_user_timeout = 20000";
+        pqxx::nontransaction(*fresh->conn).exec(settings);
+        if (server >= 140000) {
+          try {  // refused on platforms that cannot tell (not Linux): the rest still holds
+            pqxx::nontransaction(*fresh->conn).exec("SET client_connection_check_interval = 5000");
+          } catch (const pqxx::sql_error&) {
+          }
+        }
         if (prepare) prepare(*fresh->conn);
       });
     } catch (const UnavailableError&) {

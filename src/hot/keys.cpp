@@ -34,8 +34,16 @@ std::string BoardKeys::held() const {
   return base_ + "held";
 }
 
+std::string BoardKeys::busy() const {
+  return base_ + "busy";
+}
+
 std::string boards_key(std::string_view prefix) {
   return std::string(prefix) + ":boards";
+}
+
+std::string deployment_key(std::string_view prefix) {
+  return std::string(prefix) + ":deployment";
 }
 
 std::string registry_member(std::string_view period, std::string_view period_id) {

@@ -23,6 +23,8 @@ class BoardKeys {
   // <prefix>:{<board>}:held (members whose events wait behind one held for the cold tier)
   std::string synced() const;
   std::string held() const;
+  // <prefix>:{<board>}:busy (HASH: registry member -> ticks in a row that found it busy)
+  std::string busy() const;
 
  private:
   std::string base_;  // "<prefix>:{<board>}:"
@@ -30,6 +32,9 @@ class BoardKeys {
 
 // <prefix>:boards
 std::string boards_key(std::string_view prefix);
+// <prefix>:deployment (STRING: the id of this data set, which a PostgreSQL schema names as
+// its owner; see service/deployment.h)
+std::string deployment_key(std::string_view prefix);
 // "<period>:<period-id>", the registry's member for a period.
 std::string registry_member(std::string_view period, std::string_view period_id);
 

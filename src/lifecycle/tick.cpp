@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "hot/busy.h"
 #include "lifecycle/archive.h"
 #include "lifecycle/spill.h"
 #include "service/leaderboards.h"
@@ -115,6 +116,21 @@ std::int64_t Tick::fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool
   return static_cast<std::int64_t>(fix.size());
 }
 
+void Tick::count_busy(const hot::BoardKeys& keys,
+                      const std::map<std::string, std::int64_t>& streaks,
+                      const std::string& registry_member, PeriodReport& report) {
+  if (report.busy) {
+    // A claim that is never released (a tick stuck, or a lock PostgreSQL did not free) shows
+    // as a streak that keeps growing, instead of a quiet skip each time.
+    report.busy_streak = hot::note_busy(redis_, keys, registry_member);
+    if (report.busy_streak > 1) {
+      report.note += " (" + std::to_string(report.busy_streak) + " ticks in a row)";
+    }
+  } else if (streaks.count(registry_member) != 0) {
+    hot::end_busy(redis_, keys, registry_member);
+  }
+}
+
 void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey>& with_rows,
                      const TickOptions& options, BoardReport& report, TickTimings& timings) {
   const BoardConfig* config = config_.board_for(board);
@@ -133,6 +149,8 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
   const redis::Reply registry = redis_.command({"ZRANGE", keys.registry(), "0", "-1"}).checked();
   std::vector<std::string> names;
   std::set<std::string> seen;
+  const auto busy_streaks =
+      options.dry_run ? std::map<std::string, std::int64_t>{} : hot::busy_streaks(redis_, keys);
   for (const redis::Reply& entry : registry.elements) {
     if (seen.insert(entry.as_string()).second) names.push_back(entry.as_string());
   }
@@ -230,7 +248,12 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
       pr.spilled = s.spilled;
       pr.kept_in_place = s.kept_in_place;
     }
+    if (!options.dry_run) count_busy(keys, busy_streaks, name, pr);
     report.periods.push_back(std::move(pr));
+  }
+  // The streak of a period that left the registry meanwhile (another tick archived it) ends.
+  for (const auto& streak : busy_streaks) {
+    if (seen.count(streak.first) == 0) hot::end_busy(redis_, keys, streak.first);
   }
 }
 

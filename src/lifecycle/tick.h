@@ -5,6 +5,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,11 @@ struct PeriodReport {
   std::int64_t archived_rows = 0;
   std::int64_t archived_hot = 0;   // of archived_rows: taken from Redis
   std::int64_t archived_cold = 0;  // of archived_rows: taken from the cold tier
-  bool hot_lost = false;  // archived, but Redis had lost the period's data (cold rows only)
-  bool lost = false;      // its hot key vanished before it could be archived, no cold rows
-  bool busy = false;      // skipped: another tick was spilling or archiving it
-  std::string note;       // what happened, for people
+  bool hot_lost = false;           // archived, but Redis had lost the period's data
+  bool lost = false;               // its hot key vanished before it could be archived, no cold rows
+  bool busy = false;               // skipped: another tick was spilling or archiving it
+  std::int64_t busy_streak = 0;    // busy: ticks in a row that found it so, this one included
+  std::string note;                // what happened, for people
 };
 
 struct BoardReport {
@@ -87,6 +89,8 @@ class Tick {
   void run_board(const std::string& board, const std::vector<cold::PeriodKey>& with_rows,
                  const TickOptions& options, BoardReport& report, TickTimings& timings);
   std::int64_t fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run);
+  void count_busy(const hot::BoardKeys& keys, const std::map<std::string, std::int64_t>& streaks,
+                  const std::string& registry_member, PeriodReport& report);
 };
 
 }  // namespace bk::lifecycle

@@ -504,6 +504,9 @@ struct Bench {
     RawPg pg(pg_url);
     const std::string schema = prefix;
     const std::string where = " WHERE board = '" + board + "'";
+    // Each board size is a deployment of its own (its own key prefix) on the one schema, one
+    // after the other: the schema is handed over to it (see service/deployment.h).
+    pg.exec("DELETE FROM " + schema + ".deployment");
 
     // Fill: keep + spilled_members members through the update path (not timed as a result).
     {
