@@ -32,6 +32,7 @@ std::int64_t field(const redis::Reply& info, const std::string& name) {
 TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
   const std::string prefix = test::unique_prefix();
   const std::string path = test::write_config(prefix, kBoards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
   const std::string stream = prefix + ":events";
   redis::Connection conn = test::connect_redis();
   constexpr int kProducers = 3;
