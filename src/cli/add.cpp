@@ -70,6 +70,7 @@ int add(Context& ctx, const AddArgs& args) {
     case service::UpdateStatus::refused:
       break;
     case service::UpdateStatus::unavailable:
+    case service::UpdateStatus::waiting:
       throw UnavailableError(r.reason);
   }
   if (json) {

@@ -23,11 +23,20 @@ struct Update {
   std::int64_t value = 0;
   std::optional<Instant> at;  // the event time; the clock's now when absent
   std::string event_id;       // applied at most once per board period when set
+  std::string order_token{};  // the stream entry id: a later event of the member waits while an
+                              // earlier one is held
 };
 
 // unavailable: not applied because PostgreSQL (needed to rehydrate the member) could not
 // be reached; the other updates of the batch keep their own results.
-enum class UpdateStatus { applied, duplicate, refused, unavailable };
+enum class UpdateStatus {
+  applied,
+  duplicate,
+  refused,
+  unavailable,
+  waiting,  // not applied: an earlier event of this member is held (left pending); retry later, in
+            // order
+};
 
 struct PeriodPoints {
   std::string period;

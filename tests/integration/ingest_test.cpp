@@ -5,8 +5,8 @@
 
 #include <fstream>
 #include <map>
-#include <set>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "harness.h"
@@ -143,8 +143,7 @@ TEST(Ingest, AnEntryIsAcknowledgedOnlyAfterItsDeadLetterIsWritten) {
   for (std::size_t i = 1; i < added.size(); i += 2) bad.insert(added[i].as_string());
 
   const std::string log = "/tmp/bk-ingest-dead-" + prefix + ".log";
-  const int pid =
-      test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
+  const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
   const auto pending_ids = [&] {
     std::set<std::string> ids;
     const redis::Reply r = conn.command({"XPENDING", stream, "boardkeeper", "-", "+", "100"});
@@ -174,7 +173,8 @@ TEST(Ingest, AnEntryIsAcknowledgedOnlyAfterItsDeadLetterIsWritten) {
   }
   EXPECT_TRUE(drained);
   std::set<std::string> recorded;
-  for (const auto& e : conn.command({"XRANGE", dead, "-", "+"}).checked().elements) {
+  const redis::Reply letters = conn.command({"XRANGE", dead, "-", "+"}).checked();
+  for (const auto& e : letters.elements) {
     const auto& f = e.at(1);
     for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
       if (f.at(i).as_string() == "stream_id") recorded.insert(f.at(i + 1).as_string());

@@ -21,6 +21,7 @@
 
 #include "harness.h"
 #include "hot/keys.h"
+#include "lifecycle/ingest.h"
 #include "prom_text.h"
 #include "redis/error.h"
 #include "service/leaderboards.h"
@@ -87,10 +88,9 @@ class OwnRedis {
     if (pid_ == 0) {
       const std::string port = std::to_string(port_);
       const std::string log = dir_ + "/redis.log";
-      execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
-             "--dir", dir_.c_str(), "--save", "", "--appendonly", aof_ ? "yes" : "no",
-             "--appendfsync", "always", "--logfile", log.c_str(), "--daemonize", "no",
-             static_cast<char*>(nullptr));
+      execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--dir",
+             dir_.c_str(), "--save", "", "--appendonly", aof_ ? "yes" : "no", "--appendfsync",
+             "always", "--logfile", log.c_str(), "--daemonize", "no", static_cast<char*>(nullptr));
       _exit(127);
     }
     for (int i = 0; i < 200; ++i) {
@@ -174,7 +174,7 @@ struct Model {
 
   // n events "<tag><k>" for members "<member_prefix>0..<members-1>".
   std::vector<redis::Args> events(const std::string& stream, const std::string& tag,
-                                   const std::string& member_prefix, int n, int members) {
+                                  const std::string& member_prefix, int n, int members) {
     std::vector<redis::Args> out;
     out.reserve(static_cast<std::size_t>(n));
     for (int k = 0; k < n; ++k, ++next) {
@@ -191,8 +191,8 @@ struct Model {
 
 void send_all(redis::Connection& c, const std::vector<redis::Args>& commands) {
   for (std::size_t at = 0; at < commands.size(); at += 500) {
-    const auto end = commands.begin() + static_cast<std::ptrdiff_t>(
-                                            std::min(commands.size(), at + 500));
+    const auto end =
+        commands.begin() + static_cast<std::ptrdiff_t>(std::min(commands.size(), at + 500));
     for (const auto& r : c.pipeline({commands.begin() + static_cast<std::ptrdiff_t>(at), end})) {
       r.checked();
     }
@@ -217,8 +217,7 @@ void wait_until_reading(const OwnRedis& server, const std::string& stream) {
   for (int i = 0; i < 400; ++i) {
     redis::Connection c = server.connect();
     const redis::Reply groups = c.command({"XINFO", "GROUPS", stream});
-    if (!groups.is_error() && !groups.elements.empty() &&
-        field(groups.at(0), "entries-read") > 0) {
+    if (!groups.is_error() && !groups.elements.empty() && field(groups.at(0), "entries-read") > 0) {
       return;
     }
     std::this_thread::sleep_for(5ms);
@@ -310,6 +309,17 @@ TEST(Outage, IngestRidesOutKilledConnectionsAndCountsEveryEventOnce) {
   for (const auto& [member, sum] : model.sums) EXPECT_EQ(points.at(member), sum) << member;
 }
 
+TEST(Outage, BackoffDoublesFromItsFirstDelayUpToItsCapWithJitterBelowIt) {
+  const lifecycle::Backoff b{Millis{100}, Millis{10000}};
+  EXPECT_EQ(b.delay(1, 1.0), Millis{100});
+  EXPECT_EQ(b.delay(2, 1.0), Millis{200});
+  EXPECT_EQ(b.delay(5, 1.0), Millis{1600});
+  EXPECT_EQ(b.delay(8, 1.0), Millis{10000});
+  EXPECT_EQ(b.delay(1000000, 1.0), Millis{10000});
+  EXPECT_EQ(b.delay(1, 0.0), Millis{50});  // jitter: between half and all of it
+  EXPECT_EQ(b.delay(100, 0.0), Millis{5000});
+}
+
 // --- probes ---------------------------------------------------------------------------
 
 struct HttpAnswer {
@@ -364,8 +374,8 @@ double metric(int port, const std::string& name, const test::prom::LabelMap& lab
 }
 
 // The first time within `within` that `path` answers `status`; nullopt if it never did.
-std::optional<std::chrono::duration<double>> answers(int port, const std::string& path,
-                                                     int status, std::chrono::seconds within) {
+std::optional<std::chrono::duration<double>> answers(int port, const std::string& path, int status,
+                                                     std::chrono::seconds within) {
   const auto start = Steady::now();
   while (Steady::now() - start < within) {
     if (get(port, path).status == status) return Steady::now() - start;
@@ -382,8 +392,8 @@ TEST(Outage, ReadinessFollowsRedisStoppedFrozenAndBackWhileTheConsumerStaysAlive
   const std::string path = write_config_for(prefix, server.url());
   const std::string stream = prefix + ":events";
   const std::string log = "/tmp/bk-outage-probes-" + prefix + ".log";
-  const int pid = test::spawn_cli({"--config", path, kNow, "ingest", "--listen", "127.0.0.1:0"},
-                                  log);
+  const int pid =
+      test::spawn_cli({"--config", path, kNow, "ingest", "--listen", "127.0.0.1:0"}, log);
   const int port = listening_port(log);
   ASSERT_GT(port, 0);
   ASSERT_TRUE(answers(port, "/readyz", 200, 10s)) << slurp(log);
@@ -456,8 +466,8 @@ TEST(Outage, DeadLettersRefusedAtMaxmemoryStayPendingUntilMemoryReturns) {
   for (std::size_t i = 0; i < 10; ++i) bad.insert(added.at(i).as_string());
 
   const std::string log = "/tmp/bk-outage-oom-" + prefix + ".log";
-  const int pid = test::spawn_cli({"--config", path, kNow, "ingest", "--listen", "127.0.0.1:0"},
-                                  log);
+  const int pid =
+      test::spawn_cli({"--config", path, kNow, "ingest", "--listen", "127.0.0.1:0"}, log);
   const int port = listening_port(log);
   ASSERT_GT(port, 0);
   // Read, refused, and left pending: nothing acknowledged without its dead letter.
@@ -486,7 +496,8 @@ TEST(Outage, DeadLettersRefusedAtMaxmemoryStayPendingUntilMemoryReturns) {
   }
   EXPECT_TRUE(drained) << slurp(log);
   std::set<std::string> recorded;
-  for (const auto& e : c.command({"XRANGE", dead, "-", "+"}).checked().elements) {
+  const redis::Reply letters = c.command({"XRANGE", dead, "-", "+"}).checked();
+  for (const auto& e : letters.elements) {
     const auto& f = e.at(1);
     for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
       if (f.at(i).as_string() == "stream_id") recorded.insert(f.at(i + 1).as_string());
@@ -562,7 +573,8 @@ class CuttingProxy {
       std::vector<std::pair<int, int>> keep;
       for (std::size_t i = 0; i < pairs.size(); ++i) {
         const auto [c, u] = pairs[i];
-        const bool open = forward(fds[1 + 2 * i], c, u, true) && forward(fds[2 + 2 * i], u, c, false);
+        const bool open =
+            forward(fds[1 + 2 * i], c, u, true) && forward(fds[2 + 2 * i], u, c, false);
         if (open) {
           keep.emplace_back(c, u);
         } else {
@@ -628,8 +640,8 @@ TEST(Outage, TickRetriesABoardOnceAfterItsRedisConnectionIsCut) {
   const std::string path = "/tmp/bk-test-" + prefix + "-proxy.yaml";
   std::ofstream(path) << text;
 
-  const auto r = test::run_cli(
-      {"--config", path, "--now=2027-01-04T12:00:00Z", "tick", "--chunk", "20"});
+  const auto r =
+      test::run_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "tick", "--chunk", "20"});
   EXPECT_TRUE(proxy.cut());
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("retrying"), std::string::npos) << r.err;
@@ -642,8 +654,9 @@ TEST(Outage, TickRetriesABoardOnceAfterItsRedisConnectionIsCut) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i].points, 199 - static_cast<std::int64_t>(i)) << rows[i].member;
   }
-  EXPECT_EQ(conn.command({"ZCARD", hot::BoardKeys(prefix, "tk").live("daily", "2027-01-04")}).as_int(),
-            10);
+  EXPECT_EQ(
+      conn.command({"ZCARD", hot::BoardKeys(prefix, "tk").live("daily", "2027-01-04")}).as_int(),
+      10);
 }
 
 }  // namespace
