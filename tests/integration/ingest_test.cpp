@@ -1,7 +1,9 @@
 // The stream consumer against a real Redis: concurrent producers, concurrent consumers, one
-// killed midway and restarted; every event counts exactly once, bad ones are dead-lettered.
+// killed midway and restarted; every event counts exactly once, bad ones are dead-lettered
+// (and acknowledged only once their dead letter is written).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <fstream>
 #include <map>
@@ -144,6 +146,15 @@ TEST(Ingest, AnEntryIsAcknowledgedOnlyAfterItsDeadLetterIsWritten) {
 
   const std::string log = "/tmp/bk-ingest-dead-" + prefix + ".log";
   const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
+  struct Reaper {  // a failed assertion must not leave the consumer running
+    int pid;
+    ~Reaper() {
+      if (waitpid(pid, nullptr, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+    }
+  } const reaper{pid};
   const auto pending_ids = [&] {
     std::set<std::string> ids;
     const redis::Reply r = conn.command({"XPENDING", stream, "boardkeeper", "-", "+", "100"});

@@ -53,7 +53,7 @@ int free_port() {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   socklen_t len = sizeof a;
   getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   close(fd);
@@ -130,7 +130,7 @@ std::string write_config_for(const std::string& prefix, const std::string& url) 
   std::string text = test::config_text(prefix, kBoards);
   const std::string shared = test::redis_url();
   text.replace(text.find(shared), shared.size(), url);
-  const std::string path = "/tmp/bk-test-" + prefix + "-own.yaml";
+  std::string path = "/tmp/bk-test-" + prefix + "-own.yaml";
   std::ofstream(path) << text;
   return path;
 }
@@ -162,6 +162,18 @@ bool caught_up(const OwnRedis& server, const std::string& stream, std::chrono::s
   }
   return false;
 }
+
+// Kills a spawned consumer that a failed assertion left running (one that exited and was
+// waited for is not there any more).
+struct Reaper {
+  int pid;
+  ~Reaper() {
+    if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
 
 bool alive(int pid) {
   return waitpid(pid, nullptr, WNOHANG) == 0;
@@ -232,6 +244,7 @@ void restart_while_ingesting(bool aof) {
   const std::string stream = prefix + ":events";
   const std::string log = "/tmp/bk-outage-" + prefix + ".log";
   const int pid = test::spawn_cli({"--config", path, kNow, "ingest"}, log);
+  const Reaper reaper{pid};
 
   Model before;  // members m*: lost with the data when there is no AOF
   redis::Connection producer = server.connect();
@@ -270,6 +283,28 @@ TEST(Outage, IngestRidesOutARedisRestartThatLostEverythingAndAppliesLaterEvents)
   restart_while_ingesting(false);
 }
 
+// --drain started while Redis is down waits for it, applies everything, then exits 0.
+TEST(Outage, DrainingWaitsForRedisInsteadOfExiting) {
+  const std::string prefix = test::unique_prefix();
+  OwnRedis server(true);
+  const std::string path = write_config_for(prefix, server.url());
+  const std::string stream = prefix + ":events";
+  Model model;
+  {
+    redis::Connection c = server.connect();
+    send_all(c, model.events(stream, "d", "m", 3000, 50));
+  }
+  server.shutdown_nosave();
+  const std::string log = "/tmp/bk-outage-drain-" + prefix + ".log";
+  const int pid = test::spawn_cli({"--config", path, kNow, "ingest", "--drain"}, log);
+  const Reaper reaper{pid};
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_TRUE(alive(pid)) << slurp(log);
+  server.start();  // the events come back from the AOF
+  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(board_points(prefix, server), model.sums);
+}
+
 TEST(Outage, IngestRidesOutKilledConnectionsAndCountsEveryEventOnce) {
   const std::string prefix = test::unique_prefix();
   OwnRedis server(false);
@@ -277,6 +312,7 @@ TEST(Outage, IngestRidesOutKilledConnectionsAndCountsEveryEventOnce) {
   const std::string stream = prefix + ":events";
   const std::string log = "/tmp/bk-outage-kill-" + prefix + ".log";
   const int pid = test::spawn_cli({"--config", path, kNow, "ingest"}, log);
+  const Reaper reaper{pid};
   const std::string name = "boardkeeper:" + std::to_string(pid);
 
   // The producer kills from its own connection (SKIPME yes), so its writes are all certain.
@@ -394,6 +430,7 @@ TEST(Outage, ReadinessFollowsRedisStoppedFrozenAndBackWhileTheConsumerStaysAlive
   const std::string log = "/tmp/bk-outage-probes-" + prefix + ".log";
   const int pid =
       test::spawn_cli({"--config", path, kNow, "ingest", "--listen", "127.0.0.1:0"}, log);
+  const Reaper reaper{pid};
   const int port = listening_port(log);
   ASSERT_GT(port, 0);
   ASSERT_TRUE(answers(port, "/readyz", 200, 10s)) << slurp(log);
@@ -468,6 +505,7 @@ TEST(Outage, DeadLettersRefusedAtMaxmemoryStayPendingUntilMemoryReturns) {
   const std::string log = "/tmp/bk-outage-oom-" + prefix + ".log";
   const int pid =
       test::spawn_cli({"--config", path, kNow, "ingest", "--listen", "127.0.0.1:0"}, log);
+  const Reaper reaper{pid};
   const int port = listening_port(log);
   ASSERT_GT(port, 0);
   // Read, refused, and left pending: nothing acknowledged without its dead letter.
@@ -512,48 +550,58 @@ TEST(Outage, DeadLettersRefusedAtMaxmemoryStayPendingUntilMemoryReturns) {
 
 // --- tick ------------------------------------------------------------------------------
 
-// A TCP proxy to the suite's Redis that cuts the connection carrying the `nth` command
-// containing `needle` (before passing it on); later connections pass untouched.
-class CuttingProxy {
+// A TCP proxy of the test's own in front of a server (the suite's Redis or PostgreSQL):
+// it can cut the connection carrying the nth chunk that contains a needle (before passing
+// it on), or refuse everyone while blocked (closing what is open).
+class Proxy {
  public:
-  CuttingProxy(std::string needle, int nth) : needle_(std::move(needle)), left_(nth) {
-    const redis::Options o = redis::parse_url(test::redis_url());
-    upstream_port_ = o.port;
+  explicit Proxy(int upstream_port) : upstream_port_(upstream_port) {
     listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    EXPECT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
     listen(listener_, 16);
     socklen_t len = sizeof a;
     getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len);
     port_ = ntohs(a.sin_port);
-    db_ = o.db;
     thread_ = std::thread([this] { serve(); });
   }
-  ~CuttingProxy() {
+  ~Proxy() {
     stop_ = true;
     thread_.join();
     close(listener_);
   }
-  CuttingProxy(const CuttingProxy&) = delete;
-  CuttingProxy& operator=(const CuttingProxy&) = delete;
+  Proxy(const Proxy&) = delete;
+  Proxy& operator=(const Proxy&) = delete;
 
-  std::string url() const {
-    return "redis://127.0.0.1:" + std::to_string(port_) + "/" + std::to_string(db_);
+  int port() const { return port_; }
+  // Set before the first connection.
+  void cut_at(std::string needle, int nth) {
+    needle_ = std::move(needle);
+    left_ = nth;
   }
   bool cut() const { return left_.load() <= 0; }
+  void block(bool blocked) { blocked_ = blocked; }
 
  private:
   std::string needle_;
-  std::atomic<int> left_;
+  std::atomic<int> left_{0};
   std::atomic<bool> stop_{false};
-  int listener_ = -1, port_ = 0, upstream_port_ = 0, db_ = 0;
+  std::atomic<bool> blocked_{false};
+  int listener_ = -1, port_ = 0, upstream_port_ = 0;
   std::thread thread_;
 
   void serve() {
     std::vector<std::pair<int, int>> pairs;  // client, upstream
     while (!stop_) {
+      if (blocked_) {
+        for (const auto& [c, u] : pairs) {
+          close(c);
+          close(u);
+        }
+        pairs.clear();
+      }
       std::vector<pollfd> fds{{listener_, POLLIN, 0}};
       for (const auto& [c, u] : pairs) {
         fds.push_back({c, POLLIN, 0});
@@ -562,13 +610,21 @@ class CuttingProxy {
       if (poll(fds.data(), fds.size(), 50) <= 0) continue;
       if ((fds[0].revents & POLLIN) != 0) {
         const int c = accept(listener_, nullptr, nullptr);
-        const int u = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a.sin_port = htons(static_cast<std::uint16_t>(upstream_port_));
-        connect(u, reinterpret_cast<sockaddr*>(&a), sizeof a);
-        pairs.emplace_back(c, u);
+        if (blocked_) {
+          close(c);
+        } else {
+          const int u = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+          sockaddr_in a{};
+          a.sin_family = AF_INET;
+          a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+          a.sin_port = htons(static_cast<std::uint16_t>(upstream_port_));
+          if (connect(u, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+            pairs.emplace_back(c, u);
+          } else {
+            close(c);
+            close(u);
+          }
+        }
       }
       std::vector<std::pair<int, int>> keep;
       for (std::size_t i = 0; i < pairs.size(); ++i) {
@@ -599,7 +655,7 @@ class CuttingProxy {
     if (from_client && left_.load() > 0 &&
         std::string_view(buf, static_cast<std::size_t>(n)).find(needle_) != std::string::npos &&
         --left_ == 0) {
-      return false;  // cut: the command never reaches Redis, the client sees the link close
+      return false;  // cut: the command never reaches the server, the client sees the link close
     }
     for (ssize_t sent = 0; sent < n;) {
       const ssize_t w = send(to, buf + sent, static_cast<std::size_t>(n - sent), MSG_NOSIGNAL);
@@ -609,6 +665,104 @@ class CuttingProxy {
     return true;
   }
 };
+
+// The port of a postgresql://user@host:port/db URL.
+int postgres_port(const std::string& url) {
+  const auto at = url.find('@');
+  const auto colon = url.find(':', at);
+  return std::stoi(url.substr(colon + 1, url.find('/', colon) - colon - 1));
+}
+
+const char* kSpillBoards = R"(  - name: rh
+    periods: [daily]
+    max_points: 1000000
+    hot_keep: 5
+    display: 5
+    retention: {default: 3650d}
+)";
+
+// PostgreSQL gone while events need rehydrations: those stay pending (the others apply),
+// /readyz says so, and once it is back they are applied within seconds (the consumer
+// re-reads its own pending entries; it does not wait for the 30 s reclaim).
+TEST(Outage, EventsWaitingForAnUnreachableColdTierApplySoonAfterItReturns) {
+  const std::string prefix = test::unique_prefix();
+  const std::string shared_path = test::write_config(prefix, kSpillBoards);
+  ASSERT_EQ(test::run_cli({"--config", shared_path, "migrate"}).exit_code, 0);
+  const Config config = test::make_config(prefix, kSpillBoards);
+  redis::Connection conn = test::connect_redis();
+  {
+    service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T11:00:00Z")));
+    std::vector<service::Update> updates;
+    updates.reserve(20);
+    for (int i = 0; i < 20; ++i) {
+      updates.push_back({"rh", "m" + std::to_string(i), 100 + i, std::nullopt, ""});
+    }
+    for (const auto& r : lb.apply(updates)) ASSERT_EQ(r.status, service::UpdateStatus::applied);
+  }
+  const auto spilled = test::run_cli({"--config", shared_path, kNow, "tick"});
+  ASSERT_EQ(spilled.exit_code, 0) << spilled.err;
+
+  Proxy proxy(postgres_port(test::postgres_url()));
+  proxy.block(true);
+  const std::string path = "/tmp/bk-test-" + prefix + "-pgproxy.yaml";
+  std::string pg = test::postgres_url();
+  pg.replace(pg.find(std::to_string(postgres_port(pg))), std::to_string(postgres_port(pg)).size(),
+             std::to_string(proxy.port()));
+  std::ofstream(path) << test::config_text(prefix, kSpillBoards, pg);
+  const std::string log = "/tmp/bk-outage-pg-" + prefix + ".log";
+  const int pid =
+      test::spawn_cli({"--config", path, kNow, "ingest", "--listen", "127.0.0.1:0"}, log);
+  const Reaper reaper{pid};
+  const int port = listening_port(log);
+  ASSERT_GT(port, 0);
+  const std::string stream = prefix + ":events";
+  std::vector<redis::Args> events;
+  events.reserve(6);
+  for (int i = 0; i < 5; ++i) {  // m0..m4 were spilled: each needs its cold row
+    events.push_back({"XADD", stream, "*", "board", "rh", "member", "m" + std::to_string(i),
+                      "value", "1", "at", "2027-01-04T11:30:00Z", "id", "c" + std::to_string(i)});
+  }
+  events.push_back({"XADD", stream, "*", "board", "rh", "member", "m19", "value", "1", "at",
+                    "2027-01-04T11:30:00Z", "id", "h19"});  // hot: applies at once
+  for (const auto& r : conn.pipeline(events)) r.checked();
+
+  const test::prom::LabelMap postgres{{"backend", "postgres"}};
+  double applied = 0;
+  for (int i = 0; i < 100 && applied < 1; ++i, std::this_thread::sleep_for(100ms)) {
+    applied = metric(port, "boardkeeper_ingest_events_applied_total");
+  }
+  EXPECT_EQ(applied, 1);
+  EXPECT_TRUE(answers(port, "/readyz", 503, 5s)) << slurp(log);
+  EXPECT_EQ(get(port, "/healthz").status, 200);
+  EXPECT_GE(metric(port, "boardkeeper_backend_consecutive_failures", postgres), 1);
+  std::this_thread::sleep_for(2s);  // retried meanwhile, still unreachable
+  EXPECT_EQ(conn.command({"XPENDING", stream, "boardkeeper"}).at(0).as_int(), 5);
+  EXPECT_EQ(get(port, "/readyz").status, 503);
+
+  proxy.block(false);
+  bool drained = false;
+  const auto back = Steady::now();
+  while (!drained && Steady::now() - back < 15s) {
+    drained = conn.command({"XPENDING", stream, "boardkeeper"}).at(0).as_int() == 0;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(drained) << slurp(log);
+  EXPECT_TRUE(answers(port, "/readyz", 200, 5s)) << slurp(log);
+  EXPECT_EQ(metric(port, "boardkeeper_backend_consecutive_failures", postgres), 0);
+  EXPECT_EQ(metric(port, "boardkeeper_ingest_events_applied_total"), 6);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+
+  cold::ColdStore cold(test::postgres_url(), prefix);
+  service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")), &cold);
+  const auto ref = lb.resolve("rh", "daily", std::nullopt);
+  for (int i = 0; i < 5; ++i) {  // cold points and the new one, once
+    const auto r = lb.rank(ref, "m" + std::to_string(i));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->points, 100 + i + 1);
+  }
+  EXPECT_EQ(lb.rank(ref, "m19")->points, 120);
+}
 
 TEST(Outage, TickRetriesABoardOnceAfterItsRedisConnectionIsCut) {
   const std::string prefix = test::unique_prefix();
@@ -626,6 +780,7 @@ TEST(Outage, TickRetriesABoardOnceAfterItsRedisConnectionIsCut) {
   {
     service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T11:00:00Z")));
     std::vector<service::Update> updates;
+    updates.reserve(100);
     for (int i = 0; i < 100; ++i) {
       updates.push_back({"tk", "m" + std::to_string(i), 100 + i, std::nullopt, ""});
     }
@@ -633,10 +788,14 @@ TEST(Outage, TickRetriesABoardOnceAfterItsRedisConnectionIsCut) {
   }
   // The spill runs in chunks of 20 members; the connection is cut at its fourth script call,
   // after cold rows were committed and before all of them left Redis.
-  CuttingProxy proxy("EVALSHA", 4);
+  const redis::Options shared_options = redis::parse_url(test::redis_url());
+  Proxy proxy(shared_options.port);
+  proxy.cut_at("EVALSHA", 4);
   std::string text = test::config_text(prefix, boards);
   const std::string shared = test::redis_url();
-  text.replace(text.find(shared), shared.size(), proxy.url());
+  text.replace(text.find(shared), shared.size(),
+               "redis://127.0.0.1:" + std::to_string(proxy.port()) + "/" +
+                   std::to_string(shared_options.db));
   const std::string path = "/tmp/bk-test-" + prefix + "-proxy.yaml";
   std::ofstream(path) << text;
 

@@ -142,7 +142,7 @@ TEST(Errors, EachServerHasOneTreeThatSaysWhetherToRetry) {
     EXPECT_EQ(e.exit_code(), ExitCode::failed);
   }
   try {
-    Connection{parse_url("redis://127.0.0.1:1/0")};
+    const Connection unreachable(parse_url("redis://127.0.0.1:1/0"));
     ADD_FAILURE() << "connected to port 1";
   } catch (const UnavailableError& e) {  // caught as every server's "unavailable"
     EXPECT_EQ(e.backend(), Backend::redis);
