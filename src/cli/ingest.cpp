@@ -1,5 +1,6 @@
-// ingest: the stream consumer, until SIGTERM/SIGINT (after its current batch) or, with
-// --drain, until the stream is empty. With --listen it serves /metrics, /healthz and
+// ingest: the stream consumer, until SIGTERM/SIGINT (after its current batch, or at once
+// during a backoff wait) or, with --drain, until the stream is empty. Redis and PostgreSQL
+// outages are waited out, never fatal. With --listen it serves /metrics, /healthz and
 // /readyz on a thread of its own while it runs.
 #include "lifecycle/ingest.h"
 
@@ -16,7 +17,6 @@
 #include "cli/logging.h"
 #include "cli/metrics_io.h"
 #include "cli/output.h"
-#include "lifecycle/backend.h"
 
 namespace bk::cli {
 namespace {
@@ -37,13 +37,14 @@ std::int64_t steady_ns() {
 // HTTP thread (the registry locks; the probe state is atomic).
 class IngestMetrics : public lifecycle::IngestObserver {
  public:
-  using Backend = lifecycle::Backend;
+  using Backend = bk::Backend;
 
   explicit IngestMetrics(std::chrono::milliseconds block)
-      : stale_after_(std::max<std::chrono::nanoseconds>(std::chrono::seconds{30}, 3 * block)) {
+      : stale_after_(std::max<std::chrono::nanoseconds>(std::chrono::seconds{30}, 3 * block)),
+        fresh_within_(std::max<std::chrono::nanoseconds>(std::chrono::seconds{5}, 3 * block)) {
     add_build_info(registry_);
-    for (auto* c : {&read_, &reclaimed_, &applied_, &duplicate_, &dead_, &unavailable_,
-                    &rehydrated_, &redis_errors_, &postgres_errors_}) {
+    for (auto* c : {&read_, &reclaimed_, &applied_, &duplicate_, &dead_, &unavailable_, &waiting_,
+                    &dead_letter_failures_, &rehydrated_, &redis_errors_, &postgres_errors_}) {
       c->touch();
     }
     // Every reason exists from the start, so rate() and absent() behave from the first scrape.
@@ -52,17 +53,23 @@ class IngestMetrics : public lifecycle::IngestObserver {
          r <= static_cast<int>(service::Refusal::cold_tier); ++r) {
       refused_.touch({{"reason", service::refusal_label(static_cast<service::Refusal>(r))}});
     }
+    consecutive_failures_.set(0, {{"backend", "redis"}});
+    consecutive_failures_.set(0, {{"backend", "postgres"}});
   }
 
   void loop_turn() override { last_turn_ns_.store(steady_ns()); }
 
-  void redis_round_trip(bool ok) override {
-    ready_.store(ok);
-    if (ok) {
-      last_success_.set(unix_now());
-    } else {
-      redis_errors_.add(1);
-    }
+  void redis_round_trip() override {
+    last_redis_ok_ns_.store(steady_ns());
+    last_success_.set(unix_now());
+  }
+
+  void backend_failures(Backend backend, std::int64_t in_a_row) override {
+    const bool redis = backend == Backend::redis;
+    (redis ? redis_failures_ : postgres_failures_).store(in_a_row);
+    consecutive_failures_.set(static_cast<double>(in_a_row),
+                              {{"backend", redis ? "redis" : "postgres"}});
+    if (in_a_row > 0) (redis ? redis_errors_ : postgres_errors_).add(1);
   }
 
   void batch_done(const lifecycle::IngestStats& b, std::chrono::duration<double> took) override {
@@ -75,14 +82,10 @@ class IngestMetrics : public lifecycle::IngestObserver {
       refused_.add(static_cast<double>(n), {{"reason", reason}});
     }
     unavailable_.add(static_cast<double>(b.unavailable));
+    waiting_.add(static_cast<double>(b.waiting));
+    dead_letter_failures_.add(static_cast<double>(b.dead_letter_failures));
     rehydrated_.add(static_cast<double>(b.rehydrated));
-    postgres_errors_.add(static_cast<double>(b.postgres_errors));
     batch_seconds_.observe(took.count());
-  }
-
-  void failed(Backend backend) {
-    // Redis failures are told by redis_round_trip(false) already.
-    if (backend == Backend::postgres) postgres_errors_.add(1);
   }
 
   HttpServer::Response answer(std::string_view path) const {
@@ -93,14 +96,12 @@ class IngestMetrics : public lifecycle::IngestObserver {
       const std::chrono::nanoseconds since{steady_ns() - last_turn_ns_.load()};
       if (since <= stale_after_) return {200, "text/plain; charset=utf-8", "ok\n"};
       return {503, "text/plain; charset=utf-8",
-              "the consumer loop has not turned for " +
-                  std::to_string(std::chrono::duration_cast<std::chrono::seconds>(since).count()) +
-                  " s\n"};
+              "the consumer loop has not turned for " + seconds(since) + " s\n"};
     }
     if (path == "/readyz") {
-      if (ready_.load()) return {200, "text/plain; charset=utf-8", "ok\n"};
-      return {503, "text/plain; charset=utf-8",
-              "no successful Redis round trip yet, or the last failed\n"};
+      const std::string why = not_ready();
+      if (why.empty()) return {200, "text/plain; charset=utf-8", "ok\n"};
+      return {503, "text/plain; charset=utf-8", why + "\n"};
     }
     return {404, "text/plain; charset=utf-8", "not found; try /metrics, /healthz or /readyz\n"};
   }
@@ -121,22 +122,35 @@ class IngestMetrics : public lifecycle::IngestObserver {
   metrics::Family& refused_ = registry_.counter(
       "boardkeeper_ingest_events_refused_total",
       "Events refused, by reason: malformed, or refused by the board's rules (closed, "
-      "out_of_range, ...). Each is moved to the dead-letter stream.");
-  metrics::Family& dead_ =
-      registry_.counter("boardkeeper_ingest_events_dead_lettered_total",
-                        "Events moved to the dead-letter stream <stream>:dead and acknowledged.");
+      "out_of_range, ...). Counted when the dead letter is written.");
+  metrics::Family& dead_ = registry_.counter(
+      "boardkeeper_ingest_events_dead_lettered_total",
+      "Events whose dead letter was written to <stream>:dead, then acknowledged.");
   metrics::Family& unavailable_ = registry_.counter(
       "boardkeeper_ingest_events_unavailable_total",
       "Events left pending because their cold rows were unreachable; they are read again.");
+  metrics::Family& waiting_ = registry_.counter(
+      "boardkeeper_ingest_events_waiting_total",
+      "Events left pending because an earlier event of the member is held; they are read "
+      "again, in stream order.");
+  metrics::Family& dead_letter_failures_ = registry_.counter(
+      "boardkeeper_ingest_dead_letter_failures_total",
+      "Refused events left pending because Redis refused their dead letter (maxmemory, a "
+      "<stream>:dead key of the wrong type...); they are read again.");
   metrics::Family& rehydrated_ = registry_.counter(
       "boardkeeper_rehydrations_total",
       "Member periods brought back from the cold tier by an update (a spilled member scored).");
   metrics::Family& redis_errors_ = registry_.counter(
       "boardkeeper_redis_errors_total",
-      "Redis errors met by the consumer loop (connection, timeout, error reply).");
+      "Redis failures met by the consumer loop (connection, timeout, error reply), each "
+      "followed by a backoff.");
   metrics::Family& postgres_errors_ = registry_.counter(
       "boardkeeper_postgres_errors_total",
-      "PostgreSQL errors met while applying events (the cold tier was unreachable).");
+      "PostgreSQL failures met while applying events (the cold tier was unreachable or a "
+      "statement failed).");
+  metrics::Family& consecutive_failures_ = registry_.gauge(
+      "boardkeeper_backend_consecutive_failures",
+      "Failures of a backend in a row, as the consumer loop saw them; 0 once it works again.");
   metrics::Family& batch_seconds_ =
       registry_.histogram("boardkeeper_ingest_batch_duration_seconds",
                           "Time to apply and acknowledge one batch of stream entries.",
@@ -145,9 +159,34 @@ class IngestMetrics : public lifecycle::IngestObserver {
       registry_.gauge("boardkeeper_last_success_timestamp_seconds",
                       "When the consumer loop last completed a Redis round trip (Unix time).");
 
-  std::chrono::nanoseconds stale_after_;
+  std::chrono::nanoseconds stale_after_;   // /healthz: the loop turned within this
+  std::chrono::nanoseconds fresh_within_;  // /readyz: a Redis round trip succeeded within this
   std::atomic<std::int64_t> last_turn_ns_{steady_ns()};
-  std::atomic<bool> ready_{false};
+  std::atomic<std::int64_t> last_redis_ok_ns_{0};  // 0: never
+  std::atomic<std::int64_t> redis_failures_{0};
+  std::atomic<std::int64_t> postgres_failures_{0};
+
+  static std::string seconds(std::chrono::nanoseconds d) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count());
+  }
+
+  // Why the consumer is not ready; empty when it is.
+  std::string not_ready() const {
+    const std::int64_t last_ok = last_redis_ok_ns_.load();
+    if (last_ok == 0) return "no successful Redis round trip yet";
+    if (const auto n = redis_failures_.load(); n > 0) {
+      return "redis is failing: " + std::to_string(n) + " failures in a row";
+    }
+    // A frozen server fails nothing until the command timeout: silence says it sooner.
+    const std::chrono::nanoseconds since{steady_ns() - last_ok};
+    if (since > fresh_within_) {
+      return "no successful Redis round trip for " + seconds(since) + " s";
+    }
+    if (const auto n = postgres_failures_.load(); n > 0) {
+      return "postgresql is failing: " + std::to_string(n) + " failures in a row";
+    }
+    return "";
+  }
 };
 
 }  // namespace
@@ -179,18 +218,21 @@ int ingest(Context& ctx, const IngestArgs& args) {
   }
   spdlog::info("ingest: stream {} group {} consumer {}{}", o.stream, o.group, o.consumer,
                o.drain ? " (until drained)" : "");
-  lifecycle::IngestStats s;
-  try {
-    s = lifecycle::ingest(ctx.redis(), ctx.leaderboards(), o, g_stop, &observed);
-  } catch (const std::exception& e) {
-    observed.failed(lifecycle::backend_of(e));
-    throw;
-  }
+  // A connection of its own, made by the loop (with backoff, like every reconnection), so
+  // that an unreachable Redis at start is waited out too.
+  const redis::Options options = redis::parse_url(ctx.config().redis.url);
+  spdlog::debug("ingest: redis at {}", redis::describe(options));
+  redis::Connection redis(options, redis::Connect::later);
+  service::Leaderboards boards(
+      ctx.config(), redis, ctx.clock(),
+      std::function<cold::ColdStore&()>([&ctx]() -> cold::ColdStore& { return ctx.cold(); }));
+  const lifecycle::IngestStats s = lifecycle::ingest(redis, boards, o, g_stop, &observed);
   const std::string message = fmt::format(
       "ingest: {} read, {} applied, {} duplicates, {} dead-lettered, {} reclaimed, {} left "
-      "pending (cold tier unreachable), {} rehydrated{}",
-      s.read, s.applied, s.duplicates, s.dead, s.reclaimed, s.unavailable, s.rehydrated,
-      g_stop.load() ? " (stopped by signal)" : "");
+      "pending (cold tier unreachable), {} left pending (an earlier event held), {} left "
+      "pending (dead letter refused), {} rehydrated{}",
+      s.read, s.applied, s.duplicates, s.dead, s.reclaimed, s.unavailable, s.waiting,
+      s.dead_letter_failures, s.rehydrated, g_stop.load() ? " (stopped by signal)" : "");
   JsonLine numbers;
   numbers.num("read", s.read)
       .num("applied", s.applied)
@@ -198,6 +240,8 @@ int ingest(Context& ctx, const IngestArgs& args) {
       .num("dead", s.dead)
       .num("reclaimed", s.reclaimed)
       .num("unavailable", s.unavailable)
+      .num("waiting", s.waiting)
+      .num("dead_letter_failures", s.dead_letter_failures)
       .num("rehydrated", s.rehydrated);
   log_info_with_fields(message, numbers.fields());
   if (ctx.format() == Format::json) std::cout << numbers.done() << "\n";

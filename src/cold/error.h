@@ -1,20 +1,24 @@
-// Errors from talking to PostgreSQL, typed so that callers (metrics, logs) can tell them
-// from Redis's: "unavailable" is exit 3 as for every server, the rest a failure (exit 1).
+// Errors from talking to PostgreSQL, one tree under PostgresError so that callers (metrics,
+// logs, retries) tell them from Redis's with one call (`backend()`): "unavailable" is exit 3
+// as for every server, the rest a failure (exit 1).
 #pragma once
 #include "core/error.h"
 
 namespace bk::cold {
 
-// The server cannot be reached, or the connection broke.
-class PostgresUnavailable : public UnavailableError {
+// Every PostgreSQL error; thrown as such when a statement failed (rolled back, refused by
+// the server, a commit in doubt...).
+class PostgresError : public virtual Error {
  public:
-  using UnavailableError::UnavailableError;
+  explicit PostgresError(const std::string& what) : Error(what) {}
+  Backend backend() const noexcept override { return Backend::postgres; }
 };
 
-// A statement failed (rolled back, refused by the server, a commit in doubt...).
-class PostgresError : public Error {
+// The server cannot be reached, or the connection broke.
+class PostgresUnavailable : public PostgresError, public UnavailableError {
  public:
-  using Error::Error;
+  explicit PostgresUnavailable(const std::string& what)
+      : Error(what), PostgresError(what), UnavailableError(what) {}
 };
 
 }  // namespace bk::cold

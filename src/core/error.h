@@ -1,5 +1,10 @@
 // The error tree of boardkeeper. Every failure a user can cause or meet is one of these,
 // and main() turns each into the exit code of the public contract.
+//
+// Each server has one base of its own (redis::RedisError, cold::PostgresError) and
+// "unreachable" is UnavailableError whichever server it is, so a Redis connection error is
+// both. bk::Error is a virtual base of those so that such an error is still one bk::Error:
+// "which server, and is it worth retrying" is one call, `backend()` and `transient()`.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -8,10 +13,21 @@ namespace bk {
 
 enum class ExitCode : int { ok = 0, failed = 1, usage = 2, unavailable = 3 };
 
+// The server a failure came from.
+enum class Backend {
+  none,  // not a server's failure (a config mismatch, a refused input, ...)
+  redis,
+  postgres,
+};
+
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
   virtual ExitCode exit_code() const noexcept { return ExitCode::failed; }
+  virtual Backend backend() const noexcept { return Backend::none; }
+  // The server could not be reached or cannot serve right now (exit 3): the same request,
+  // after reconnecting and waiting a little, may succeed.
+  bool transient() const noexcept { return exit_code() == ExitCode::unavailable; }
 };
 
 // Bad command line or configuration: the user must change what they wrote (exit 2).
@@ -21,10 +37,11 @@ class UsageError : public Error {
   ExitCode exit_code() const noexcept override { return ExitCode::usage; }
 };
 
-// A server (Redis or PostgreSQL) cannot be reached or went away (exit 3).
-class UnavailableError : public Error {
+// A server (Redis or PostgreSQL) cannot be reached or went away (exit 3). A class deriving
+// from it initialises the virtual base itself: `D(const std::string& w) : Error(w), ...`.
+class UnavailableError : public virtual Error {
  public:
-  using Error::Error;
+  explicit UnavailableError(const std::string& what) : Error(what) {}
   ExitCode exit_code() const noexcept override { return ExitCode::unavailable; }
 };
 

@@ -1,21 +1,11 @@
-// The classification by exception type: the redis and cold layers throw their own types.
+// One look at the error tree.
 #include "lifecycle/backend.h"
-
-#include "cold/error.h"
-#include "redis/error.h"
 
 namespace bk::lifecycle {
 
 Backend backend_of(const std::exception& error) {
-  if (dynamic_cast<const redis::ConnectionError*>(&error) != nullptr ||
-      dynamic_cast<const redis::ReplyError*>(&error) != nullptr) {
-    return Backend::redis;
-  }
-  if (dynamic_cast<const cold::PostgresUnavailable*>(&error) != nullptr ||
-      dynamic_cast<const cold::PostgresError*>(&error) != nullptr) {
-    return Backend::postgres;
-  }
-  return Backend::none;
+  const auto* known = dynamic_cast<const Error*>(&error);
+  return known != nullptr ? known->backend() : Backend::none;
 }
 
 }  // namespace bk::lifecycle

@@ -1,6 +1,7 @@
 // The stream consumer: reads score events from a Redis stream in a consumer group, applies
-// them in batches through the update path, acknowledges only what was applied or moved to
-// the dead-letter stream, and reclaims what dead consumers left pending.
+// them in batches through the update path, acknowledges only what was applied or is
+// confirmed in the dead-letter stream, re-reads its own pending entries in stream order,
+// reclaims what dead consumers left pending, and rides out Redis and PostgreSQL outages.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -9,10 +10,21 @@
 #include <string>
 
 #include "config/config.h"
+#include "core/error.h"
 #include "redis/connection.h"
 #include "service/leaderboards.h"
 
 namespace bk::lifecycle {
+
+// Capped exponential backoff: the n-th delay in a row is first * 2^(n-1), at most cap,
+// times a jitter factor in [0.5, 1] so that many consumers do not retry in step.
+struct Backoff {
+  Millis first{100};
+  Millis cap{10000};
+
+  // `in_a_row` >= 1; `unit` in [0, 1] picks the jitter (a random number in use).
+  Millis delay(std::int64_t in_a_row, double unit) const;
+};
 
 struct IngestOptions {
   std::string stream;  // default "<prefix>:events"
@@ -22,17 +34,25 @@ struct IngestOptions {
   Millis block{1000};          // how long one read waits for new entries
   Millis reclaim_idle{30000};  // pending this long at another consumer: take it over
   bool drain = false;          // stop when nothing is left to read
+  // Between attempts while Redis (or PostgreSQL, when it fails a batch) fails.
+  Backoff reconnect{Millis{100}, Millis{10000}};
+  // Between re-reads of this consumer's own pending entries (left pending because the cold
+  // tier was unreachable, an earlier event of the member is held, or a dead letter could
+  // not be written).
+  Backoff retry_pending{Millis{1000}, Millis{10000}};
 };
 
 struct IngestStats {
   std::int64_t read = 0;
   std::int64_t applied = 0;
   std::int64_t duplicates = 0;
-  std::int64_t dead = 0;             // moved to <stream>:dead with a reason
-  std::int64_t reclaimed = 0;        // taken over from other consumers
-  std::int64_t unavailable = 0;      // left pending: their cold rows were unreachable
-  std::int64_t rehydrated = 0;       // member periods brought back from the cold tier
-  std::int64_t postgres_errors = 0;  // batches in which the cold tier was unreachable
+  std::int64_t dead = 0;         // confirmed in <stream>:dead with a reason, then acknowledged
+  std::int64_t reclaimed = 0;    // taken over from other consumers
+  std::int64_t unavailable = 0;  // left pending: their cold rows were unreachable
+  std::int64_t waiting = 0;      // left pending: an earlier event of the member is held
+  std::int64_t dead_letter_failures = 0;  // left pending: their dead letter was refused
+  std::int64_t rehydrated = 0;            // member periods brought back from the cold tier
+  std::int64_t postgres_errors = 0;       // batches in which the cold tier was unreachable
   // Of `dead`, by why: "malformed" or a service::refusal_label ("closed", ...).
   std::map<std::string, std::int64_t> dead_by_reason;
 
@@ -44,19 +64,25 @@ struct IngestStats {
 class IngestObserver {
  public:
   virtual ~IngestObserver() = default;
-  // Each turn of the loop, whether it found entries or not: the consumer is alive.
+  // Each turn of the loop and every slice of a backoff sleep: the consumer is alive.
   virtual void loop_turn() {}
-  // A Redis round trip of the loop succeeded (true) or failed (false, before the error
-  // leaves ingest()).
-  virtual void redis_round_trip(bool /*ok*/) {}
-  // A batch was applied and acknowledged: its own counts and how long it took.
+  // A Redis round trip of the loop succeeded.
+  virtual void redis_round_trip() {}
+  // `backend` failed `in_a_row` times in a row (the loop backs off, then tries again; for
+  // Redis, with a new connection), or works again (in_a_row 0). Once per failure.
+  virtual void backend_failures(Backend /*backend*/, std::int64_t /*in_a_row*/) {}
+  // A batch was done (applied, dead-lettered, acknowledged or left pending): its own
+  // counts and how long it took.
   virtual void batch_done(const IngestStats& /*batch*/, std::chrono::duration<double> /*took*/) {}
 };
 
-// Runs until `stop` becomes true (checked between batches) or, with drain, until the
-// stream has nothing more for this group. Throws UnavailableError when Redis goes away;
-// entries not yet acknowledged stay pending and are read again (their event ids, or the
-// stream entry id when an event has none, make that harmless).
+// Runs until `stop` becomes true (checked between batches and during every wait) or, with
+// drain, until the stream has nothing more for this group. `redis` may be unconnected
+// (Connect::later): it is connected, and reconnected after every failure, with backoff.
+// Redis and PostgreSQL failures never end the run; entries not yet acknowledged stay
+// pending and are read again (their event ids, or the stream entry id when an event has
+// none, make that harmless). Throws only what is not a server's failure (a bug, a config
+// mismatch).
 IngestStats ingest(redis::Connection& redis, service::Leaderboards& boards,
                    const IngestOptions& options, const std::atomic<bool>& stop,
                    IngestObserver* observer = nullptr);

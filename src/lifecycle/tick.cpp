@@ -43,6 +43,23 @@ class Timed {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Runs `attempt` for `board`, and once more after a transient server failure: every step
+// of a tick is safe to repeat (the spill and archive protocols finish or redo what a broken
+// step left). Redis gets a new connection first; PostgreSQL sessions reconnect by
+// themselves. A second failure is thrown.
+template <class Attempt>
+void with_one_retry(const std::string& board, redis::Connection& redis, Attempt&& attempt) {
+  try {
+    attempt();
+  } catch (const Error& e) {
+    if (!e.transient() || e.backend() == Backend::none) throw;
+    spdlog::warn("tick: board '{}' failed: {}; reconnecting and retrying it once", board, e.what());
+    if (e.backend() == Backend::redis) redis.reconnect();
+    attempt();
+    spdlog::info("tick: board '{}' done on the retry", board);
+  }
+}
+
 }  // namespace
 
 TickReport Tick::run(const TickOptions& options) {
@@ -76,15 +93,17 @@ void Tick::run(const TickOptions& options, TickReport& report) {
     report.boards.push_back(BoardReport{board, {}, {}, Backend::none});
     BoardReport& b = report.boards.back();
     try {
-      run_board(board, with_rows[board], options, b, report.timings);
+      // Periods done before a retry stay done: run_board skips those already in the report.
+      with_one_retry(board, redis_,
+                     [&] { run_board(board, with_rows[board], options, b, report.timings); });
     } catch (const UnavailableError& e) {
       b.error = e.what();
-      b.error_backend = backend_of(e);
+      b.error_backend = e.backend();
       throw;
     } catch (const Error& e) {
       spdlog::error("tick: board '{}' failed: {}", board, e.what());
       b.error = e.what();
-      b.error_backend = backend_of(e);
+      b.error_backend = e.backend();
     }
     for (const PeriodReport& p : b.periods) spilled += p.spilled;
   }
@@ -164,6 +183,11 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
     const auto colon = name.find(':');
     pr.period = name.substr(0, colon);
     pr.period_id = colon == std::string::npos ? "" : name.substr(colon + 1);
+    if (std::any_of(report.periods.begin(), report.periods.end(), [&](const PeriodReport& done) {
+          return done.period == pr.period && done.period_id == pr.period_id;
+        })) {
+      continue;  // done before a retry of the board
+    }
     const PeriodSpec* spec = config->period(pr.period);
     const auto period =
         spec == nullptr ? std::nullopt : period_from_id(*spec, *config->zone, pr.period_id);

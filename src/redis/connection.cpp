@@ -64,45 +64,80 @@ void Connection::Free::operator()(redisContext* c) const {
   redisFree(c);
 }
 
-Connection::Connection(const Options& options) : options_(options) {
-  const timeval connect_tv = to_timeval(options.connect_timeout);
-  redisContext* raw = options.unix_path.empty()
-                          ? redisConnectWithTimeout(options.host.c_str(), options.port, connect_tv)
-                          : redisConnectUnixWithTimeout(options.unix_path.c_str(), connect_tv);
+Connection::Connection(const Options& options, Connect when) : options_(options) {
+  if (when == Connect::now) reconnect();
+}
+
+void Connection::reconnect() {
+  ctx_.reset();
+  try {
+    open();
+    // The handshake gets the connect timeout: a server that accepts connections but does
+    // not answer (frozen, overloaded) is found out in seconds, not after a command timeout.
+    set_timeout(options_.connect_timeout);
+    authenticate();
+    name_client();
+    select_db();
+    set_timeout(options_.command_timeout);
+  } catch (...) {
+    ctx_.reset();  // never half set up: the next command fails fast, reconnect() starts over
+    throw;
+  }
+  ++generation_;
+}
+
+bool Connection::connected() const {
+  return ctx_ && ctx_->err == 0;
+}
+
+void Connection::open() {
+  const timeval connect_tv = to_timeval(options_.connect_timeout);
+  redisContext* raw =
+      options_.unix_path.empty()
+          ? redisConnectWithTimeout(options_.host.c_str(), options_.port, connect_tv)
+          : redisConnectUnixWithTimeout(options_.unix_path.c_str(), connect_tv);
   if (raw == nullptr)
-    throw ConnectionError("redis: out of memory connecting to " + endpoint(options));
+    throw ConnectionError("redis: out of memory connecting to " + endpoint(options_));
   ctx_.reset(raw);
   if (ctx_->err != 0) {
-    throw ConnectionError("redis: cannot connect to " + endpoint(options) + ": " + ctx_->errstr);
-  }
-  if (redisSetTimeout(ctx_.get(), to_timeval(options.command_timeout)) != REDIS_OK) {
-    fail("setting the command timeout");
-  }
-  if (!options.password.empty()) {
-    Args auth{"AUTH"};
-    if (!options.username.empty()) auth.push_back(options.username);
-    auth.push_back(options.password);
-    const Reply r = command(auth);
-    // The password is never part of the message.
-    if (r.is_error())
-      throw ConnectionError("redis: authentication failed at " + endpoint(options) + ": " + r.str);
-  }
-  // Operators see who is connected (CLIENT LIST): "boardkeeper:<pid>".
-  command({"CLIENT", "SETNAME", "boardkeeper:" + std::to_string(getpid())}).checked();
-  if (options.db != 0) {
-    const Reply r = command({"SELECT", std::to_string(options.db)});
-    if (r.is_error())
-      throw ConnectionError("redis: SELECT " + std::to_string(options.db) + ": " + r.str);
+    throw_context_error(ctx_->err, errno,
+                        "redis: cannot connect to " + endpoint(options_) + ": " + ctx_->errstr);
   }
 }
 
+void Connection::set_timeout(Millis timeout) {
+  if (redisSetTimeout(ctx_.get(), to_timeval(timeout)) != REDIS_OK) fail("setting a timeout");
+}
+
+void Connection::authenticate() {
+  if (options_.password.empty()) return;
+  Args auth{"AUTH"};
+  if (!options_.username.empty()) auth.push_back(options_.username);
+  auth.push_back(options_.password);
+  const Reply r = command(auth);
+  // The password is never part of the message.
+  if (r.is_error())
+    throw ConnectionError("redis: authentication failed at " + endpoint(options_) + ": " + r.str);
+}
+
+void Connection::name_client() {
+  // Operators see who is connected (CLIENT LIST): "boardkeeper:<pid>".
+  command({"CLIENT", "SETNAME", "boardkeeper:" + std::to_string(getpid())}).checked();
+}
+
+void Connection::select_db() {
+  if (options_.db == 0) return;
+  const Reply r = command({"SELECT", std::to_string(options_.db)});
+  if (r.is_error())
+    throw ConnectionError("redis: SELECT " + std::to_string(options_.db) + ": " + r.str);
+}
+
 void Connection::fail(std::string_view doing) {
-  const std::string msg =
-      "redis " + endpoint(options_) + ": " + std::string(doing) + ": " + ctx_->errstr;
-  const bool timed_out = ctx_->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+  const int saved_errno = errno;
   // A broken context cannot be used again; later calls fail fast with the same error.
-  if (timed_out) throw TimeoutError(msg + " (timed out)");
-  throw ConnectionError(msg);
+  throw_context_error(
+      ctx_->err, saved_errno,
+      "redis " + endpoint(options_) + ": " + std::string(doing) + ": " + ctx_->errstr);
 }
 
 void Connection::append(const Args& args) {
@@ -114,6 +149,7 @@ void Connection::append(const Args& args) {
     argv.push_back(a.data());
     lens.push_back(a.size());
   }
+  if (!ctx_) throw ConnectionError("redis " + endpoint(options_) + ": not connected");
   if (ctx_->err != 0) fail("connection already failed");
   if (redisAppendCommandArgv(ctx_.get(), static_cast<int>(argv.size()), argv.data(), lens.data()) !=
       REDIS_OK) {

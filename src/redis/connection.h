@@ -1,6 +1,7 @@
 // One connection to Redis: hiredis behind RAII, commands and pipelines returning owned
 // replies. Not thread-safe: give each thread its own Connection.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,10 +17,16 @@ namespace bk::redis {
 // Arguments of one command. Strings are sent as binary-safe bulk strings.
 using Args = std::vector<std::string>;
 
+// When a Connection first connects.
+enum class Connect {
+  now,    // in the constructor, which throws ConnectionError when that fails
+  later,  // at the first reconnect(); commands fail with ConnectionError until then
+};
+
 class Connection {
  public:
-  // Connects, authenticates and selects the database. Throws ConnectionError.
-  explicit Connection(const Options& options);
+  // Connects, authenticates, names the client and selects the database (Connect::now).
+  explicit Connection(const Options& options, Connect when = Connect::now);
   Connection(Connection&&) noexcept = default;
   Connection& operator=(Connection&&) noexcept = default;
   ~Connection() = default;
@@ -29,6 +36,17 @@ class Connection {
   // Sends every command, then reads every reply, in order, even when some are errors.
   std::vector<Reply> pipeline(const std::vector<Args>& commands);
 
+  // Replaces the server connection in place, with the same options (AUTH, CLIENT SETNAME,
+  // SELECT again), so everything holding this Connection keeps a valid one. Throws
+  // ConnectionError when the server cannot be reached; the connection is then unusable
+  // (connected() is false) until a later reconnect() succeeds.
+  void reconnect();
+  // A server connection exists and has not failed (a failed one is never used again).
+  bool connected() const;
+  // How many times a server connection was made: state cached per server connection
+  // (registered boards, loaded scripts...) is stale when this changed.
+  std::uint64_t generation() const { return generation_; }
+
   const Options& options() const { return options_; }
 
  private:
@@ -37,7 +55,13 @@ class Connection {
   };
   Options options_;
   std::unique_ptr<redisContext, Free> ctx_;
+  std::uint64_t generation_ = 0;
 
+  void open();
+  void set_timeout(Millis timeout);
+  void authenticate();
+  void name_client();
+  void select_db();
   void append(const Args& args);
   Reply read_reply();
   [[noreturn]] void fail(std::string_view doing);

@@ -1,28 +1,62 @@
-// Errors from talking to Redis: a connection that fails is "unavailable" (exit 3); a
-// command the server refuses is a ReplyError.
+// Errors from talking to Redis, one tree under RedisError (redis-plus-plus' errors.h is the
+// model), built in one place (error.cpp) from the hiredis context's error code or from an
+// error reply. A connection that cannot be used is "unavailable" (exit 3): reconnect and
+// retry. A command the server refuses is a ReplyError (exit 1).
 #pragma once
 #include <string>
+#include <string_view>
 
 #include "core/error.h"
 
 namespace bk::redis {
 
-// Connecting failed, the connection broke, timed out, or the protocol went wrong.
-class ConnectionError : public UnavailableError {
+// Every Redis error: catch (const RedisError&) for "Redis failed, somehow".
+class RedisError : public virtual Error {
  public:
-  using UnavailableError::UnavailableError;
+  explicit RedisError(const std::string& what) : Error(what) {}
+  Backend backend() const noexcept override { return Backend::redis; }
 };
 
+// The connection cannot be used: connecting failed, it broke (I/O), or the server cannot
+// serve now (LOADING, BUSY, READONLY after a failover, ...). Reconnecting may cure it.
+class ConnectionError : public RedisError, public UnavailableError {
+ public:
+  explicit ConnectionError(const std::string& what)
+      : Error(what), RedisError(what), UnavailableError(what) {}
+};
+
+// No reply within the command timeout (a frozen or overloaded server, a dead link).
 class TimeoutError : public ConnectionError {
  public:
-  using ConnectionError::ConnectionError;
+  explicit TimeoutError(const std::string& what) : Error(what), ConnectionError(what) {}
 };
 
-// The server answered with an error reply ("-ERR ...", "-NOSCRIPT ...").
-class ReplyError : public Error {
+// The server closed the connection (restart, CLIENT KILL, timeout of an idle client).
+class ClosedError : public ConnectionError {
  public:
-  using Error::Error;
+  explicit ClosedError(const std::string& what) : Error(what), ConnectionError(what) {}
+};
+
+// What came back was not RESP: the connection is out of step and cannot be used again.
+class ProtoError : public ConnectionError {
+ public:
+  explicit ProtoError(const std::string& what) : Error(what), ConnectionError(what) {}
+};
+
+// The server answered with an error reply ("-ERR ...", "-WRONGTYPE ...", "-OOM ..."), or a
+// reply had a shape the caller did not expect.
+class ReplyError : public RedisError {
+ public:
+  explicit ReplyError(const std::string& what) : Error(what), RedisError(what) {}
   bool is_noscript() const { return std::string(what()).rfind("NOSCRIPT", 0) == 0; }
 };
+
+// The error of a hiredis context that failed: `code` is its err (REDIS_ERR_IO, ...),
+// `saved_errno` the errno right after the failing call (tells a timeout from other I/O
+// errors), `message` what was being done and where, with the context's errstr.
+[[noreturn]] void throw_context_error(int code, int saved_errno, const std::string& message);
+// An error reply: the ones that mean "cannot serve now" are ConnectionErrors, the rest
+// ReplyErrors. Never shows more than the server said.
+[[noreturn]] void throw_reply_error(std::string_view reply);
 
 }  // namespace bk::redis

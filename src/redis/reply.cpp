@@ -30,13 +30,7 @@ const char* type_name(Reply::Type t) {
 }  // namespace
 
 const Reply& Reply::checked() const {
-  if (type == Type::error) {
-    // The server cannot serve right now: that is "unavailable" (exit 3), like a broken link.
-    for (const char* transient : {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"}) {
-      if (str.rfind(transient, 0) == 0) throw ConnectionError("redis: " + str);
-    }
-    throw ReplyError(str);
-  }
+  if (type == Type::error) throw_reply_error(str);
   return *this;
 }
 

@@ -345,6 +345,10 @@ void Leaderboards::sync_where_needed(const std::vector<hot::HotBatch>& batches,
     try {
       for (const std::string& board : boards) {
         const auto with_rows = cold_store().periods_with_rows(board);
+        // Redis may have lost <prefix>:boards too: register the board again before the
+        // batch is written again, so tick finds it.
+        boards_registered_.erase(board);
+        register_board(board);
         counters_.recovered += sync_board(config_, redis_, hot_, board, with_rows);
         ++counters_.synced;
       }

@@ -37,8 +37,8 @@ enum class UpdateStatus {
   duplicate,
   refused,
   unavailable,
-  waiting  // not applied: an earlier event of this member is held (left pending); retry later, in
-           // order
+  waiting,  // not applied: an earlier event of this member is held (left pending); retry later, in
+            // order
 };
 
 struct PeriodPoints {

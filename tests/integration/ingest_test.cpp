@@ -1,10 +1,14 @@
 // The stream consumer against a real Redis: concurrent producers, concurrent consumers, one
-// killed midway and restarted; every event counts exactly once, bad ones are dead-lettered.
+// killed midway and restarted; every event counts exactly once, bad ones are dead-lettered
+// (and acknowledged only once their dead letter is written).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
+#include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "harness.h"
@@ -12,6 +16,8 @@
 
 namespace bk {
 namespace {
+
+using namespace std::chrono_literals;
 
 const char* kBoards = R"(  - name: ing
     periods: [daily]
@@ -113,6 +119,87 @@ TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
     EXPECT_EQ(e.at(1).at(0).as_string(), "reason");
     EXPECT_NE(e.at(1).at(1).as_string().find("value 'x'"), std::string::npos);
   }
+}
+
+// A dead letter that cannot be written (its key holds a string) leaves its entry pending,
+// reported; once the key is repaired the dead letter is written and the entry acknowledged.
+TEST(Ingest, AnEntryIsAcknowledgedOnlyAfterItsDeadLetterIsWritten) {
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, kBoards);
+  const std::string stream = prefix + ":events";
+  const std::string dead = stream + ":dead";
+  redis::Connection conn = test::connect_redis();
+  conn.command({"SET", dead, "not a stream"}).checked();
+  std::vector<redis::Args> events;
+  for (int i = 0; i < 10; ++i) {
+    events.push_back({"XADD", stream, "*", "board", "ing", "member", "m" + std::to_string(i),
+                      "value", "3", "at", "2027-01-04T10:00:00Z", "id", "ok" + std::to_string(i)});
+    if (i % 2 == 0) {
+      events.push_back({"XADD", stream, "*", "board", "ing", "member", "x", "value", "many"});
+    } else {
+      events.push_back({"XADD", stream, "*", "board", "ing", "member", "late", "value", "1", "at",
+                        "2027-01-02T10:00:00Z"});  // closed: refused by the board's rules
+    }
+  }
+  std::set<std::string> bad;
+  const auto added = conn.pipeline(events);
+  for (std::size_t i = 1; i < added.size(); i += 2) bad.insert(added[i].as_string());
+
+  const std::string log = "/tmp/bk-ingest-dead-" + prefix + ".log";
+  const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
+  struct Reaper {  // a failed assertion must not leave the consumer running
+    int pid;
+    ~Reaper() {
+      if (waitpid(pid, nullptr, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+    }
+  } const reaper{pid};
+  const auto pending_ids = [&] {
+    std::set<std::string> ids;
+    const redis::Reply r = conn.command({"XPENDING", stream, "boardkeeper", "-", "+", "100"});
+    if (!r.is_error()) {
+      for (const auto& p : r.elements) ids.insert(p.at(0).as_string());
+    }
+    return ids;
+  };
+  bool read_all = false;
+  for (int i = 0; i < 100 && !read_all; ++i, std::this_thread::sleep_for(100ms)) {
+    const redis::Reply groups = conn.command({"XINFO", "GROUPS", stream});
+    read_all = !groups.is_error() && !groups.elements.empty() && field(groups.at(0), "lag") == 0;
+  }
+  EXPECT_TRUE(read_all);
+  std::this_thread::sleep_for(1500ms);  // and retried meanwhile
+  EXPECT_EQ(pending_ids(), bad);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(*bad.begin()), std::string::npos) << text;  // names the entry
+  EXPECT_NE(text.find("WRONGTYPE"), std::string::npos) << text;   // and Redis's reason
+
+  // Repaired: the dead letters are written, the pending list drains.
+  conn.command({"DEL", dead}).checked();
+  bool drained = false;
+  for (int i = 0; i < 300 && !drained; ++i, std::this_thread::sleep_for(100ms)) {
+    drained = pending_ids().empty();
+  }
+  EXPECT_TRUE(drained);
+  std::set<std::string> recorded;
+  const redis::Reply letters = conn.command({"XRANGE", dead, "-", "+"}).checked();
+  for (const auto& e : letters.elements) {
+    const auto& f = e.at(1);
+    for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
+      if (f.at(i).as_string() == "stream_id") recorded.insert(f.at(i + 1).as_string());
+    }
+  }
+  EXPECT_EQ(recorded, bad);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0);
+  const Config config = test::make_config(prefix, kBoards);
+  service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
+  const auto rows = lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 100);
+  ASSERT_EQ(rows.size(), 10U);
+  for (const auto& r : rows) EXPECT_EQ(r.points, 3) << r.member;
 }
 
 }  // namespace

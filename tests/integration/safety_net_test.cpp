@@ -11,7 +11,9 @@
 #include <iterator>
 #include <thread>
 
+#include "cold/cold_store.h"
 #include "harness.h"
+#include "service/leaderboards.h"
 
 namespace bk {
 namespace {
@@ -137,6 +139,28 @@ TEST_F(SafetyNetTest, RedisRestartedFromASnapshotTakenBeforeARehydrationKeepsThe
   EXPECT_NE(rank.out.find("\"points\":105"), std::string::npos) << rank.out;
   bk(config, {kAfter, "tick"});
   EXPECT_EQ(history("d"), "m1:500 m2:400 m5:105\n");
+}
+
+TEST_F(SafetyNetTest, ALongRunningWriterRegistersItsBoardsAgainAfterRedisLostThem) {
+  test::RedisServer redis;
+  const std::string text = test::config_text_for(redis.url(), prefix, kBoards);
+  const std::string config_path = test::write_text_config(prefix, text);
+  bk(config_path, {"migrate"});
+  const Config config = parse_config(text, "test.yaml", {});
+  redis::Connection conn = redis.connect();
+  cold::ColdStore cold(test::postgres_url(), prefix);
+  // One writer for the whole test, as `ingest` is: it remembers which boards it registered.
+  service::Leaderboards boards(config, conn, Clock(parse_rfc3339("2026-11-20T12:00:00Z").value()),
+                               &cold);
+  const service::Update u{"d", "m1", 5, parse_rfc3339("2026-11-20T11:00:00Z"), "", ""};
+  ASSERT_EQ(boards.apply(u).status, service::UpdateStatus::applied);
+  EXPECT_EQ(conn.command({"SISMEMBER", prefix + ":boards", "d"}).as_int(), 1);
+  conn.command({"FLUSHALL"}).checked();
+  ASSERT_EQ(boards.apply(u).status, service::UpdateStatus::applied);
+  // Without the board in <prefix>:boards, tick would never archive what it writes.
+  EXPECT_EQ(conn.command({"SISMEMBER", prefix + ":boards", "d"}).as_int(), 1);
+  bk(config_path, {kAfter, "tick"});
+  EXPECT_EQ(history("d"), "m1:5\n");
 }
 
 // A per-test database, so that PostgreSQL can be made unreachable for this test alone.

@@ -2,6 +2,7 @@
 // both tiers, rehydration, writers racing the spill, kills mid-spill, servers going away.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <atomic>
@@ -305,9 +306,15 @@ TEST_F(SpillTest, PostgresAwayMeansExit3AndNothingLeavesRedis) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  test::psql(
-      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '" +
-      app + "'");
+  // PostgreSQL stays away: the tick's retry of the board (on a new connection) is cut too.
+  for (siginfo_t exited{}; exited.si_pid == 0;
+       waitid(P_PID, static_cast<id_t>(pid), &exited, WEXITED | WNOHANG | WNOWAIT)) {
+    test::psql(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = "
+        "'" +
+        app + "' AND wait_event_type = 'Lock'");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   EXPECT_EQ(test::wait_cli(pid), 3);
   locker.join();
   std::ifstream in(log);

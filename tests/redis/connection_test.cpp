@@ -1,9 +1,12 @@
 // The hiredis wrapper against a real Redis: typed replies, pipelines that read every reply,
-// scripts that survive SCRIPT FLUSH, and errors mapped to the right exception types.
+// scripts that survive SCRIPT FLUSH, errors mapped to the right exception types, and
+// reconnection in place.
 #include "redis/connection.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include "cold/error.h"
 #include "harness.h"
 #include "redis/error.h"
 #include "redis/script.h"
@@ -71,6 +74,9 @@ TEST(Connection, CommandTimeoutIsATimeoutError) {
   EXPECT_THROW(c.command({"BLPOP", test::unique_prefix() + ":empty", "2"}), TimeoutError);
   // A timed-out connection is not reused: later commands fail fast rather than misread.
   EXPECT_THROW(c.command({"PING"}), ConnectionError);
+  EXPECT_FALSE(c.connected());
+  c.reconnect();
+  EXPECT_EQ(c.command({"PING"}).as_string(), "PONG");
 }
 
 TEST(Connection, WrongPasswordFailsWithoutShowingIt) {
@@ -82,6 +88,85 @@ TEST(Connection, WrongPasswordFailsWithoutShowingIt) {
   } catch (const ConnectionError& e) {
     EXPECT_EQ(std::string(e.what()).find("not-the-password"), std::string::npos) << e.what();
   }
+}
+
+TEST(Connection, ReconnectReplacesAKilledConnectionInPlaceWithTheSameSession) {
+  Options o = parse_url(test::redis_url());
+  o.db = 3;  // SELECTed again on the new connection
+  Connection c(o);
+  const std::string key = test::unique_prefix() + ":db3";
+  c.command({"SET", key, "here", "PX", "60000"}).checked();
+  const std::uint64_t generation = c.generation();
+  Connection killer = test::connect_redis();
+  killer.command({"CLIENT", "KILL", "ID", std::to_string(c.command({"CLIENT", "ID"}).as_int())})
+      .checked();
+  EXPECT_THROW(c.command({"PING"}), ClosedError);
+  EXPECT_FALSE(c.connected());
+  EXPECT_THROW(c.command({"PING"}), ConnectionError);  // fails fast until reconnected
+
+  Connection& held = c;  // what a holder (the service layer) keeps
+  c.reconnect();
+  EXPECT_TRUE(held.connected());
+  EXPECT_EQ(c.generation(), generation + 1);
+  EXPECT_EQ(held.command({"GET", key}).as_string(), "here");
+  EXPECT_EQ(held.command({"CLIENT", "GETNAME"}).as_string(),
+            "boardkeeper:" + std::to_string(getpid()));
+}
+
+TEST(Connection, ALaterConnectionConnectsAtItsFirstReconnect) {
+  Connection c(parse_url(test::redis_url()), Connect::later);
+  EXPECT_FALSE(c.connected());
+  EXPECT_THROW(c.command({"PING"}), ConnectionError);
+  c.reconnect();
+  EXPECT_TRUE(c.connected());
+  EXPECT_EQ(c.command({"PING"}).as_string(), "PONG");
+
+  // Unreachable: the connection stays unusable, and says so the same way.
+  Connection gone(parse_url("redis://127.0.0.1:1/0"), Connect::later);
+  EXPECT_THROW(gone.reconnect(), ConnectionError);
+  EXPECT_FALSE(gone.connected());
+}
+
+// "Which server, and is it worth retrying" is one look at any error of the tree.
+TEST(Errors, EachServerHasOneTreeThatSaysWhetherToRetry) {
+  Connection c = test::connect_redis();
+  const std::string key = test::unique_prefix() + ":s";
+  c.command({"SET", key, "x", "PX", "60000"}).checked();
+  try {
+    c.command({"INCR", key}).checked();
+    ADD_FAILURE() << "no error";
+  } catch (const RedisError& e) {
+    EXPECT_NE(dynamic_cast<const ReplyError*>(&e), nullptr);
+    EXPECT_EQ(e.backend(), Backend::redis);
+    EXPECT_FALSE(e.transient());
+    EXPECT_EQ(e.exit_code(), ExitCode::failed);
+  }
+  try {
+    const Connection unreachable(parse_url("redis://127.0.0.1:1/0"));
+    ADD_FAILURE() << "connected to port 1";
+  } catch (const UnavailableError& e) {  // caught as every server's "unavailable"
+    EXPECT_EQ(e.backend(), Backend::redis);
+    EXPECT_TRUE(e.transient());
+    EXPECT_NE(dynamic_cast<const RedisError*>(&e), nullptr);
+  }
+  // Replies that mean "cannot serve now" are worth a retry on a new connection.
+  for (const char* busy : {"LOADING Redis is loading the dataset in memory",
+                           "READONLY You can't write against a read only replica.",
+                           "BUSY Redis is busy running a script.", "MASTERDOWN Link down"}) {
+    EXPECT_THROW(throw_reply_error(busy), ConnectionError) << busy;
+  }
+  EXPECT_THROW(throw_reply_error("OOM command not allowed"), ReplyError);
+  EXPECT_THROW(throw_reply_error("NOGROUP No such key"), ReplyError);
+
+  const cold::PostgresUnavailable down("postgresql at db:5432/boards: cannot connect");
+  const Error& as_error = down;
+  EXPECT_EQ(as_error.backend(), Backend::postgres);
+  EXPECT_TRUE(as_error.transient());
+  EXPECT_NE(dynamic_cast<const UnavailableError*>(&as_error), nullptr);
+  const cold::PostgresError failed("statement failed");
+  EXPECT_EQ(failed.backend(), Backend::postgres);
+  EXPECT_FALSE(failed.transient());
+  EXPECT_EQ(UsageError("bad").backend(), Backend::none);
 }
 
 }  // namespace
