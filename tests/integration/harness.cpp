@@ -153,8 +153,17 @@ void RedisServer::start() {
   ADD_FAILURE() << "redis-server on port " << port_ << " did not start";
 }
 
+void RedisServer::freeze() {
+  if (pid_ > 0) kill(pid_, SIGSTOP);
+}
+
+void RedisServer::thaw() {
+  if (pid_ > 0) kill(pid_, SIGCONT);
+}
+
 void RedisServer::stop() {
   if (pid_ <= 0) return;
+  thaw();  // a frozen server cannot shut down
   try {
     connect().command({"SHUTDOWN", "NOSAVE"});
   } catch (const std::exception&) {
@@ -181,7 +190,8 @@ std::string slurp(int fd) {
 
 }  // namespace
 
-RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                  std::chrono::milliseconds stop_after) {
   char out_path[] = "/tmp/bk-out-XXXXXX";
   char err_path[] = "/tmp/bk-err-XXXXXX";
   const int out_fd = mkstemp(out_path);
@@ -202,7 +212,19 @@ RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
     _exit(127);
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  if (stop_after.count() > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + stop_after;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        kill(pid, SIGTERM);
+        waitpid(pid, &status, 0);
+        break;
+      }
+      usleep(20 * 1000);
+    }
+  } else {
+    waitpid(pid, &status, 0);
+  }
   RunResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = slurp(out_fd);

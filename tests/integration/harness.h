@@ -1,6 +1,7 @@
 // Helpers for integration tests: the test servers, a key prefix of each test's own (so
 // tests run in parallel on one Redis), configs from text, and running the real binary.
 #pragma once
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,10 @@ struct RunResult {
   std::string err;
 };
 // Runs the boardkeeper binary with these arguments (no shell interpretation of them).
-RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+// With `stop_after` > 0, a run still going then gets SIGTERM (long-running commands such as
+// ingest wait outages out instead of exiting).
+RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                  std::chrono::milliseconds stop_after = std::chrono::milliseconds{0});
 
 // Starts the boardkeeper binary in the background (output to files under /tmp); returns
 // its pid. wait_cli waits for it: the exit code, or 128 + signal.
@@ -62,6 +66,9 @@ class RedisServer {
   void stop();
   // Starts it again on the same port and directory (it loads what it persisted).
   void start();
+  // SIGSTOP / SIGCONT: a server that accepts connections but never answers.
+  void freeze();
+  void thaw();
 
  private:
   std::vector<std::string> extra_;

@@ -126,6 +126,7 @@ TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
 TEST(Ingest, AnEntryIsAcknowledgedOnlyAfterItsDeadLetterIsWritten) {
   const std::string prefix = test::unique_prefix();
   const std::string path = test::write_config(prefix, kBoards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
   const std::string stream = prefix + ":events";
   const std::string dead = stream + ":dead";
   redis::Connection conn = test::connect_redis();

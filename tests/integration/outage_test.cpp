@@ -48,81 +48,17 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-// A redis-server of this test's own (port, directory), so it may be restarted, frozen or
-// filled without disturbing the tests that share the suite's server.
-class OwnRedis {
+// A redis-server of this test's own, so it may be restarted, frozen or filled without
+// disturbing the tests that share the suite's server; with AOF (appendfsync always) or
+// without any persistence.
+class OwnRedis : public test::RedisServer {
  public:
-  explicit OwnRedis(bool aof) : aof_(aof), port_(free_port()) {
-    dir_ = "/tmp/bk-own-redis-" + test::unique_prefix();
-    EXPECT_EQ(system(("mkdir -p " + dir_).c_str()), 0);
-    start();
-  }
-  ~OwnRedis() {
-    if (pid_ > 0) {
-      kill(pid_, SIGCONT);
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    [[maybe_unused]] const int rc = system(("rm -rf " + dir_).c_str());
-  }
-  OwnRedis(const OwnRedis&) = delete;
-  OwnRedis& operator=(const OwnRedis&) = delete;
-
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/0"; }
-  redis::Connection connect() const { return redis::Connection(redis::parse_url(url())); }
-
-  void start() {
-    pid_ = fork();
-    if (pid_ == 0) {
-      const std::string port = std::to_string(port_);
-      const std::string log = dir_ + "/redis.log";
-      execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--dir",
-             dir_.c_str(), "--save", "", "--appendonly", aof_ ? "yes" : "no", "--appendfsync",
-             "always", "--logfile", log.c_str(), "--daemonize", "no", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    for (int i = 0; i < 200; ++i) {
-      try {
-        redis::Connection c = connect();
-        if (c.command({"PING"}).as_string() == "PONG") return;
-      } catch (const Error&) {
-        // not up yet, or still loading its AOF
-      }
-      std::this_thread::sleep_for(25ms);
-    }
-    ADD_FAILURE() << "own redis-server did not start on port " << port_;
-  }
-
+  explicit OwnRedis(bool aof)
+      : test::RedisServer(
+            aof ? std::vector<std::string>{"--appendonly", "yes", "--appendfsync", "always"}
+                : std::vector<std::string>{}) {}
   // SHUTDOWN NOSAVE: with AOF on, what was acknowledged survives; without, everything goes.
-  void shutdown_nosave() {
-    try {
-      connect().command({"SHUTDOWN", "NOSAVE"});
-    } catch (const Error&) {
-      // the server closes the connection instead of answering
-    }
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  void freeze() { kill(pid_, SIGSTOP); }
-  void thaw() { kill(pid_, SIGCONT); }
-
- private:
-  bool aof_;
-  int port_;
-  std::string dir_;
-  pid_t pid_ = -1;
+  void shutdown_nosave() { stop(); }
 };
 
 // The harness config with the Redis URL replaced by `url`.
@@ -132,6 +68,8 @@ std::string write_config_for(const std::string& prefix, const std::string& url) 
   text.replace(text.find(shared), shared.size(), url);
   std::string path = "/tmp/bk-test-" + prefix + "-own.yaml";
   std::ofstream(path) << text;
+  // The schema first, as in every deployment (a board's first update asks the cold tier).
+  EXPECT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
   return path;
 }
 
