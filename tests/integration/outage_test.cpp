@@ -546,6 +546,7 @@ class Proxy {
         fds.push_back({u, POLLIN, 0});
       }
       if (poll(fds.data(), fds.size(), 50) <= 0) continue;
+      const std::size_t polled = pairs.size();  // a pair accepted below has no pollfd yet
       if ((fds[0].revents & POLLIN) != 0) {
         const int c = accept(listener_, nullptr, nullptr);
         if (blocked_) {
@@ -564,8 +565,9 @@ class Proxy {
           }
         }
       }
-      std::vector<std::pair<int, int>> keep;
-      for (std::size_t i = 0; i < pairs.size(); ++i) {
+      std::vector<std::pair<int, int>> keep(pairs.begin() + static_cast<std::ptrdiff_t>(polled),
+                                            pairs.end());
+      for (std::size_t i = 0; i < polled; ++i) {
         const auto [c, u] = pairs[i];
         const bool open =
             forward(fds[1 + 2 * i], c, u, true) && forward(fds[2 + 2 * i], u, c, false);
