@@ -197,7 +197,7 @@ const std::vector<std::string_view> kPostgresKeys{"url", "schema"};
 const std::vector<std::string_view> kBoardKeys{
     "name",    "periods",         "timezone",   "order",      "tie_break",
     "update",  "time_resolution", "min_points", "max_points", "hot_keep",
-    "display", "max_clock_skew",  "archive",    "retention"};
+    "display", "max_clock_skew",  "archive",    "retention",  "dedupe_window"};
 const std::vector<std::string_view> kArchiveKeys{"grace"};
 const std::vector<std::string_view> kCustomPeriodKeys{"name", "cron"};
 constexpr std::string_view kBuiltinPeriods =
@@ -685,6 +685,15 @@ std::optional<BoardConfig> Loader::parse_board(const YAML::Node& node) {
 
   if (const auto e = f.get("max_clock_skew")) {
     if (const auto d = read_duration(*e, "max_clock_skew")) b.max_clock_skew = *d;
+  }
+  if (const auto e = f.get("dedupe_window")) {
+    if (const auto d = read_duration(*e, "dedupe_window")) {
+      if (d->count() < 1000) {
+        report(e->pos(), "dedupe_window (" + format_duration(*d) + ") must be at least 1s");
+      } else {
+        b.dedupe_window = *d;
+      }
+    }
   }
 
   bool grace_ok = true;

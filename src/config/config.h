@@ -52,6 +52,7 @@ struct BoardConfig {
   std::int64_t hot_keep = 1000;
   std::int64_t display = 100;
   Millis max_clock_skew = std::chrono::minutes{5};
+  Millis dedupe_window = std::chrono::hours{24};  // how long an event id is remembered
   Millis grace = std::chrono::minutes{10};
   std::map<std::string, Millis> retention;  // by period name, `default` already applied
   std::string where;                        // "FILE:LINE:COLUMN" of the entry, for messages

@@ -1,9 +1,9 @@
 -- Archive, last step (after the history rows are committed): free the hot keys and drop
 -- the period from the registry. The :meta hash stays until its own TTL with closed=1, so
 -- a late write can never recreate the period. Idempotent.
--- KEYS[1] live ZSET, KEYS[2] ids SET, KEYS[3] stale SET, KEYS[4] meta HASH, KEYS[5] registry.
+-- KEYS[1] live ZSET, KEYS[2] stale SET, KEYS[3] meta HASH, KEYS[4] registry.
 -- ARGV[1] registry member "<period>:<id>". Returns how many keys were deleted.
-redis.call('HSET', KEYS[4], 'closed', '1', 'archived', '1')
-local deleted = redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3])
-redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('HSET', KEYS[3], 'closed', '1', 'archived', '1')
+local deleted = redis.call('UNLINK', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[4], ARGV[1])
 return deleted

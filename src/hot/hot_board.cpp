@@ -3,130 +3,11 @@
 
 #include "core/rank.h"
 #include "embedded/hot_lua.h"
+#include "hot/protocol.h"
 #include "redis/error.h"
 
 namespace bk::hot {
 namespace {
-
-char policy_code(Policy p) {
-  switch (p) {
-    case Policy::increment:
-      return 'i';
-    case Policy::best:
-      return 'b';
-    case Policy::replace:
-      return 'r';
-  }
-  return 'i';
-}
-
-std::pair<redis::Args, redis::Args> marshal(const std::string& prefix, const HotBatch& batch,
-                                            bool cold_tier) {
-  const BoardKeys keys(prefix, batch.board);
-  const ScoreLayout& first = batch.slots.at(0).layout;
-  redis::Args k{keys.registry(), keys.synced(), keys.held()};
-  redis::Args a{std::string(1, policy_code(batch.policy)),
-                first.order == Order::desc ? "d" : "a",
-                first.tie == TieBreak::earliest ? "e"
-                : first.tie == TieBreak::latest ? "l"
-                                                : "n",
-                std::to_string(first.min_points),
-                std::to_string(first.max_points),
-                std::to_string(batch.slots.size()),
-                std::to_string(batch.events.size()),
-                batch.hold ? "1" : "0",
-                cold_tier ? "1" : "0"};
-  for (const PeriodSlot& s : batch.slots) {
-    k.push_back(keys.live(s.period_name, s.period.id));
-    k.push_back(keys.meta(s.period_name, s.period.id));
-    k.push_back(keys.ids(s.period_name, s.period.id));
-    k.push_back(keys.stale(s.period_name, s.period.id));
-    a.push_back(registry_member(s.period_name, s.period.id));
-    a.push_back(std::to_string(to_epoch_ms(s.period.start)));
-    a.push_back(std::to_string(s.layout.span_units));
-    a.push_back(std::to_string(s.layout.resolution.count()));
-    a.push_back(std::to_string(to_epoch_ms(s.expire_at)));
-    a.push_back(std::to_string(to_epoch_ms(s.period.end)));
-  }
-  for (const HotEvent& e : batch.events) {
-    a.push_back(e.member);
-    a.push_back(std::to_string(e.value));
-    a.push_back(std::to_string(to_epoch_ms(e.at)));
-    a.push_back(e.event_id);
-    a.push_back(e.order_token);
-    // The common event: every slot of the batch, in order, nothing known of the cold tier.
-    bool all_unknown = e.slots.size() == batch.slots.size();
-    for (std::size_t i = 0; all_unknown && i < e.slots.size(); ++i) {
-      all_unknown =
-          e.slots[i] == i && (i >= e.cold.size() || e.cold[i].state == ColdValue::State::unknown);
-    }
-    if (all_unknown) {
-      a.push_back("*");
-      continue;
-    }
-    a.push_back(std::to_string(e.slots.size()));
-    for (std::size_t i = 0; i < e.slots.size(); ++i) {
-      a.push_back(std::to_string(e.slots[i] + 1));  // Lua is 1-based
-      const ColdValue cold = i < e.cold.size() ? e.cold[i] : ColdValue{};
-      switch (cold.state) {
-        case ColdValue::State::unknown:
-          a.push_back("?");
-          break;
-        case ColdValue::State::absent:
-          a.push_back("a" + cold.gen);
-          break;
-        case ColdValue::State::present:
-          a.push_back("p" + cold.gen + ":" + std::to_string(cold.encoded));
-          break;
-      }
-    }
-  }
-  return {std::move(k), std::move(a)};
-}
-
-HotResult parse_result(const redis::Reply& r) {
-  HotResult out;
-  if (r.at(0).type == redis::Reply::Type::integer) {
-    // Applied: {rehydrated bit mask, points per slot...}.
-    const std::int64_t mask = r.at(0).as_int();
-    for (std::size_t i = 1; i < r.elements.size(); ++i) {
-      out.points.push_back(r.at(i).as_int());
-      out.rehydrated.push_back(((mask >> (i - 1)) & 1) != 0);
-    }
-    return out;
-  }
-  const std::string& status = r.at(0).as_string();
-  if (status == "blocked") {
-    out.outcome = HotOutcome::blocked;
-  } else if (status == "waiting") {
-    out.outcome = HotOutcome::waiting;
-  } else if (status == "sync") {
-    out.outcome = HotOutcome::needs_sync;
-  } else if (status == "dup") {
-    out.outcome = HotOutcome::duplicate;
-  } else if (status == "closed") {
-    out.outcome = HotOutcome::closed;
-    out.period = r.at(1).as_string();
-  } else if (status == "expired") {
-    out.outcome = HotOutcome::expired;
-    out.period = r.at(1).as_string();
-  } else if (status == "range") {
-    out.outcome = HotOutcome::out_of_range;
-    out.period = r.at(1).as_string();
-    out.refused_points = r.at(2).as_int();
-  } else if (status == "cold") {
-    out.outcome = HotOutcome::needs_cold;
-    for (std::size_t i = 1; i + 1 < r.elements.size(); i += 2) {
-      out.cold_slots.push_back(static_cast<std::size_t>(r.at(i).as_int() - 1));
-      out.cold_gens.push_back(r.at(i + 1).as_string());
-    }
-  } else if (status == "span") {
-    throw Error("internal: event time outside period " + r.at(1).as_string());
-  } else {
-    throw redis::ReplyError("update script: unexpected status '" + status + "'");
-  }
-  return out;
-}
 
 // Replies of the read scripts: {first_rank, [first_position,] member, score, ...}.
 std::vector<Listed> parse_listing(const redis::Reply& r, std::int64_t first_position,
@@ -168,7 +49,6 @@ HotBoard::HotBoard(std::string key_prefix, bool cold_tier)
 PeriodKeys::PeriodKeys(const BoardKeys& board, std::string_view period, std::string_view period_id)
     : live(board.live(period, period_id)),
       meta(board.meta(period, period_id)),
-      ids(board.ids(period, period_id)),
       stale(board.stale(period, period_id)),
       synced(board.synced()) {}
 
@@ -176,7 +56,10 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
                                                     const std::vector<HotBatch>& batches) {
   std::vector<std::pair<redis::Args, redis::Args>> calls;
   calls.reserve(batches.size());
-  for (const HotBatch& b : batches) calls.push_back(marshal(prefix_, b, cold_tier_));
+  for (const HotBatch& b : batches) {
+    protocol::Call c = protocol::marshal_update(prefix_, b, cold_tier_);
+    calls.emplace_back(std::move(c.keys), std::move(c.args));
+  }
   const std::vector<redis::Reply> replies = update_.eval_pipelined(conn, calls);
   std::vector<std::vector<HotResult>> out;
   out.reserve(replies.size());
@@ -189,7 +72,7 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
     }
     std::vector<HotResult> results;
     results.reserve(r.elements.size());
-    for (const redis::Reply& e : r.elements) results.push_back(parse_result(e));
+    for (const redis::Reply& e : r.elements) results.push_back(protocol::parse_update_reply(e));
     out.push_back(std::move(results));
   }
   return out;
@@ -373,8 +256,7 @@ std::vector<std::optional<std::int64_t>> HotBoard::scores(redis::Connection& con
 
 void HotBoard::release(redis::Connection& conn, const PeriodKeys& keys,
                        const std::string& registry_key, const std::string& registry_member) {
-  archive_release_
-      .eval(conn, {keys.live, keys.ids, keys.stale, keys.meta, registry_key}, {registry_member})
+  archive_release_.eval(conn, {keys.live, keys.stale, keys.meta, registry_key}, {registry_member})
       .checked();
 }
 

@@ -51,6 +51,33 @@ struct HotBatch {
   bool hold = false;              // see update.lua: hold spills while this batch looks up cold rows
   std::vector<PeriodSlot> slots;  // all share min/max/order/tie; spans may differ
   std::vector<HotEvent> events;
+  // Idempotency: event ids are remembered per board (not per period) for dedupe_window
+  // after `now`, in time buckets (see hot/protocol.h).
+  Millis dedupe_window{std::chrono::hours{24}};
+  Instant now{};
+  // Events with an order token are entries of this stream ("" for none): each one applied
+  // leaves an in-flight marker on the board (<prefix>:{board}:inflight:<stream>), so that an
+  // entry read again from a pending list is applied once however long it stayed pending.
+  std::string stream;
+  bool check_inflight = false;  // some entries were read again: look their markers up
+  // Every entry of the stream below this id's milliseconds is acknowledged: their markers
+  // are dropped (0: nothing known).
+  std::int64_t acknowledged_below_ms = 0;
+
+  // A copy of everything but the events (for a call that sends some of them again).
+  HotBatch without_events() const {
+    HotBatch b;
+    b.board = board;
+    b.policy = policy;
+    b.hold = hold;
+    b.slots = slots;
+    b.dedupe_window = dedupe_window;
+    b.now = now;
+    b.stream = stream;
+    b.check_inflight = check_inflight;
+    b.acknowledged_below_ms = acknowledged_below_ms;
+    return b;
+  }
 };
 
 enum class HotOutcome {
@@ -78,7 +105,7 @@ struct HotResult {
 // The keys of one board period.
 struct PeriodKeys {
   PeriodKeys(const BoardKeys& board, std::string_view period, std::string_view period_id);
-  std::string live, meta, ids, stale;
+  std::string live, meta, stale;
   std::string synced;  // the board's sync marker
 };
 

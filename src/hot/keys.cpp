@@ -14,10 +14,6 @@ std::string BoardKeys::meta(std::string_view period, std::string_view period_id)
   return live(period, period_id) + ":meta";
 }
 
-std::string BoardKeys::ids(std::string_view period, std::string_view period_id) const {
-  return live(period, period_id) + ":ids";
-}
-
 std::string BoardKeys::stale(std::string_view period, std::string_view period_id) const {
   return live(period, period_id) + ":stale";
 }
@@ -36,6 +32,14 @@ std::string BoardKeys::held() const {
 
 std::string BoardKeys::busy() const {
   return base_ + "busy";
+}
+
+std::string BoardKeys::ids(std::int64_t bucket) const {
+  return base_ + "ids:" + std::to_string(bucket);
+}
+
+std::string BoardKeys::inflight(std::string_view stream) const {
+  return base_ + "inflight:" + std::string(stream);
 }
 
 std::string boards_key(std::string_view prefix) {

@@ -1,6 +1,7 @@
 // The Redis key names of the public contract. Every key of a board carries the hash tag
 // {<board>} so a board's whole family lives on one Redis Cluster slot.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -12,9 +13,8 @@ class BoardKeys {
 
   // <prefix>:{<board>}:<period>:<period-id>
   std::string live(std::string_view period, std::string_view period_id) const;
-  // ...:meta (spilled / closed markers) and ...:ids (applied event ids)
+  // ...:meta (spilled / closed markers)
   std::string meta(std::string_view period, std::string_view period_id) const;
-  std::string ids(std::string_view period, std::string_view period_id) const;
   // ...:stale (members that may be hot and cold at once; reads skip their cold rows)
   std::string stale(std::string_view period, std::string_view period_id) const;
   // <prefix>:{<board>}:periods
@@ -25,6 +25,12 @@ class BoardKeys {
   std::string held() const;
   // <prefix>:{<board>}:busy (HASH: registry member -> ticks in a row that found it busy)
   std::string busy() const;
+  // <prefix>:{<board>}:ids:<bucket> (SET: the event ids applied while the clock was in time
+  // bucket <bucket> = epoch ms / (dedupe_window / 4); see hot/protocol.h)
+  std::string ids(std::int64_t bucket) const;
+  // <prefix>:{<board>}:inflight:<stream> (ZSET: entries of the stream applied to the board
+  // and perhaps not yet acknowledged; score: the entry id's milliseconds)
+  std::string inflight(std::string_view stream) const;
 
  private:
   std::string base_;  // "<prefix>:{<board>}:"

@@ -7,14 +7,24 @@
 --                    the truth: after Redis lost data, the caller syncs them from there)
 -- KEYS[3]            the board's held HASH: member -> order token of an earlier event of the
 --                    member that is waiting for the cold tier (later events must wait too)
--- KEYS[4j..4j+3]     for period slot j (1-based): the live ZSET, its :meta HASH, its :ids
---                    SET, its :stale SET (members that may be hot and cold at once)
+-- then nbuckets      the board's event id buckets (SETs, see hot/protocol.h): the first is
+--                    the current one, which new ids go to
+-- then (inflight)    the board's in-flight markers of one stream (ZSET: entry id -> its ms)
+-- then 3 per slot j  (1-based): the live ZSET, its :meta HASH, its :stale SET (members that
+--                    may be hot and cold at once)
 -- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents hold sync
+--   nbuckets ids_ttl_ms inflight acknowledged_below_ms
 --   hold "1": when an event must look up cold rows, also hold spills of that period from
 --   removing members for 2 seconds, so the look-up cannot go stale (a writer that kept
 --   losing the race to a busy spill asks for this; it guarantees progress)
 --   sync "1": the caller has a cold tier; without the board's sync marker nothing is
 --   written and every event answers {"sync"} (Redis cannot prove which periods spilled)
+--   nbuckets: how many id bucket keys follow KEYS[3]; ids_ttl_ms: the current bucket's TTL
+--   when it is created. An event id is applied at most once while it is in any bucket.
+--   inflight: "0" no marker key; "1" each applied event with an order token (a stream
+--   entry id) is marked; "2" marked, and an event whose entry is marked already is a "dup"
+--   (it was applied before its entry was read again). acknowledged_below_ms: markers of
+--   entries below it are dropped first (their entries are acknowledged: never read again).
 --   per slot (6): registry_member start_ms span_units resolution_ms expire_at_ms end_ms
 --   per event: member value at_ms event_id order_token used, where used is "*" (every slot,
 --     in order, nothing known of the cold tier: the common event) or nslots_used followed,
@@ -26,9 +36,9 @@
 --     order_token: "" or the event's place in its stream; an event whose member is held by
 --     another token waits, the held event itself clears the hold once it is resolved
 --
--- Reads and writes are batched per period: one ZMSCORE (and SMISMEMBER for event ids) before
--- the events, one ZADD (and SADD) after. In between, the events see each other's writes
--- through a table, so the outcome is exactly that of applying them one by one, in order;
+-- Reads and writes are batched: one ZMSCORE per period (and SMISMEMBER per id bucket) before
+-- the events, one ZADD per period (and one SADD) after. In between, the events see each
+-- other's writes through a table, so the outcome is exactly that of applying them one by one, in order;
 -- the script is atomic, so no client can see the difference.
 --
 -- Scores: encoded = rank_points * (span + 1) + time_part; smaller ranks higher. Every number
@@ -51,6 +61,10 @@ local policy, order, tie = ARGV[1], ARGV[2], ARGV[3]
 local minp, maxp = tonumber(ARGV[4]), tonumber(ARGV[5])
 local nslots, nevents = tonumber(ARGV[6]), tonumber(ARGV[7])
 local hold = ARGV[8] == '1'
+local nbuckets, ids_ttl = tonumber(ARGV[10]), ARGV[11]
+local inflight_mode, acked_below = ARGV[12], tonumber(ARGV[13])
+local inflight_key = inflight_mode ~= '0' and KEYS[4 + nbuckets] or nil
+local slot_key0 = 3 + nbuckets + (inflight_key and 1 or 0)  -- KEYS before the slots' keys
 
 if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
   local out = {}
@@ -59,12 +73,13 @@ if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
 end
 
 local slots = {}
-local a = 10
+local a = 14
 for j = 1, nslots do
   slots[j] = {
     reg = ARGV[a], start = tonumber(ARGV[a + 1]), span = tonumber(ARGV[a + 2]),
     res = tonumber(ARGV[a + 3]), expire_at = ARGV[a + 4], end_ms = ARGV[a + 5],
-    key = KEYS[4 * j], meta = KEYS[4 * j + 1], ids = KEYS[4 * j + 2], stale = KEYS[4 * j + 3],
+    key = KEYS[slot_key0 + 3 * j - 2], meta = KEYS[slot_key0 + 3 * j - 1],
+    stale = KEYS[slot_key0 + 3 * j],
   }
   a = a + 6
 end
@@ -142,6 +157,9 @@ end
 -- Scratch space of apply_event, reused by every event: the plan for used slot i.
 local p_score, p_points, p_write, p_cold = {}, {}, {}, {}
 
+-- Event ids applied (known before this call, or by an earlier event of it), and the new ones.
+local seen_ids, new_ids = {}, {}
+
 local function apply_event(member, value, at, event_id, used, cold)
   local nused = #used
   for i = 1, nused do
@@ -149,11 +167,7 @@ local function apply_event(member, value, at, event_id, used, cold)
     if s.closed then return {'closed', s.reg} end
     if s.expired then return {'expired', s.reg} end
   end
-  if event_id ~= '' then
-    for i = 1, nused do
-      if slots[used[i]].seen_ids[event_id] then return {'dup'} end
-    end
-  end
+  if event_id ~= '' and seen_ids[event_id] then return {'dup'} end
   -- First pass: compute every period's new score; write nothing unless all are valid.
   local missing
   for i = 1, nused do
@@ -241,14 +255,14 @@ local function apply_event(member, value, at, event_id, used, cold)
       redis.call('HINCRBY', s.meta, 'rgen', 1)
       mask = mask + bit
     end
-    if event_id ~= '' then
-      s.seen_ids[event_id] = true
-      s.new_ids[#s.new_ids + 1] = event_id
-    end
     out[i + 1] = p_points[i]
     bit = bit * 2
   end
   out[1] = mask
+  if event_id ~= '' then
+    seen_ids[event_id] = true
+    new_ids[#new_ids + 1] = event_id
+  end
   return out
 end
 
@@ -279,11 +293,11 @@ for e = 1, nevents do
   events[e] = ev
 end
 
--- Read: the current score of every member and whether each event id was applied, per period.
+-- Read: the current score of every member, per period.
 for j = 1, nslots do
   local s = slots[j]
-  s.scores, s.dirty, s.dirty_members, s.seen_ids, s.new_ids = {}, {}, {}, {}, {}
-  local members, ids = {}, {}
+  s.scores, s.dirty, s.dirty_members = {}, {}, {}
+  local members = {}
   for e = 1, nevents do
     local ev = events[e]
     local uses = ev.used == all_slots
@@ -292,17 +306,46 @@ for j = 1, nslots do
         if u == j then uses = true end
       end
     end
-    if uses then
-      members[#members + 1] = ev.member
-      if ev.id ~= '' then ids[#ids + 1] = ev.id end
-    end
+    if uses then members[#members + 1] = ev.member end
   end
   local found = each_chunk('ZMSCORE', s.key, members, true)
   for i = 1, #members do s.scores[members[i]] = found[i] and tonumber(found[i]) end
-  if #ids > 0 then
-    local known = each_chunk('SMISMEMBER', s.ids, ids, true)
-    for i = 1, #ids do
-      if known[i] == 1 then s.seen_ids[ids[i]] = true end
+end
+
+-- Which event ids were applied: in any live bucket of the board.
+if nbuckets > 0 then
+  local ids = {}
+  for e = 1, nevents do
+    if events[e].id ~= '' then ids[#ids + 1] = events[e].id end
+  end
+  for b = 1, nbuckets do
+    local key = KEYS[3 + b]
+    if #ids > 0 and redis.call('EXISTS', key) == 1 then
+      local known = each_chunk('SMISMEMBER', key, ids, true)
+      local rest = {}
+      for i = 1, #ids do
+        if known[i] == 1 then seen_ids[ids[i]] = true else rest[#rest + 1] = ids[i] end
+      end
+      ids = rest
+    end
+  end
+end
+
+-- Stream entries applied before they were read again count as duplicates; markers of
+-- acknowledged entries go first.
+local marked = {}
+if inflight_key then
+  if acked_below > 0 then
+    redis.call('ZREMRANGEBYSCORE', inflight_key, '-inf', '(' .. fmt(acked_below))
+  end
+  if inflight_mode == '2' then
+    local tokens = {}
+    for e = 1, nevents do
+      if events[e].token ~= '' then tokens[#tokens + 1] = events[e].token end
+    end
+    local found = each_chunk('ZMSCORE', inflight_key, tokens, true)
+    for i = 1, #tokens do
+      if found[i] then marked[tokens[i]] = true end
     end
   end
 end
@@ -320,17 +363,24 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
   end
 end
 
-local results, blocked = {}, {}
+local results, blocked, new_marks = {}, {}, {}
 for e = 1, nevents do
   local ev = events[e]
   local holder = ev.token ~= '' and held[ev.member]
-  if blocked[ev.member] then
+  if ev.token ~= '' and marked[ev.token] then
+    results[e] = {'dup'}
+  elseif blocked[ev.member] then
     results[e] = {'blocked'}
   elseif holder and holder ~= ev.token then
     results[e] = {'waiting'}
   else
     results[e] = apply_event(ev.member, ev.value, ev.at, ev.id, ev.used, ev.cold)
     local status = results[e][1]
+    if inflight_key and ev.token ~= '' and type(status) == 'number' then
+      marked[ev.token] = true
+      new_marks[#new_marks + 1] = string.match(ev.token, '^%d+') or '0'
+      new_marks[#new_marks + 1] = ev.token
+    end
     if status == 'cold' then
       blocked[ev.member] = true
     elseif holder then
@@ -342,7 +392,7 @@ for e = 1, nevents do
 end
 if #released > 0 then each_chunk('HDEL', KEYS[3], released, false) end
 
--- Write: every changed member once, with its last score; then TTLs and event ids.
+-- Write: every changed member once, with its last score; then TTLs, event ids and markers.
 for j = 1, nslots do
   local s = slots[j]
   if #s.dirty_members > 0 then
@@ -354,9 +404,10 @@ for j = 1, nslots do
     each_chunk('ZADD', s.key, args, false)
     ensure_ttl(s)
   end
-  if #s.new_ids > 0 then
-    each_chunk('SADD', s.ids, s.new_ids, false)
-    expire_with_key(s, s.ids)
-  end
 end
+if #new_ids > 0 then
+  each_chunk('SADD', KEYS[4], new_ids, false)
+  if redis.call('PTTL', KEYS[4]) == -1 then redis.call('PEXPIRE', KEYS[4], ids_ttl) end
+end
+if #new_marks > 0 then each_chunk('ZADD', inflight_key, new_marks, false) end
 return results

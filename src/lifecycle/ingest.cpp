@@ -64,7 +64,10 @@ std::vector<Entry> entries_of(const redis::Reply& list) {
 }
 
 // An event from an entry, or why it is not one.
-std::optional<std::string> parse(const Entry& e, service::Update& u) {
+std::optional<std::string> parse(const Entry& e, const std::string& stream, bool redelivered,
+                                 service::Update& u) {
+  u.stream = stream;
+  u.redelivered = redelivered;
   bool has_board = false, has_member = false, has_value = false;
   for (const auto& [k, v] : e.fields) {
     if (k == "board") {
@@ -98,9 +101,9 @@ std::optional<std::string> parse(const Entry& e, service::Update& u) {
   if (!has_board) return std::string("no board field");
   if (!has_member) return std::string("no member field");
   if (!has_value) return std::string("no value field");
-  // Without an id of its own, the stream entry id makes redelivery harmless.
-  if (u.event_id.empty()) u.event_id = "stream:" + e.id;
-  // A later event of the member waits while this one is held: stream order is kept.
+  // A later event of the member waits while this one is held: stream order is kept. And
+  // the entry leaves an in-flight marker on its board when applied, which makes a
+  // redelivery harmless however long the entry stays pending.
   u.order_token = e.id;
   return std::nullopt;
 }
@@ -191,7 +194,7 @@ class Consumer {
     if (own_.running() || (own_.scheduled && Steady::now() >= own_.at)) {
       entries = read_own();
       if (!entries.empty()) {
-        process(std::move(entries), 0);
+        process(std::move(entries), 0, true);
         return true;
       }
       end_own_pass();
@@ -202,7 +205,7 @@ class Consumer {
     }
     if (entries.empty()) entries = read_new();
     if (!entries.empty()) {
-      process(std::move(entries), reclaimed);
+      process(std::move(entries), reclaimed, reclaimed > 0);
       return true;
     }
     if (o_.drain && claim_cursor_ == "0-0" && !own_.scheduled && nothing_pending()) return false;
@@ -328,7 +331,9 @@ class Consumer {
     return group_command({"XPENDING", o_.stream, o_.group}).at(0).as_int() == 0;
   }
 
-  void process(std::vector<Entry> entries, std::int64_t reclaimed) {
+  // `redelivered`: the entries were read again from a pending list (this consumer's own, or
+  // taken over from another): some may have been applied before.
+  void process(std::vector<Entry> entries, std::int64_t reclaimed, bool redelivered) {
     const auto started = Steady::now();
     const service::Leaderboards::Counters before = boards_.counters();
     IngestStats batch;
@@ -343,7 +348,7 @@ class Consumer {
     for (std::size_t i = 0; i < entries.size(); ++i) {
       if (entries[i].deleted) continue;  // acknowledged: nothing left to apply
       service::Update u;
-      if (auto why = parse(entries[i], u)) {
+      if (auto why = parse(entries[i], o_.stream, redelivered, u)) {
         verdicts[i] = Verdict::dead_letter;
         reasons[i] = "malformed event: " + *why;
         labels[i] = "malformed";

@@ -118,7 +118,7 @@ void Tick::run(const TickOptions& options, TickReport& report) {
 }
 
 std::int64_t Tick::fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run) {
-  const std::vector<std::string> all{keys.live, keys.meta, keys.ids, keys.stale};
+  const std::vector<std::string> all{keys.live, keys.meta, keys.stale};
   std::vector<redis::Args> ask;
   ask.reserve(all.size());
   for (const auto& k : all) ask.push_back({"PTTL", k});

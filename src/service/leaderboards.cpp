@@ -148,15 +148,39 @@ void Leaderboards::register_board(const std::string& board) {
   boards_registered_.insert(board);
 }
 
+// The valid updates of one board (and one stream), in order, with their plans.
+struct Leaderboards::Group {
+  std::vector<std::size_t> indexes;
+  std::vector<Planned> plans;
+};
+
+struct Leaderboards::Batches {
+  std::vector<hot::HotBatch> batches;
+  std::vector<std::vector<std::size_t>> indexes;  // the update of each event
+};
+
 std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates) {
   std::vector<UpdateResult> results(updates.size());
+  auto groups = plan_all(updates, results);
+  Batches b = make_batches(updates, groups);
+  if (!b.batches.empty()) {
+    const auto hot_results = apply_with_rehydration(b.batches);
+    for (std::size_t k = 0; k < b.batches.size(); ++k) {
+      for (std::size_t n = 0; n < b.batches[k].events.size(); ++n) {
+        const std::size_t i = b.indexes[k][n];
+        report(b.batches[k], hot_results[k][n], n, updates[i], results[i]);
+      }
+    }
+  }
+  update_holds(updates, results);
+  return results;
+}
 
-  // Group the valid updates by board, keeping their order within a board.
-  struct Group {
-    std::vector<std::size_t> indexes;
-    std::vector<Planned> plans;
-  };
-  std::map<std::string, Group> groups;
+// Step 1: validate and plan every update; refused ones get their result here, the others
+// are grouped by board and stream, keeping their order.
+std::map<std::pair<std::string, std::string>, Leaderboards::Group> Leaderboards::plan_all(
+    const std::vector<Update>& updates, std::vector<UpdateResult>& results) const {
+  std::map<std::pair<std::string, std::string>, Group> groups;
   for (std::size_t i = 0; i < updates.size(); ++i) {
     Planned p;
     if (auto refused = plan(updates[i], p)) {
@@ -165,33 +189,46 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
       results[i].reason = std::move(refused->reason);
       continue;
     }
-    Group& g = groups[updates[i].board];
+    Group& g = groups[{updates[i].board, updates[i].stream}];
     g.indexes.push_back(i);
     g.plans.push_back(std::move(p));
   }
+  return groups;
+}
 
-  // Build one HotBatch per chunk of a board's updates.
-  std::vector<hot::HotBatch> batches;
-  std::vector<std::vector<std::size_t>> batch_indexes;
-  for (auto& [board, g] : groups) {
+// Step 2: one HotBatch (script call) per chunk of a group. Chunks by member (hash), not by
+// position: all events of one member go in the same call, which keeps them in order even
+// when some wait for the cold tier.
+Leaderboards::Batches Leaderboards::make_batches(
+    const std::vector<Update>& updates,
+    std::map<std::pair<std::string, std::string>, Group>& groups) {
+  Batches out;
+  const Instant now = clock_.now();
+  for (auto& [key, g] : groups) {
+    const auto& [board, stream] = key;
     register_board(board);
-    // Chunks by member (hash), not by position: all events of one member go in the same
-    // script call, which keeps them in order even when some wait for the cold tier.
     const std::size_t nchunks = (g.indexes.size() + kEventsPerCall - 1) / kEventsPerCall;
     std::vector<std::vector<std::size_t>> chunks(nchunks);
     for (std::size_t n = 0; n < g.indexes.size(); ++n) {
       chunks[std::hash<std::string>{}(updates[g.indexes[n]].member) % nchunks].push_back(n);
     }
+    const BoardConfig& config = *g.plans.front().config;
+    const auto acked = acknowledged_below_.find(stream);
     for (const auto& chunk : chunks) {
       if (chunk.empty()) continue;
       hot::HotBatch batch;
       batch.board = board;
-      batch.policy = g.plans[chunk.front()].config->policy;
+      batch.policy = config.policy;
+      batch.dedupe_window = config.dedupe_window;
+      batch.now = now;
+      batch.stream = stream;
+      batch.acknowledged_below_ms = acked == acknowledged_below_.end() ? 0 : acked->second;
       std::map<std::pair<const PeriodSpec*, std::string>, std::size_t> slot_of;
       std::vector<std::size_t> idx;
       for (const std::size_t n : chunk) {
         const Planned& p = g.plans[n];
         const Update& u = updates[g.indexes[n]];
+        batch.check_inflight = batch.check_inflight || u.redelivered;
         hot::HotEvent e{u.member, u.value, p.at, u.event_id, {}, {}, u.order_token};
         for (const auto& t : p.targets) {
           auto [it, inserted] = slot_of.try_emplace({t.spec, t.period.id}, batch.slots.size());
@@ -205,83 +242,75 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
         batch.events.push_back(std::move(e));
         idx.push_back(g.indexes[n]);
       }
-      batches.push_back(std::move(batch));
-      batch_indexes.push_back(std::move(idx));
+      out.batches.push_back(std::move(batch));
+      out.indexes.push_back(std::move(idx));
     }
   }
-  if (batches.empty()) {
-    update_holds(updates, results);
-    return results;
-  }
+  return out;
+}
 
-  const auto hot_results = apply_with_rehydration(batches);
-  for (std::size_t b = 0; b < batches.size(); ++b) {
-    for (std::size_t n = 0; n < batches[b].events.size(); ++n) {
-      const hot::HotResult& r = hot_results[b][n];
-      const hot::HotEvent& e = batches[b].events[n];
-      UpdateResult& out = results[batch_indexes[b][n]];
-      const Update& u = updates[batch_indexes[b][n]];
-      switch (r.outcome) {
-        case hot::HotOutcome::applied:
-          for (std::size_t k = 0; k < e.slots.size(); ++k) {
-            const hot::PeriodSlot& s = batches[b].slots[e.slots[k]];
-            out.points.push_back({s.period_name, s.period.id, r.points.at(k)});
-          }
-          break;
-        case hot::HotOutcome::duplicate:
-          out.status = UpdateStatus::duplicate;
-          out.reason = "event id '" + u.event_id + "' was already applied to " + describe(u);
-          break;
-        case hot::HotOutcome::closed:
-          out.status = UpdateStatus::refused;
-          out.refusal = Refusal::closed;
-          out.reason =
-              "period " + r.period + " of board '" + u.board + "' is closed (frozen for archive)";
-          break;
-        case hot::HotOutcome::out_of_range:
-          out.status = UpdateStatus::refused;
-          out.refusal = Refusal::out_of_range;
-          out.reason = "update of " + describe(u) + " by " + std::to_string(u.value) +
-                       " would make its points " + std::to_string(r.refused_points) + " in " +
-                       r.period + ", outside [" +
-                       std::to_string(batches[b].slots[0].layout.min_points) + ", " +
-                       std::to_string(batches[b].slots[0].layout.max_points) + "]";
-          break;
-        case hot::HotOutcome::expired:
-          out.status = UpdateStatus::refused;
-          out.refusal = Refusal::expired;
-          out.reason = "period " + r.period + " of board '" + u.board +
-                       "' would expire in Redis at once: its end + retention is already past on "
-                       "the Redis server's clock (replaying old events? use a longer retention)";
-          break;
-        case hot::HotOutcome::waiting:
-          out.status = UpdateStatus::waiting;
-          out.reason = "not applied yet: an earlier event of " + describe(u) +
-                       " waits for the cold tier (PostgreSQL); this one follows it";
-          break;
-        case hot::HotOutcome::needs_sync:
-        case hot::HotOutcome::needs_cold:
-        case hot::HotOutcome::blocked:
-          // Writing without the cold row would lose the member's cold points.
-          out.status = UpdateStatus::refused;
-          if (!cold_failure_.empty()) {
-            out.status = UpdateStatus::unavailable;
-            out.reason = "not applied: " + describe(u) +
-                         " needs its cold row and PostgreSQL is unreachable: " + cold_failure_;
-            break;
-          }
-          out.refusal = Refusal::cold_tier;
-          out.reason = !has_cold()
-                           ? describe(u) + " may be in the cold tier (the period was spilled), " +
-                                 "and no PostgreSQL connection is attached"
-                           : "could not rehydrate " + describe(u) +
-                                 " while spills kept moving members; try again";
-          break;
+// Step 3: what the script said of one event, as the update's result.
+void Leaderboards::report(const hot::HotBatch& batch, const hot::HotResult& r, std::size_t event,
+                          const Update& u, UpdateResult& out) const {
+  const hot::HotEvent& e = batch.events[event];
+  switch (r.outcome) {
+    case hot::HotOutcome::applied:
+      for (std::size_t k = 0; k < e.slots.size(); ++k) {
+        const hot::PeriodSlot& s = batch.slots[e.slots[k]];
+        out.points.push_back({s.period_name, s.period.id, r.points.at(k)});
       }
-    }
+      break;
+    case hot::HotOutcome::duplicate:
+      out.status = UpdateStatus::duplicate;
+      out.reason = u.event_id.empty()
+                       ? "stream entry " + u.order_token + " was already applied to " + describe(u)
+                       : "event id '" + u.event_id + "' was already applied to " + describe(u);
+      break;
+    case hot::HotOutcome::closed:
+      out.status = UpdateStatus::refused;
+      out.refusal = Refusal::closed;
+      out.reason =
+          "period " + r.period + " of board '" + u.board + "' is closed (frozen for archive)";
+      break;
+    case hot::HotOutcome::out_of_range:
+      out.status = UpdateStatus::refused;
+      out.refusal = Refusal::out_of_range;
+      out.reason = "update of " + describe(u) + " by " + std::to_string(u.value) +
+                   " would make its points " + std::to_string(r.refused_points) + " in " +
+                   r.period + ", outside [" + std::to_string(batch.slots[0].layout.min_points) +
+                   ", " + std::to_string(batch.slots[0].layout.max_points) + "]";
+      break;
+    case hot::HotOutcome::expired:
+      out.status = UpdateStatus::refused;
+      out.refusal = Refusal::expired;
+      out.reason = "period " + r.period + " of board '" + u.board +
+                   "' would expire in Redis at once: its end + retention is already past on "
+                   "the Redis server's clock (replaying old events? use a longer retention)";
+      break;
+    case hot::HotOutcome::waiting:
+      out.status = UpdateStatus::waiting;
+      out.reason = "not applied yet: an earlier event of " + describe(u) +
+                   " waits for the cold tier (PostgreSQL); this one follows it";
+      break;
+    case hot::HotOutcome::needs_sync:
+    case hot::HotOutcome::needs_cold:
+    case hot::HotOutcome::blocked:
+      // Writing without the cold row would lose the member's cold points.
+      out.status = UpdateStatus::refused;
+      if (!cold_failure_.empty()) {
+        out.status = UpdateStatus::unavailable;
+        out.reason = "not applied: " + describe(u) +
+                     " needs its cold row and PostgreSQL is unreachable: " + cold_failure_;
+        break;
+      }
+      out.refusal = Refusal::cold_tier;
+      out.reason = !has_cold()
+                       ? describe(u) + " may be in the cold tier (the period was spilled), " +
+                             "and no PostgreSQL connection is attached"
+                       : "could not rehydrate " + describe(u) +
+                             " while spills kept moving members; try again";
+      break;
   }
-  update_holds(updates, results);
-  return results;
 }
 
 // An update with an order token that could not be applied for want of PostgreSQL holds its
@@ -426,10 +455,7 @@ std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
     for (const Pending& p : pending) {
       auto [it, inserted] = retry_of.try_emplace(p.batch, retry.size());
       if (inserted) {
-        hot::HotBatch b;
-        b.board = batches[p.batch].board;
-        b.policy = batches[p.batch].policy;
-        b.slots = batches[p.batch].slots;
+        hot::HotBatch b = batches[p.batch].without_events();
         // After two lost races, hold the period's spills while looking up again.
         b.hold = round >= 2;
         retry.push_back(std::move(b));

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -22,9 +23,13 @@ struct Update {
   std::string member;
   std::int64_t value = 0;
   std::optional<Instant> at;  // the event time; the clock's now when absent
-  std::string event_id;       // applied at most once per board period when set
-  std::string order_token{};  // the stream entry id: a later event of the member waits while an
-                              // earlier one is held
+  std::string event_id;       // applied at most once per board within its dedupe_window when set
+  // Stream entries: the entry id. A later event of the member waits while an earlier one
+  // is held; and the entry is applied once however long it stays pending (an in-flight
+  // marker on the board, kept until the entry is known to be acknowledged).
+  std::string order_token{};
+  std::string stream{};      // the stream the entry came from (with order_token)
+  bool redelivered = false;  // read again from a pending list: it may have been applied
 };
 
 // unavailable: not applied because PostgreSQL (needed to rehydrate the member, or to sync a
@@ -126,6 +131,12 @@ class Leaderboards {
   std::vector<UpdateResult> apply(const std::vector<Update>& updates);
   UpdateResult apply(const Update& update);
 
+  // Every entry of `stream` below this id's milliseconds is acknowledged in the consumer
+  // group: their in-flight markers may go (see Update::order_token).
+  void acknowledged_below(const std::string& stream, std::int64_t ms) {
+    acknowledged_below_[stream] = ms;
+  }
+
   // Resolves "<board> <period> [--period-id]" to a period; the current one without an id.
   // Throws UsageError naming what is unknown.
   PeriodRef resolve(const std::string& board, const std::string& period,
@@ -161,6 +172,7 @@ class Leaderboards {
   Counters counters_;
   hot::HotBoard hot_;
   std::unordered_set<std::string> boards_registered_;
+  std::unordered_map<std::string, std::int64_t> acknowledged_below_;  // by stream
   // Score layouts per period, computed once (a cron period's span needs a scan of firings).
   std::unordered_map<const PeriodSpec*, ScoreLayout> layouts_;
 
@@ -170,6 +182,14 @@ class Leaderboards {
     std::string reason;
   };
   std::optional<Refused> plan(const Update& u, Planned& out) const;
+  struct Group;
+  std::map<std::pair<std::string, std::string>, Group> plan_all(
+      const std::vector<Update>& updates, std::vector<UpdateResult>& results) const;
+  struct Batches;
+  Batches make_batches(const std::vector<Update>& updates,
+                       std::map<std::pair<std::string, std::string>, Group>& groups);
+  void report(const hot::HotBatch& batch, const hot::HotResult& r, std::size_t event,
+              const Update& u, UpdateResult& out) const;
   Standing decode(const PeriodRef& ref, const hot::Listed& l) const;
   std::vector<Standing> decode_all(const PeriodRef& ref,
                                    const std::vector<hot::Listed>& listed) const;

@@ -82,6 +82,7 @@ boards:
     hot_keep: 200
     display: 200
     max_clock_skew: 90s
+    dedupe_window: 2h
     archive:
       grace: 1h
     retention:
@@ -117,6 +118,7 @@ boards:
   EXPECT_EQ(b.hot_keep, 200);
   EXPECT_EQ(b.display, 200);
   EXPECT_EQ(b.max_clock_skew, std::chrono::seconds{90});
+  EXPECT_EQ(b.dedupe_window, hours{2});
   EXPECT_EQ(b.grace, hours{1});
   // `default` is applied to the periods without their own entry, and not kept as a key.
   const std::map<std::string, Millis> retention{
@@ -145,6 +147,7 @@ TEST(ConfigTest, DefaultsApplyToOmittedKeys) {
   EXPECT_EQ(b.hot_keep, 1000);
   EXPECT_EQ(b.display, 100);
   EXPECT_EQ(b.max_clock_skew, minutes{5});
+  EXPECT_EQ(b.dedupe_window, hours{24});
   EXPECT_EQ(b.grace, minutes{10});
   EXPECT_EQ(b.retention_for(b.periods.at(0)), hours{48});
 }
@@ -253,6 +256,8 @@ TEST(ConfigTest, TopLevelMustBeAMap) {
 TEST(ConfigTest, BadDuration) {
   const auto p = problems_of(minimal("    max_clock_skew: 5 minutes\n"));
   EXPECT_TRUE(HasProblem(p, 6, 21, "max_clock_skew '5 minutes' is not a duration"));
+  const auto w = problems_of(minimal("    dedupe_window: 500ms\n"));
+  EXPECT_TRUE(HasProblem(w, 6, 20, "dedupe_window (500ms) must be at least 1s"));
   EXPECT_TRUE(HasProblem(p, 6, 21, "<n>ms, <n>s, <n>m, <n>h, <n>d or <n>w"));
 }
 

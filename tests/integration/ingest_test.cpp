@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "harness.h"
 #include "service/leaderboards.h"
@@ -118,6 +119,65 @@ TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
   for (const auto& e : dead.elements) {
     EXPECT_EQ(e.at(1).at(0).as_string(), "reason");
     EXPECT_NE(e.at(1).at(1).as_string().find("value 'x'"), std::string::npos);
+  }
+}
+
+// PRODUCT.md: a stream entry is applied exactly once however long it stays pending, also
+// past the board's dedupe_window and whether or not it carries an id. A consumer applied two
+// entries and died before acknowledging them; they are taken over long after the window.
+TEST(Ingest, AnEntryPendingLongerThanTheDedupeWindowIsAppliedOnce) {
+  const char* boards = R"(  - name: once
+    periods: [daily, weekly]
+    max_points: 1000
+    dedupe_window: 1s
+    retention: {default: 3650d}
+)";
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, boards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  const std::string stream = prefix + ":events";
+  redis::Connection conn = test::connect_redis();
+  conn.command({"XGROUP", "CREATE", stream, "boardkeeper", "0", "MKSTREAM"}).checked();
+  conn.command({"XADD", stream, "*", "board", "once", "member", "ann", "value", "5", "at",
+                "2027-01-04T10:00:00Z"})
+      .checked();
+  conn.command({"XADD", stream, "*", "board", "once", "member", "bob", "value", "7", "at",
+                "2027-01-04T10:00:00Z", "id", "bob-1"})
+      .checked();
+  const redis::Reply read = conn.command({"XREADGROUP", "GROUP", "boardkeeper", "gone", "COUNT",
+                                          "10", "STREAMS", stream, ">"})
+                                .checked();
+  const redis::Reply& entries = read.at(0).at(1);
+  ASSERT_EQ(entries.elements.size(), 2U);
+  // What the consumer "gone" did before it died: apply both, as ingest does.
+  const Config config = test::make_config(prefix, boards);
+  const Instant t0 = *parse_rfc3339("2027-01-04T12:00:00Z");
+  {
+    service::Leaderboards lb(config, conn, Clock(t0));
+    std::vector<service::Update> updates;
+    for (const auto& [member, value, id] :
+         {std::tuple{"ann", 5, ""}, std::tuple{"bob", 7, "bob-1"}}) {
+      service::Update u{"once", member, value, *parse_rfc3339("2027-01-04T10:00:00Z"), id};
+      u.order_token = entries.at(updates.size()).at(0).as_string();
+      u.stream = stream;
+      updates.push_back(u);
+    }
+    for (const auto& r : lb.apply(updates)) ASSERT_EQ(r.status, service::UpdateStatus::applied);
+  }
+  // Long after: the service clock is past the window, and so is Redis's.
+  std::this_thread::sleep_for(1500ms);
+  const auto run = test::run_cli({"--config", path, "--now=2027-01-04T12:00:10Z", "ingest",
+                                  "--drain", "--reclaim-idle-ms", "200"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(conn.command({"XPENDING", stream, "boardkeeper"}).checked().at(0).as_int(), 0);
+  EXPECT_EQ(conn.command({"EXISTS", stream + ":dead"}).as_int(), 0);
+  service::Leaderboards lb(config, conn, Clock(t0));
+  for (const char* period : {"daily", "weekly"}) {
+    const auto rows = lb.top(lb.resolve("once", period, std::nullopt), 0, 10);
+    ASSERT_EQ(rows.size(), 2U) << period;
+    EXPECT_EQ(rows[0].member, "bob");
+    EXPECT_EQ(rows[0].points, 7) << period;
+    EXPECT_EQ(rows[1].points, 5) << period;
   }
 }
 

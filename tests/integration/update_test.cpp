@@ -50,6 +50,10 @@ const char* kBoards = R"(  - name: pts
     min_points: -50
     max_points: 100
     retention: {default: 3650d}
+  - name: dd
+    periods: [daily, weekly]
+    dedupe_window: 1s
+    retention: {default: 3650d}
   - name: small
     periods: [daily, monthly]
     min_points: -50
@@ -276,6 +280,44 @@ TEST_F(UpdateTest, ClosedAndFutureEventsAreRefused) {
   EXPECT_FALSE(later.rank(later.resolve("pts", "weekly", std::nullopt), "bob"));
 }
 
+// PRODUCT.md: an event id is applied at most once per board within dedupe_window; later it
+// applies again; ids are kept once per event, not per period, and leave with the window.
+TEST_F(UpdateTest, EventIdsAreRememberedOncePerBoardForTheDedupeWindow) {
+  const Instant t0 = at("2026-11-22T12:00:00.100+08:00");
+  const Update u{"dd", "ann", 5, at("2026-11-22T10:00:00+08:00"), "evt-1"};
+  Leaderboards first = boards(t0);
+  ASSERT_EQ(first.apply(u).status, UpdateStatus::applied);
+  // One SET of ids for the board (whatever its periods), holding the id once.
+  std::vector<std::string> id_keys;
+  for (const auto& k : test::keys_with_prefix(conn, prefix)) {
+    if (k.find(":ids") != std::string::npos) id_keys.push_back(k);
+  }
+  ASSERT_EQ(id_keys.size(), 1U);
+  EXPECT_EQ(id_keys[0].rfind(prefix + ":{dd}:ids:", 0), 0U) << id_keys[0];
+  EXPECT_EQ(conn.command({"SCARD", id_keys[0]}).as_int(), 1);
+  // Inside the window (by the service clock): a duplicate, however the value differs.
+  Update again = u;
+  again.value = 7;
+  Leaderboards inside = boards(t0 + std::chrono::milliseconds(999));
+  EXPECT_EQ(inside.apply(again).status, UpdateStatus::duplicate);
+  // After it (remembered at most 1.25 windows): applied again.
+  Leaderboards after = boards(t0 + std::chrono::milliseconds(1251));
+  EXPECT_EQ(after.apply(again).status, UpdateStatus::applied);
+  for (const char* period : {"daily", "weekly"}) {
+    const auto rows = all(after, "dd", period);
+    ASSERT_EQ(rows.size(), 1U);
+    EXPECT_EQ(rows[0].points, 12) << period;
+  }
+  // The ids leave Redis with their window (by Redis's clock): at most 1.25 windows.
+  const std::int64_t ttl = conn.command({"PTTL", id_keys[0]}).as_int();
+  EXPECT_GT(ttl, 0);
+  EXPECT_LE(ttl, 1250);
+  std::this_thread::sleep_for(std::chrono::milliseconds(ttl + 50));
+  for (const auto& k : test::keys_with_prefix(conn, prefix)) {
+    EXPECT_EQ(k.find(":ids"), std::string::npos) << k;
+  }
+}
+
 TEST_F(UpdateTest, EveryKeyHasItsTtlFromBirthAndIsRegistered) {
   Leaderboards lb = boards(now);
   ASSERT_EQ(lb.apply(Update{"pts", "ann", 3, at("2026-11-22T10:00:00+08:00"), "e1"}).status,
@@ -283,7 +325,7 @@ TEST_F(UpdateTest, EveryKeyHasItsTtlFromBirthAndIsRegistered) {
   ASSERT_EQ(lb.apply(Update{"lap", "bob", 3, at("2026-11-22T03:00:00Z"), ""}).status,
             UpdateStatus::applied);
   const auto keys = test::keys_with_prefix(conn, prefix);
-  EXPECT_GE(keys.size(), 8U);  // 3 live + 3 ids + registry for pts; live + registry for lap
+  EXPECT_GE(keys.size(), 7U);  // 3 live + ids + registry for pts; live + registry for lap
   for (const auto& k : keys) {
     if (k == hot::boards_key(prefix)) continue;  // the set of board names is permanent
     EXPECT_GT(conn.command({"PTTL", k}).as_int(), 0) << k;

@@ -1,0 +1,189 @@
+// Marshalling of HotBatch into the update script's KEYS/ARGV, and parsing of its replies.
+#include "hot/protocol.h"
+
+#include "core/error.h"
+#include "redis/error.h"
+
+namespace bk::hot::protocol {
+namespace {
+
+char policy_code(Policy p) {
+  switch (p) {
+    case Policy::increment:
+      return kIncrement;
+    case Policy::best:
+      return kBest;
+    case Policy::replace:
+      return kReplace;
+  }
+  return kIncrement;
+}
+
+char tie_code(TieBreak t) {
+  switch (t) {
+    case TieBreak::earliest:
+      return kTieEarliest;
+    case TieBreak::latest:
+      return kTieLatest;
+    case TieBreak::none:
+      return kTieNone;
+  }
+  return kTieNone;
+}
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+// The common event: every slot of the batch, in order, nothing known of the cold tier.
+bool every_slot_unknown(const HotEvent& e, std::size_t nslots) {
+  if (e.slots.size() != nslots) return false;
+  for (std::size_t i = 0; i < e.slots.size(); ++i) {
+    if (e.slots[i] != i) return false;
+    if (i < e.cold.size() && e.cold[i].state != ColdValue::State::unknown) return false;
+  }
+  return true;
+}
+
+void push_slots(const HotEvent& e, redis::Args& a) {
+  a.push_back(std::to_string(e.slots.size()));
+  for (std::size_t i = 0; i < e.slots.size(); ++i) {
+    a.push_back(std::to_string(e.slots[i] + 1));  // Lua is 1-based
+    const ColdValue cold = i < e.cold.size() ? e.cold[i] : ColdValue{};
+    switch (cold.state) {
+      case ColdValue::State::unknown:
+        a.emplace_back(kColdUnknown);
+        break;
+      case ColdValue::State::absent:
+        a.push_back(kColdAbsent + cold.gen);
+        break;
+      case ColdValue::State::present:
+        a.push_back(kColdPresent + cold.gen + ":" + std::to_string(cold.encoded));
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+IdBuckets id_buckets(Instant now, Millis window) {
+  const std::int64_t width = std::max<std::int64_t>(1, window.count() / kBucketsPerWindow);
+  const std::int64_t now_ms = to_epoch_ms(now);
+  IdBuckets b;
+  b.write = floor_div(now_ms, width);
+  b.lookup.push_back(b.write);
+  b.lookup.push_back(b.write + 1);
+  for (std::int64_t k = 1; k <= kBucketsPerWindow; ++k) b.lookup.push_back(b.write - k);
+  b.ttl = Millis{(b.write + 1) * width + window.count() - now_ms};
+  return b;
+}
+
+Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool cold_tier) {
+  const BoardKeys keys(key_prefix, batch.board);
+  const ScoreLayout& first = batch.slots.at(0).layout;
+  bool any_id = false, any_token = false;
+  for (const HotEvent& e : batch.events) {
+    any_id = any_id || !e.event_id.empty();
+    any_token = any_token || !e.order_token.empty();
+  }
+  const bool inflight = !batch.stream.empty() && any_token;
+
+  Call c;
+  c.keys = {keys.registry(), keys.synced(), keys.held()};
+  IdBuckets buckets;
+  if (any_id) {
+    buckets = id_buckets(batch.now, batch.dedupe_window);
+    for (const std::int64_t b : buckets.lookup) c.keys.push_back(keys.ids(b));
+  }
+  if (inflight) c.keys.push_back(keys.inflight(batch.stream));
+  for (const PeriodSlot& s : batch.slots) {
+    c.keys.push_back(keys.live(s.period_name, s.period.id));
+    c.keys.push_back(keys.meta(s.period_name, s.period.id));
+    c.keys.push_back(keys.stale(s.period_name, s.period.id));
+  }
+
+  redis::Args& a = c.args;
+  a = {std::string(1, policy_code(batch.policy)),
+       std::string(1, first.order == Order::desc ? kDesc : kAsc),
+       std::string(1, tie_code(first.tie)),
+       std::to_string(first.min_points),
+       std::to_string(first.max_points),
+       std::to_string(batch.slots.size()),
+       std::to_string(batch.events.size()),
+       batch.hold ? "1" : "0",
+       cold_tier ? "1" : "0",
+       std::to_string(any_id ? buckets.lookup.size() : 0),
+       std::to_string(buckets.ttl.count()),
+       std::string(!inflight              ? kInflightOff
+                   : batch.check_inflight ? kInflightCheck
+                                          : kInflightMark),
+       std::to_string(batch.acknowledged_below_ms)};
+  for (const PeriodSlot& s : batch.slots) {
+    a.push_back(registry_member(s.period_name, s.period.id));
+    a.push_back(std::to_string(to_epoch_ms(s.period.start)));
+    a.push_back(std::to_string(s.layout.span_units));
+    a.push_back(std::to_string(s.layout.resolution.count()));
+    a.push_back(std::to_string(to_epoch_ms(s.expire_at)));
+    a.push_back(std::to_string(to_epoch_ms(s.period.end)));
+  }
+  for (const HotEvent& e : batch.events) {
+    a.push_back(e.member);
+    a.push_back(std::to_string(e.value));
+    a.push_back(std::to_string(to_epoch_ms(e.at)));
+    a.push_back(e.event_id);
+    a.push_back(e.order_token);
+    if (every_slot_unknown(e, batch.slots.size())) {
+      a.emplace_back(kEverySlot);
+    } else {
+      push_slots(e, a);
+    }
+  }
+  return c;
+}
+
+HotResult parse_update_reply(const redis::Reply& r) {
+  HotResult out;
+  if (r.at(0).type == redis::Reply::Type::integer) {
+    // Applied: {rehydrated bit mask, points per slot...}.
+    const std::int64_t mask = r.at(0).as_int();
+    for (std::size_t i = 1; i < r.elements.size(); ++i) {
+      out.points.push_back(r.at(i).as_int());
+      out.rehydrated.push_back(((mask >> (i - 1)) & 1) != 0);
+    }
+    return out;
+  }
+  const std::string& status = r.at(0).as_string();
+  if (status == kBlocked) {
+    out.outcome = HotOutcome::blocked;
+  } else if (status == kWaiting) {
+    out.outcome = HotOutcome::waiting;
+  } else if (status == kSync) {
+    out.outcome = HotOutcome::needs_sync;
+  } else if (status == kDup) {
+    out.outcome = HotOutcome::duplicate;
+  } else if (status == kClosed) {
+    out.outcome = HotOutcome::closed;
+    out.period = r.at(1).as_string();
+  } else if (status == kExpired) {
+    out.outcome = HotOutcome::expired;
+    out.period = r.at(1).as_string();
+  } else if (status == kRange) {
+    out.outcome = HotOutcome::out_of_range;
+    out.period = r.at(1).as_string();
+    out.refused_points = r.at(2).as_int();
+  } else if (status == kCold) {
+    out.outcome = HotOutcome::needs_cold;
+    for (std::size_t i = 1; i + 1 < r.elements.size(); i += 2) {
+      out.cold_slots.push_back(static_cast<std::size_t>(r.at(i).as_int() - 1));
+      out.cold_gens.push_back(r.at(i + 1).as_string());
+    }
+  } else if (status == kSpan) {
+    throw Error("internal: event time outside period " + r.at(1).as_string());
+  } else {
+    throw redis::ReplyError("update script: unexpected status '" + status + "'");
+  }
+  return out;
+}
+
+}  // namespace bk::hot::protocol

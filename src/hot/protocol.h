@@ -1,0 +1,78 @@
+// The update script's wire format (src/hot/update.lua): the tokens HotBoard sends in KEYS and
+// ARGV and the replies it reads back, named in one place and tested without a server
+// (tests/hot/protocol_test.cpp). update.lua's header comment is the other half of this file.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/time.h"
+#include "hot/hot_board.h"
+#include "redis/connection.h"
+
+namespace bk::hot::protocol {
+
+// ARGV[1..3]: the board's update policy, order and tie-break.
+inline constexpr char kIncrement = 'i';
+inline constexpr char kBest = 'b';
+inline constexpr char kReplace = 'r';
+inline constexpr char kDesc = 'd';
+inline constexpr char kAsc = 'a';
+inline constexpr char kTieEarliest = 'e';
+inline constexpr char kTieLatest = 'l';
+inline constexpr char kTieNone = 'n';
+
+// An event's slots: "*" is every slot of the call, in order, nothing known of the cold tier
+// (the common event); otherwise a count and (slot, cold) pairs where cold is "?" (not looked
+// up), "a<gen>" (absent from the cold tier at spill generation <gen>) or "p<gen>:<encoded>"
+// (its cold score).
+inline constexpr std::string_view kEverySlot = "*";
+inline constexpr std::string_view kColdUnknown = "?";
+inline constexpr char kColdAbsent = 'a';
+inline constexpr char kColdPresent = 'p';
+
+// ARGV[12], in-flight markers of stream entries (see HotBatch::stream): none; written for
+// every applied event with an order token; written and also checked (the call holds entries
+// read again from a pending list, which may have been applied before).
+inline constexpr std::string_view kInflightOff = "0";
+inline constexpr std::string_view kInflightMark = "1";
+inline constexpr std::string_view kInflightCheck = "2";
+
+// Reply statuses (the first element of an event's reply when it was not applied).
+inline constexpr std::string_view kDup = "dup";
+inline constexpr std::string_view kClosed = "closed";
+inline constexpr std::string_view kRange = "range";
+inline constexpr std::string_view kCold = "cold";
+inline constexpr std::string_view kBlocked = "blocked";
+inline constexpr std::string_view kWaiting = "waiting";
+inline constexpr std::string_view kSync = "sync";
+inline constexpr std::string_view kSpan = "span";
+inline constexpr std::string_view kExpired = "expired";
+
+// Idempotency ids live in time buckets of dedupe_window / 4 of the caller's clock: an id is
+// written to the current bucket, whose TTL ends dedupe_window after the bucket ends, and
+// looked up in the buckets that may still live: the 4 before the current one, the current
+// one, and the next one (another process whose clock runs a little ahead may have written
+// there). So an id is remembered for at least dedupe_window and at most 1.25x it, and
+// Redis holds the ids of at most 1.25 windows per board, whatever the number of periods.
+inline constexpr std::int64_t kBucketsPerWindow = 4;
+struct IdBuckets {
+  std::int64_t write = 0;            // the current bucket
+  std::vector<std::int64_t> lookup;  // write first, then the others
+  Millis ttl{0};                     // of the write bucket, from now
+};
+IdBuckets id_buckets(Instant now, Millis window);
+
+// One script call.
+struct Call {
+  redis::Args keys;
+  redis::Args args;
+};
+// `cold_tier`: the caller can consult the cold tier (see HotBoard).
+Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool cold_tier);
+// The reply for one event. Throws redis::ReplyError for a reply the script never gives, and
+// bk::Error for "span" (an event outside its period: a caller bug).
+HotResult parse_update_reply(const redis::Reply& reply);
+
+}  // namespace bk::hot::protocol

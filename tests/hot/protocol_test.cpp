@@ -1,0 +1,194 @@
+// hot/protocol: what HotBoard sends the update script and how it reads the replies, without
+// a server. The integration suite runs the same calls against Redis.
+#include "hot/protocol.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "redis/error.h"
+
+namespace bk::hot {
+namespace {
+
+using redis::Reply;
+
+Instant at_ms(std::int64_t ms) {
+  return from_epoch_ms(ms);
+}
+
+PeriodSlot slot(const std::string& name, const std::string& id, std::int64_t start_ms,
+                std::int64_t end_ms) {
+  PeriodSlot s;
+  s.period_name = name;
+  s.period.id = id;
+  s.period.start = at_ms(start_ms);
+  s.period.end = at_ms(end_ms);
+  s.layout.order = Order::desc;
+  s.layout.tie = TieBreak::earliest;
+  s.layout.min_points = 0;
+  s.layout.max_points = 1000;
+  s.layout.span_units = 86'400'000;
+  s.layout.resolution = Millis{1};
+  s.expire_at = at_ms(end_ms + 1000);
+  return s;
+}
+
+HotBatch two_slot_batch() {
+  HotBatch b;
+  b.board = "arena";
+  b.policy = Policy::best;
+  b.slots = {slot("daily", "2026-11-25", 1000, 2000), slot("weekly", "2026-W48", 500, 9000)};
+  b.now = at_ms(10'000);
+  b.dedupe_window = Millis{4000};
+  return b;
+}
+
+HotEvent event(const std::string& member, std::int64_t value, std::int64_t at) {
+  HotEvent e;
+  e.member = member;
+  e.value = value;
+  e.at = at_ms(at);
+  e.slots = {0, 1};
+  e.cold = {{}, {}};
+  return e;
+}
+
+Reply integer(long long v) {
+  Reply r;
+  r.type = Reply::Type::integer;
+  r.integer = v;
+  return r;
+}
+
+Reply text(const std::string& s) {
+  Reply r;
+  r.type = Reply::Type::string;
+  r.str = s;
+  return r;
+}
+
+Reply array(std::vector<Reply> elements) {
+  Reply r;
+  r.type = Reply::Type::array;
+  r.elements = std::move(elements);
+  return r;
+}
+
+TEST(ProtocolTest, IdBucketsCoverTheWindowAndOneBucketAhead) {
+  // Window 4000 ms: buckets of 1000 ms. At 10'250 the current bucket is 10.
+  const auto b = protocol::id_buckets(at_ms(10'250), Millis{4000});
+  EXPECT_EQ(b.write, 10);
+  EXPECT_EQ(b.lookup, (std::vector<std::int64_t>{10, 11, 9, 8, 7, 6}));
+  // Bucket 10 ends at 11'000 and lives a window more: until 15'000.
+  EXPECT_EQ(b.ttl, Millis{15'000 - 10'250});
+  // The oldest bucket looked up (6, written during [6000, 7000)) lives until 11'000: still
+  // alive at 10'250; bucket 5 died at 10'000.
+  // Negative clocks round down, not toward zero.
+  EXPECT_EQ(protocol::id_buckets(at_ms(-1), Millis{4000}).write, -1);
+}
+
+TEST(ProtocolTest, TheCommonEventIsAStar) {
+  HotBatch b = two_slot_batch();
+  b.events = {event("ann", 5, 1500)};
+  const auto c = protocol::marshal_update("lb", b, true);
+  // No event id, no stream: only the board's keys and three per slot.
+  EXPECT_EQ(c.keys,
+            (redis::Args{"lb:{arena}:periods", "lb:{arena}:synced", "lb:{arena}:held",
+                         "lb:{arena}:daily:2026-11-25", "lb:{arena}:daily:2026-11-25:meta",
+                         "lb:{arena}:daily:2026-11-25:stale", "lb:{arena}:weekly:2026-W48",
+                         "lb:{arena}:weekly:2026-W48:meta", "lb:{arena}:weekly:2026-W48:stale"}));
+  const redis::Args header(c.args.begin(), c.args.begin() + 13);
+  EXPECT_EQ(header,
+            (redis::Args{"b", "d", "e", "0", "1000", "2", "1", "0", "1", "0", "0", "0", "0"}));
+  const redis::Args daily(c.args.begin() + 13, c.args.begin() + 19);
+  EXPECT_EQ(daily, (redis::Args{"daily:2026-11-25", "1000", "86400000", "1", "3000", "2000"}));
+  const redis::Args ev(c.args.begin() + 25, c.args.end());
+  EXPECT_EQ(ev, (redis::Args{"ann", "5", "1500", "", "", "*"}));
+}
+
+TEST(ProtocolTest, ColdValuesAndPartialSlotsAreSpelledOut) {
+  HotBatch b = two_slot_batch();
+  HotEvent e = event("bob", -3, 1600);
+  e.slots = {1};
+  e.cold = {{ColdValue::State::present, 42, "7"}};
+  HotEvent f = event("cy", 1, 1700);
+  f.cold[0] = {ColdValue::State::absent, 0, "3"};
+  b.events = {e, f};
+  const auto c = protocol::marshal_update("lb", b, false);
+  EXPECT_EQ(c.args.at(8), "0");  // no cold tier
+  const redis::Args rest(c.args.begin() + 25, c.args.end());
+  EXPECT_EQ(rest, (redis::Args{"bob", "-3", "1600", "", "", "1", "2", "p7:42",  //
+                               "cy", "1", "1700", "", "", "2", "1", "a3", "2", "?"}));
+}
+
+TEST(ProtocolTest, EventIdsBringTheBoardsIdBuckets) {
+  HotBatch b = two_slot_batch();
+  b.events = {event("ann", 5, 1500)};
+  b.events[0].event_id = "e-1";
+  const auto c = protocol::marshal_update("lb", b, true);
+  // now 10'000, window 4000: buckets 10, 11, 9, 8, 7, 6 follow the board's three keys.
+  const redis::Args ids(c.keys.begin() + 3, c.keys.begin() + 9);
+  EXPECT_EQ(ids, (redis::Args{"lb:{arena}:ids:10", "lb:{arena}:ids:11", "lb:{arena}:ids:9",
+                              "lb:{arena}:ids:8", "lb:{arena}:ids:7", "lb:{arena}:ids:6"}));
+  EXPECT_EQ(c.keys.at(9), "lb:{arena}:daily:2026-11-25");
+  EXPECT_EQ(c.args.at(9), "6");      // nbuckets
+  EXPECT_EQ(c.args.at(10), "5000");  // the current bucket lives until 15'000
+  EXPECT_EQ(c.args.at(28), "e-1");
+}
+
+TEST(ProtocolTest, StreamEntriesBringTheInFlightMarkers) {
+  HotBatch b = two_slot_batch();
+  b.events = {event("ann", 5, 1500)};
+  b.events[0].order_token = "1700000000000-3";
+  b.stream = "lb:events";
+  b.acknowledged_below_ms = 1699999999000;
+  auto c = protocol::marshal_update("lb", b, true);
+  EXPECT_EQ(c.keys.at(3), "lb:{arena}:inflight:lb:events");
+  EXPECT_EQ(c.args.at(11), "1");
+  EXPECT_EQ(c.args.at(12), "1699999999000");
+  b.check_inflight = true;
+  c = protocol::marshal_update("lb", b, true);
+  EXPECT_EQ(c.args.at(11), "2");
+  // Without an order token no event can leave a marker: no key.
+  b.events[0].order_token.clear();
+  c = protocol::marshal_update("lb", b, true);
+  EXPECT_EQ(c.keys.at(3), "lb:{arena}:daily:2026-11-25");
+  EXPECT_EQ(c.args.at(11), "0");
+}
+
+TEST(ProtocolTest, AppliedRepliesCarryPointsAndTheRehydratedMask) {
+  const auto r = protocol::parse_update_reply(array({integer(2), integer(7), integer(-4)}));
+  EXPECT_EQ(r.outcome, HotOutcome::applied);
+  EXPECT_EQ(r.points, (std::vector<std::int64_t>{7, -4}));
+  EXPECT_EQ(r.rehydrated, (std::vector<bool>{false, true}));
+}
+
+TEST(ProtocolTest, StatusReplies) {
+  EXPECT_EQ(protocol::parse_update_reply(array({text("dup")})).outcome, HotOutcome::duplicate);
+  EXPECT_EQ(protocol::parse_update_reply(array({text("blocked")})).outcome, HotOutcome::blocked);
+  EXPECT_EQ(protocol::parse_update_reply(array({text("waiting")})).outcome, HotOutcome::waiting);
+  EXPECT_EQ(protocol::parse_update_reply(array({text("sync")})).outcome, HotOutcome::needs_sync);
+  const auto closed = protocol::parse_update_reply(array({text("closed"), text("daily:x")}));
+  EXPECT_EQ(closed.outcome, HotOutcome::closed);
+  EXPECT_EQ(closed.period, "daily:x");
+  const auto expired = protocol::parse_update_reply(array({text("expired"), text("weekly:y")}));
+  EXPECT_EQ(expired.outcome, HotOutcome::expired);
+  EXPECT_EQ(expired.period, "weekly:y");
+  const auto range =
+      protocol::parse_update_reply(array({text("range"), text("daily:x"), text("1001")}));
+  EXPECT_EQ(range.outcome, HotOutcome::out_of_range);
+  EXPECT_EQ(range.refused_points, 1001);
+  const auto cold = protocol::parse_update_reply(
+      array({text("cold"), integer(2), text("5"), integer(1), text("0")}));
+  EXPECT_EQ(cold.outcome, HotOutcome::needs_cold);
+  EXPECT_EQ(cold.cold_slots, (std::vector<std::size_t>{1, 0}));
+  EXPECT_EQ(cold.cold_gens, (std::vector<std::string>{"5", "0"}));
+}
+
+TEST(ProtocolTest, RepliesTheScriptNeverGivesAreErrors) {
+  EXPECT_THROW(protocol::parse_update_reply(array({text("maybe")})), redis::ReplyError);
+  EXPECT_THROW(protocol::parse_update_reply(array({text("span"), text("daily:x")})), Error);
+}
+
+}  // namespace
+}  // namespace bk::hot
