@@ -41,7 +41,8 @@ struct HotEvent {
   std::vector<std::size_t> slots;  // indexes into HotBatch::slots
   std::vector<ColdValue> cold;     // parallel to slots
   // "" or the event's place in its stream: while an earlier event of the member is held
-  // (waiting for the cold tier), an event with another token waits too.
+  // (waiting for the cold tier), an event with another token waits too. Several tokens
+  // joined by protocol::kTokenSeparator: a coalesced event (see update.lua).
   std::string order_token;
 };
 
@@ -90,6 +91,7 @@ enum class HotOutcome {
   expired,
   waiting,     // an earlier event of the member is held (see HotEvent::order_token)
   needs_sync,  // the board's periods must be synced from the cold tier first (sync())
+  split,       // a coalesced event: nothing written, send its events one by one
 };
 
 struct HotResult {

@@ -158,6 +158,8 @@ HotResult parse_update_reply(const redis::Reply& r) {
     out.outcome = HotOutcome::blocked;
   } else if (status == kWaiting) {
     out.outcome = HotOutcome::waiting;
+  } else if (status == kSplit) {
+    out.outcome = HotOutcome::split;
   } else if (status == kSync) {
     out.outcome = HotOutcome::needs_sync;
   } else if (status == kDup) {

@@ -34,7 +34,13 @@
 --     a spill that removed members since then may have moved this member to the cold tier
 --     after the look-up, so a stale generation means "look again".
 --     order_token: "" or the event's place in its stream; an event whose member is held by
---     another token waits, the held event itself clears the hold once it is resolved
+--     another token waits, the held event itself clears the hold once it is resolved.
+--     ",tok1,tok2,..." (just "," without tokens): the event stands for several events of one
+--     member (coalesced by the
+--     caller where applying their sum is exactly what one by one would give; each token is
+--     marked in flight). Where it might not be (the member is held, or the sum leaves the
+--     range, which one by one would refuse only in part), it answers {"split"}: nothing
+--     was written for it, the caller sends the events one by one.
 --
 -- Reads and writes are batched: one ZMSCORE per period (and SMISMEMBER per id bucket) before
 -- the events, one ZADD per period (and one SADD) after. In between, the events see each
@@ -53,6 +59,8 @@
 --     again after it, so one member's events are never reordered
 --   {"waiting"}  an earlier event of the member (another order token) is held: not applied
 --   {"sync"}  the board's sync marker is missing (see KEYS[2]): nothing was written
+--   {"split"}  a coalesced event (see order_token) must be sent as its events; the member's
+--     later events of the call answer the same, so that they follow it
 --   {"span", period}  the event time lies outside the period (a caller bug)
 --   {"expired", period}  the key's expiry (period end + retention) is already past on the
 --     Redis server's clock (a replay or backfill far behind real time): Redis would delete
@@ -277,6 +285,7 @@ local events = {}
 for e = 1, nevents do
   local ev = {member = ARGV[a], value = tonumber(ARGV[a + 1]), at = tonumber(ARGV[a + 2]),
               id = ARGV[a + 3], token = ARGV[a + 4]}
+  ev.merged = string.byte(ev.token, 1) == 44  -- a leading comma
   if ARGV[a + 5] == '*' then
     ev.used, ev.cold = all_slots, all_unknown
     a = a + 6
@@ -363,23 +372,37 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
   end
 end
 
-local results, blocked, new_marks = {}, {}, {}
+-- blocked / split: members whose later events of this call must not be applied before an
+-- earlier one that answered "cold" / "split" (they answer the same; the caller resends them).
+local results, blocked, split, split_any, new_marks = {}, {}, {}, false, {}
 for e = 1, nevents do
   local ev = events[e]
   local holder = ev.token ~= '' and held[ev.member]
   if ev.token ~= '' and marked[ev.token] then
     results[e] = {'dup'}
+  elseif split[ev.member] or (ev.id ~= '' and split_any) then
+    -- After a split, events with ids go after it too: two members' events may share an id.
+    results[e] = {'split'}
+    split[ev.member] = true
   elseif blocked[ev.member] then
     results[e] = {'blocked'}
+  elseif holder and ev.merged then
+    results[e] = {'split'}
+    split[ev.member], split_any = true, true
   elseif holder and holder ~= ev.token then
     results[e] = {'waiting'}
   else
     results[e] = apply_event(ev.member, ev.value, ev.at, ev.id, ev.used, ev.cold)
     local status = results[e][1]
-    if inflight_key and ev.token ~= '' and type(status) == 'number' then
-      marked[ev.token] = true
-      new_marks[#new_marks + 1] = string.match(ev.token, '^%d+') or '0'
-      new_marks[#new_marks + 1] = ev.token
+    if status == 'range' and ev.merged then
+      results[e] = {'split'}
+      split[ev.member], split_any = true, true
+    elseif inflight_key and ev.token ~= '' and type(status) == 'number' then
+      for token in string.gmatch(ev.token, '[^,]+') do
+        marked[token] = true
+        new_marks[#new_marks + 1] = string.match(token, '^%d+') or '0'
+        new_marks[#new_marks + 1] = token
+      end
     end
     if status == 'cold' then
       blocked[ev.member] = true

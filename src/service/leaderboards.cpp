@@ -10,6 +10,7 @@
 
 #include "core/duration.h"
 #include "core/validate.h"
+#include "hot/protocol.h"
 
 namespace bk::service {
 namespace {
@@ -150,13 +151,18 @@ void Leaderboards::register_board(const std::string& board) {
 
 // The valid updates of one board (and one stream), in order, with their plans.
 struct Leaderboards::Group {
+  std::string stream;  // of the updates with order tokens
   std::vector<std::size_t> indexes;
   std::vector<Planned> plans;
 };
 
+// The script calls of one apply(): per batch, every update's own event ("singles", in
+// order) and what is sent, where one member's events may be coalesced into one.
 struct Leaderboards::Batches {
-  std::vector<hot::HotBatch> batches;
-  std::vector<std::vector<std::size_t>> indexes;  // the update of each event
+  std::vector<hot::HotBatch> batches;                     // as sent
+  std::vector<std::vector<hot::HotEvent>> singles;        // per batch: one per update
+  std::vector<std::vector<std::size_t>> indexes;          // per batch: the update of each single
+  std::vector<std::vector<std::vector<std::size_t>>> of;  // per batch, per sent event: its singles
 };
 
 std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates) {
@@ -165,10 +171,39 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
   Batches b = make_batches(updates, groups);
   if (!b.batches.empty()) {
     const auto hot_results = apply_with_rehydration(b.batches);
+    // Coalesced events the script split go again as their events, one by one.
+    std::vector<hot::HotBatch> split;
+    std::vector<std::size_t> split_from;  // the batch each split batch comes from
     for (std::size_t k = 0; k < b.batches.size(); ++k) {
+      hot::HotBatch again = b.batches[k].without_events();
       for (std::size_t n = 0; n < b.batches[k].events.size(); ++n) {
-        const std::size_t i = b.indexes[k][n];
-        report(b.batches[k], hot_results[k][n], n, updates[i], results[i]);
+        const hot::HotResult& r = hot_results[k][n];
+        const std::vector<std::size_t>& parts = b.of[k][n];
+        if (r.outcome == hot::HotOutcome::split) {
+          for (const std::size_t p : parts) again.events.push_back(b.singles[k][p]);
+          continue;
+        }
+        report_parts(b.batches[k], b.singles[k], parts, r, b.indexes[k], updates, results);
+      }
+      if (!again.events.empty()) {
+        split.push_back(std::move(again));
+        split_from.push_back(k);
+      }
+    }
+    if (!split.empty()) {
+      const auto again = apply_with_rehydration(split);
+      for (std::size_t s = 0; s < split.size(); ++s) {
+        // The split events in the order they were sent: singles of batch split_from[s].
+        std::size_t n = 0;
+        const std::size_t k = split_from[s];
+        for (std::size_t e = 0; e < b.batches[k].events.size(); ++e) {
+          if (hot_results[k][e].outcome != hot::HotOutcome::split) continue;
+          for (const std::size_t p : b.of[k][e]) {
+            const std::size_t i = b.indexes[k][p];
+            report(split[s], again[s][n], split[s].events[n], updates[i], results[i]);
+            ++n;
+          }
+        }
       }
     }
   }
@@ -176,11 +211,38 @@ std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates
   return results;
 }
 
+// The results of the updates a sent event stands for: one by one, each increment's points
+// are the final points less the increments after it; a rehydration belongs to the first.
+void Leaderboards::report_parts(const hot::HotBatch& batch,
+                                const std::vector<hot::HotEvent>& singles,
+                                const std::vector<std::size_t>& parts, const hot::HotResult& r,
+                                const std::vector<std::size_t>& indexes,
+                                const std::vector<Update>& updates,
+                                std::vector<UpdateResult>& results) const {
+  if (parts.size() == 1 || r.outcome != hot::HotOutcome::applied) {
+    for (const std::size_t p : parts) {
+      const std::size_t i = indexes[p];
+      report(batch, r, singles[p], updates[i], results[i]);
+    }
+    return;
+  }
+  std::int64_t after = 0;  // the increments after part k
+  for (std::size_t k = parts.size(); k-- > 0;) {
+    const std::size_t p = parts[k];
+    hot::HotResult own = r;
+    for (auto& points : own.points) points -= after;
+    if (k > 0) own.rehydrated.assign(own.rehydrated.size(), false);
+    const std::size_t i = indexes[p];
+    report(batch, own, singles[p], updates[i], results[i]);
+    after += singles[p].value;
+  }
+}
+
 // Step 1: validate and plan every update; refused ones get their result here, the others
-// are grouped by board and stream, keeping their order.
-std::map<std::pair<std::string, std::string>, Leaderboards::Group> Leaderboards::plan_all(
+// are grouped by board, keeping their order.
+std::map<std::string, Leaderboards::Group> Leaderboards::plan_all(
     const std::vector<Update>& updates, std::vector<UpdateResult>& results) const {
-  std::map<std::pair<std::string, std::string>, Group> groups;
+  std::map<std::string, Group> groups;
   for (std::size_t i = 0; i < updates.size(); ++i) {
     Planned p;
     if (auto refused = plan(updates[i], p)) {
@@ -189,7 +251,14 @@ std::map<std::pair<std::string, std::string>, Leaderboards::Group> Leaderboards:
       results[i].reason = std::move(refused->reason);
       continue;
     }
-    Group& g = groups[{updates[i].board, updates[i].stream}];
+    Group& g = groups[updates[i].board];
+    if (!updates[i].order_token.empty()) {
+      if (g.stream.empty()) g.stream = updates[i].stream;
+      if (updates[i].stream != g.stream) {
+        throw Error("internal: one apply() mixes entries of streams '" + g.stream + "' and '" +
+                    updates[i].stream + "'");
+      }
+    }
     g.indexes.push_back(i);
     g.plans.push_back(std::move(p));
   }
@@ -199,13 +268,12 @@ std::map<std::pair<std::string, std::string>, Leaderboards::Group> Leaderboards:
 // Step 2: one HotBatch (script call) per chunk of a group. Chunks by member (hash), not by
 // position: all events of one member go in the same call, which keeps them in order even
 // when some wait for the cold tier.
-Leaderboards::Batches Leaderboards::make_batches(
-    const std::vector<Update>& updates,
-    std::map<std::pair<std::string, std::string>, Group>& groups) {
+Leaderboards::Batches Leaderboards::make_batches(const std::vector<Update>& updates,
+                                                 std::map<std::string, Group>& groups) {
   Batches out;
   const Instant now = clock_.now();
-  for (auto& [key, g] : groups) {
-    const auto& [board, stream] = key;
+  for (auto& [board, g] : groups) {
+    const std::string& stream = g.stream;
     register_board(board);
     const std::size_t nchunks = (g.indexes.size() + kEventsPerCall - 1) / kEventsPerCall;
     std::vector<std::vector<std::size_t>> chunks(nchunks);
@@ -225,6 +293,7 @@ Leaderboards::Batches Leaderboards::make_batches(
       batch.acknowledged_below_ms = acked == acknowledged_below_.end() ? 0 : acked->second;
       std::map<std::pair<const PeriodSpec*, std::string>, std::size_t> slot_of;
       std::vector<std::size_t> idx;
+      std::vector<hot::HotEvent> singles;
       for (const std::size_t n : chunk) {
         const Planned& p = g.plans[n];
         const Update& u = updates[g.indexes[n]];
@@ -239,20 +308,74 @@ Leaderboards::Batches Leaderboards::make_batches(
           e.slots.push_back(it->second);
           e.cold.emplace_back();
         }
-        batch.events.push_back(std::move(e));
+        singles.push_back(std::move(e));
         idx.push_back(g.indexes[n]);
       }
+      out.of.push_back(coalesce(batch, singles));
       out.batches.push_back(std::move(batch));
+      out.singles.push_back(std::move(singles));
       out.indexes.push_back(std::move(idx));
     }
   }
   return out;
 }
 
+// Coalescing: one member's increments of a call become one event where applying their sum
+// is exactly what one by one gives. That holds when they have no event ids (each id must
+// be looked up and remembered), go to the same periods, and all have one sign (then every
+// partial sum lies between the first and the last points, so the range check of the sum
+// covers them all, if the first value is in range too, for a new member starts there; when
+// the sum leaves the range the script splits the event, as it does for a held member). The time of
+// the sum is that of the last event that changed the points (the first event's when none did: it
+// sets a new member's time). Entries read again from a pending list are never coalesced (each must
+// be looked up in flight). Returns, per event of `batch` (filled here), the singles it stands for.
+std::vector<std::vector<std::size_t>> Leaderboards::coalesce(
+    hot::HotBatch& batch, const std::vector<hot::HotEvent>& singles) const {
+  std::vector<std::vector<std::size_t>> of;
+  batch.events.clear();
+  const bool may = batch.policy == Policy::increment && !batch.check_inflight;
+  std::unordered_map<std::string_view, std::size_t> event_of;  // member -> its coalesced event
+  const ScoreLayout& l = batch.slots.front().layout;
+  for (std::size_t p = 0; p < singles.size(); ++p) {
+    const hot::HotEvent& e = singles[p];
+    const bool joinable = may && e.event_id.empty();
+    const auto it = event_of.find(e.member);
+    if (it != event_of.end()) {
+      hot::HotEvent& into = batch.events[it->second];
+      const bool same_sign = (into.value >= 0 && e.value >= 0) || (into.value <= 0 && e.value <= 0);
+      const bool fits = std::abs(into.value) <= kMaxValue - std::abs(e.value);
+      if (joinable && into.slots == e.slots && same_sign && fits &&
+          into.order_token.empty() == e.order_token.empty()) {
+        into.value += e.value;
+        if (e.value != 0) into.at = e.at;
+        // A coalesced event's tokens start with the separator (also when it has none).
+        if (of[it->second].size() == 1) {
+          into.order_token.insert(0, 1, hot::protocol::kTokenSeparator);
+        }
+        if (!e.order_token.empty()) {
+          into.order_token += hot::protocol::kTokenSeparator;
+          into.order_token += e.order_token;
+        }
+        of[it->second].push_back(p);
+        continue;
+      }
+      // Whatever this event is, the member's later events must not join an earlier one.
+      event_of.erase(it);
+    }
+    // A run starts only with a value within the range: a new member's first points are
+    // that value, so its partial sums then lie between two points in range too.
+    if (joinable && e.value >= l.min_points && e.value <= l.max_points) {
+      event_of.emplace(e.member, batch.events.size());
+    }
+    batch.events.push_back(e);
+    of.push_back({p});
+  }
+  return of;
+}
+
 // Step 3: what the script said of one event, as the update's result.
-void Leaderboards::report(const hot::HotBatch& batch, const hot::HotResult& r, std::size_t event,
-                          const Update& u, UpdateResult& out) const {
-  const hot::HotEvent& e = batch.events[event];
+void Leaderboards::report(const hot::HotBatch& batch, const hot::HotResult& r,
+                          const hot::HotEvent& e, const Update& u, UpdateResult& out) const {
   switch (r.outcome) {
     case hot::HotOutcome::applied:
       for (std::size_t k = 0; k < e.slots.size(); ++k) {
@@ -292,6 +415,8 @@ void Leaderboards::report(const hot::HotBatch& batch, const hot::HotResult& r, s
       out.reason = "not applied yet: an earlier event of " + describe(u) +
                    " waits for the cold tier (PostgreSQL); this one follows it";
       break;
+    case hot::HotOutcome::split:  // sent again one by one: never reported
+      throw Error("internal: a split event was reported");
     case hot::HotOutcome::needs_sync:
     case hot::HotOutcome::needs_cold:
     case hot::HotOutcome::blocked:

@@ -28,7 +28,8 @@ struct Update {
   // is held; and the entry is applied once however long it stays pending (an in-flight
   // marker on the board, kept until the entry is known to be acknowledged).
   std::string order_token{};
-  std::string stream{};      // the stream the entry came from (with order_token)
+  std::string stream{};      // the stream the entry came from (with order_token; one apply()
+                             // takes the entries of one stream per board)
   bool redelivered = false;  // read again from a pending list: it may have been applied
 };
 
@@ -183,13 +184,18 @@ class Leaderboards {
   };
   std::optional<Refused> plan(const Update& u, Planned& out) const;
   struct Group;
-  std::map<std::pair<std::string, std::string>, Group> plan_all(
-      const std::vector<Update>& updates, std::vector<UpdateResult>& results) const;
+  std::map<std::string, Group> plan_all(const std::vector<Update>& updates,
+                                        std::vector<UpdateResult>& results) const;
   struct Batches;
-  Batches make_batches(const std::vector<Update>& updates,
-                       std::map<std::pair<std::string, std::string>, Group>& groups);
-  void report(const hot::HotBatch& batch, const hot::HotResult& r, std::size_t event,
+  Batches make_batches(const std::vector<Update>& updates, std::map<std::string, Group>& groups);
+  std::vector<std::vector<std::size_t>> coalesce(hot::HotBatch& batch,
+                                                 const std::vector<hot::HotEvent>& singles) const;
+  void report(const hot::HotBatch& batch, const hot::HotResult& r, const hot::HotEvent& e,
               const Update& u, UpdateResult& out) const;
+  void report_parts(const hot::HotBatch& batch, const std::vector<hot::HotEvent>& singles,
+                    const std::vector<std::size_t>& parts, const hot::HotResult& r,
+                    const std::vector<std::size_t>& indexes, const std::vector<Update>& updates,
+                    std::vector<UpdateResult>& results) const;
   Standing decode(const PeriodRef& ref, const hot::Listed& l) const;
   std::vector<Standing> decode_all(const PeriodRef& ref,
                                    const std::vector<hot::Listed>& listed) const;

@@ -190,6 +190,29 @@ std::string slurp(int fd) {
 
 }  // namespace
 
+namespace {
+
+// Whether the process has a handler for SIGTERM (the SigCgt mask of /proc/<pid>/status),
+// waiting for it at most 60 s.
+bool catches_sigterm(pid_t pid) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds{60};
+  while (std::chrono::steady_clock::now() < give_up) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    if (!status) return true;  // gone
+    while (std::getline(status, line)) {
+      if (line.rfind("State:", 0) == 0 && line.find('Z') != std::string::npos) return true;
+      if (line.rfind("SigCgt:", 0) != 0) continue;
+      const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+      if ((mask >> (SIGTERM - 1)) & 1ULL) return true;
+    }
+    usleep(20 * 1000);
+  }
+  return true;
+}
+
+}  // namespace
+
 RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env,
                   std::chrono::milliseconds stop_after) {
   char out_path[] = "/tmp/bk-out-XXXXXX";
@@ -215,7 +238,9 @@ RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
   if (stop_after.count() > 0) {
     const auto deadline = std::chrono::steady_clock::now() + stop_after;
     while (waitpid(pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() >= deadline) {
+      // SIGTERM only once the command handles it: on a loaded machine (or under ASan) a
+      // process can take longer than stop_after to get there, and would die of the signal.
+      if (std::chrono::steady_clock::now() >= deadline && catches_sigterm(pid)) {
         kill(pid, SIGTERM);
         waitpid(pid, &status, 0);
         break;
