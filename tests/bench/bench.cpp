@@ -243,34 +243,42 @@ struct ChildRun {
 
 // Runs `program` (a path, or a name looked up in PATH) with its output in `log_path`; fails,
 // naming it `name` and quoting the log, unless it exits 0. `utc`: with TZ=UTC.
+//
+// Not forked from here: Linux counts the RSS a process had when it called exec in its peak
+// (ru_maxrss), and a child forked from this process starts with all of this process's
+// resident pages mapped (tens of MiB of events and boards), so its peak would be ours. The
+// child is started by a fresh, small copy of this program (`bk_bench --launch`, see launch()),
+// which times it and reports its rusage.
 ChildRun run_child(const std::string& program, const std::vector<std::string>& args,
                    const std::string& log_path, const std::string& name, bool utc = false) {
+  const std::string report = log_path + ".rusage";
+  std::vector<std::string> launcher = {"bk_bench", "--launch", report, log_path};
+  launcher.push_back(utc ? "utc" : "-");
+  launcher.push_back(program);
+  launcher.insert(launcher.end(), args.begin(), args.end());
   std::vector<char*> argv;
-  std::string binary = program;
-  argv.push_back(binary.data());
-  std::vector<std::string> copy = args;
-  for (auto& a : copy) argv.push_back(a.data());
+  for (auto& a : launcher) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const auto t0 = Clock::now();
+  std::remove(report.c_str());
   const pid_t pid = fork();
   if (pid < 0) fail("fork failed");
   if (pid == 0) {
-    const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    if (utc) setenv("TZ", "UTC", 1);
-    execvp(argv[0], argv.data());
+    execv("/proc/self/exe", argv.data());
     _exit(127);
   }
-  int status = 0;
-  rusage ru{};
-  if (wait4(pid, &status, 0, &ru) != pid) fail("wait4 failed");
+  int launched = 0;
+  if (waitpid(pid, &launched, 0) != pid) fail("waitpid failed");
+  int status = -1;
+  double seconds = 0;
+  long maxrss_kib = 0;
+  std::ifstream in(report);
+  if (!(in >> status >> seconds >> maxrss_kib) || !WIFEXITED(launched) ||
+      WEXITSTATUS(launched) != 0) {
+    fail("bk_bench --launch " + program + " failed (status " + std::to_string(launched) + ")");
+  }
   ChildRun out;
-  out.seconds = seconds_since(t0);
-  out.peak_rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
+  out.seconds = seconds;
+  out.peak_rss_mib = static_cast<double>(maxrss_kib) / 1024.0;  // ru_maxrss is in KiB
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::ifstream log(log_path);
     std::stringstream text;
@@ -280,6 +288,37 @@ ChildRun run_child(const std::string& program, const std::vector<std::string>& a
     fail(name + command + " failed (status " + std::to_string(status) + "):\n" + text.str());
   }
   return out;
+}
+
+// bk_bench --launch REPORT LOG utc|- PROGRAM [ARGS...]: the launcher of run_child. Runs
+// PROGRAM with its output in LOG (with TZ=UTC for "utc") and writes "<wait status> <seconds>
+// <ru_maxrss KiB>" to REPORT. Called before anything else in main, so that this process is
+// small when it forks: the child's peak RSS is then its own (a floor of this process's few
+// MiB at most).
+int launch(int argc, char** argv) {
+  if (argc < 6) return 2;
+  const auto t0 = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    const int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    if (std::strcmp(argv[4], "utc") == 0) setenv("TZ", "UTC", 1);
+    execvp(argv[5], argv + 5);
+    _exit(127);
+  }
+  int status = 0;
+  rusage ru{};
+  if (wait4(pid, &status, 0, &ru) != pid) return 1;
+  const double seconds = seconds_since(t0);
+  std::FILE* report = std::fopen(argv[2], "w");
+  if (report == nullptr) return 1;
+  std::fprintf(report, "%d %.6f %ld\n", status, seconds, static_cast<long>(ru.ru_maxrss));
+  return std::fclose(report) == 0 ? 0 : 1;
 }
 
 ChildRun run_binary(const std::vector<std::string>& args, const std::string& log_path) {
@@ -1142,6 +1181,7 @@ int run(const Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--launch") == 0) return launch(argc, argv);
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
