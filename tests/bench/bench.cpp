@@ -4,8 +4,15 @@
 // context. Each phase also checks that the work was really done (row counts, dead letters),
 // so a broken build cannot print a fast table.
 //
-//   tests/bench/run.sh                   the full run (1,000,000 members)
-//   bk_bench --members 20000 --events 20000 --samples 200      a small run (the ctest smoke)
+//   tests/bench/run.sh                   the full run (1,000,000 members), with the peer
+//   tests/bench/run.sh --events 200000 --flat-events 1000000   the issue's ingest size
+//   bk_bench --members 20000 --events 20000 --samples 200      a small run (no peer)
+//
+// The peer (rows 7-9) is redis-rank from npm (tests/bench/peer: pinned in package-lock.json,
+// installed into the build directory by run.sh), fed the same ingest events; its boards are
+// checked against ours, and both against the events. Redis server time per event comes from
+// INFO commandstats (CONFIG RESETSTAT before each side), memory from used_memory before and
+// after each side's run (each under its own key prefix, one after the other).
 //
 // BK_TEST_REDIS_URL and BK_TEST_POSTGRES_URL name the servers; tests/bench/run.sh starts
 // throwaway ones. Spill and archive run the real binary (`boardkeeper tick`) as a child
@@ -18,18 +25,25 @@
 
 #include <fcntl.h>
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "cold/cold_store.h"
@@ -44,15 +58,21 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Options {
-  std::int64_t members = 1'000'000;  // spilled (and archived) members of the big board
-  std::int64_t keep = 10'000;        // hot_keep
-  std::int64_t events = 300'000;     // events per update / ingest round
-  std::int64_t distinct = 50'000;    // distinct members the update events hit
-  std::int64_t samples = 2'000;      // rehydrating updates timed one by one
-  int rounds = 3;                    // update rounds (alternating with the baseline)
-  std::int64_t chunk = 0;            // --chunk for tick (0: the product's default)
-  bool updates_only = false;         // --updates-only: phase 1 alone (for profiling)
+  std::int64_t members = 1'000'000;       // spilled (and archived) members of the big board
+  std::int64_t keep = 10'000;             // hot_keep
+  std::int64_t events = 300'000;          // events per update / ingest round
+  std::int64_t distinct = 50'000;         // distinct members the update events hit
+  std::int64_t ingest_members = 100'000;  // members the ingest (and peer) events are drawn from
+  std::int64_t flat_events = 0;           // --flat-events: also our memory after this many (0: not)
+  std::string peer;                       // --peer DIR: run the peer, its npm install in DIR
+  std::int64_t samples = 2'000;           // rehydrating updates timed one by one
+  int rounds = 3;                         // update rounds (alternating with the baseline)
+  std::int64_t chunk = 0;                 // --chunk for tick (0: the product's default)
+  bool updates_only = false;              // --updates-only: phase 1 alone (for profiling)
 };
+
+// The skew of the Zipf events (ingest and the peer).
+constexpr double kZipfS = 1.1;
 
 [[noreturn]] void fail(const std::string& what) {
   throw std::runtime_error(what);
@@ -221,42 +241,88 @@ struct ChildRun {
   double peak_rss_mib = 0;
 };
 
-ChildRun run_binary(const std::vector<std::string>& args, const std::string& log_path) {
+// Runs `program` (a path, or a name looked up in PATH) with its output in `log_path`; fails,
+// naming it `name` and quoting the log, unless it exits 0. `utc`: with TZ=UTC.
+//
+// Not forked from here: Linux counts the RSS a process had when it called exec in its peak
+// (ru_maxrss), and a child forked from this process starts with all of this process's
+// resident pages mapped (tens of MiB of events and boards), so its peak would be ours. The
+// child is started by a fresh, small copy of this program (`bk_bench --launch`, see launch()),
+// which times it and reports its rusage.
+ChildRun run_child(const std::string& program, const std::vector<std::string>& args,
+                   const std::string& log_path, const std::string& name, bool utc = false) {
+  const std::string report = log_path + ".rusage";
+  std::vector<std::string> launcher = {"bk_bench", "--launch", report, log_path};
+  launcher.push_back(utc ? "utc" : "-");
+  launcher.push_back(program);
+  launcher.insert(launcher.end(), args.begin(), args.end());
   std::vector<char*> argv;
-  std::string binary = BK_BINARY;
-  argv.push_back(binary.data());
-  std::vector<std::string> copy = args;
-  for (auto& a : copy) argv.push_back(a.data());
+  for (auto& a : launcher) argv.push_back(a.data());
   argv.push_back(nullptr);
-  const auto t0 = Clock::now();
+  std::remove(report.c_str());
   const pid_t pid = fork();
   if (pid < 0) fail("fork failed");
   if (pid == 0) {
-    const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    execv(argv[0], argv.data());
+    execv("/proc/self/exe", argv.data());
     _exit(127);
   }
-  int status = 0;
-  rusage ru{};
-  if (wait4(pid, &status, 0, &ru) != pid) fail("wait4 failed");
+  int launched = 0;
+  if (waitpid(pid, &launched, 0) != pid) fail("waitpid failed");
+  int status = -1;
+  double seconds = 0;
+  long maxrss_kib = 0;
+  std::ifstream in(report);
+  if (!(in >> status >> seconds >> maxrss_kib) || !WIFEXITED(launched) ||
+      WEXITSTATUS(launched) != 0) {
+    fail("bk_bench --launch " + program + " failed (status " + std::to_string(launched) + ")");
+  }
   ChildRun out;
-  out.seconds = seconds_since(t0);
-  out.peak_rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
+  out.seconds = seconds;
+  out.peak_rss_mib = static_cast<double>(maxrss_kib) / 1024.0;  // ru_maxrss is in KiB
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::ifstream log(log_path);
     std::stringstream text;
     text << log.rdbuf();
     std::string command;
     for (const auto& a : args) command += " " + a;
-    fail("boardkeeper" + command + " failed (status " + std::to_string(status) + "):\n" +
-         text.str());
+    fail(name + command + " failed (status " + std::to_string(status) + "):\n" + text.str());
   }
   return out;
+}
+
+// bk_bench --launch REPORT LOG utc|- PROGRAM [ARGS...]: the launcher of run_child. Runs
+// PROGRAM with its output in LOG (with TZ=UTC for "utc") and writes "<wait status> <seconds>
+// <ru_maxrss KiB>" to REPORT. Called before anything else in main, so that this process is
+// small when it forks: the child's peak RSS is then its own (a floor of this process's few
+// MiB at most).
+int launch(int argc, char** argv) {
+  if (argc < 6) return 2;
+  const auto t0 = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    const int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    if (std::strcmp(argv[4], "utc") == 0) setenv("TZ", "UTC", 1);
+    execvp(argv[5], argv + 5);
+    _exit(127);
+  }
+  int status = 0;
+  rusage ru{};
+  if (wait4(pid, &status, 0, &ru) != pid) return 1;
+  const double seconds = seconds_since(t0);
+  std::FILE* report = std::fopen(argv[2], "w");
+  if (report == nullptr) return 1;
+  std::fprintf(report, "%d %.6f %ld\n", status, seconds, static_cast<long>(ru.ru_maxrss));
+  return std::fclose(report) == 0 ? 0 : 1;
+}
+
+ChildRun run_binary(const std::vector<std::string>& args, const std::string& log_path) {
+  return run_child(BK_BINARY, args, log_path, "boardkeeper");
 }
 
 // ---- the scenario -----------------------------------------------------------------------
@@ -390,40 +456,323 @@ struct Bench {
     return {median(ours), median(base)};
   }
 
-  // ---- 2. ingest end to end ----
-  void fill_stream(RawRedis& raw, const std::string& stream, std::int64_t n) {
-    std::mt19937_64 gen(7);  // the same events in both streams
-    constexpr std::int64_t kBatch = 1000;
-    for (std::int64_t start = 0; start < n; start += kBatch) {
-      const std::int64_t end = std::min(n, start + kBatch);
-      for (std::int64_t i = start; i < end; ++i) {
-        raw.append({"XADD", stream, "*", "board", "stream", "member",
-                    "s" + std::to_string(gen() % static_cast<std::uint64_t>(opt.distinct)), "value",
-                    std::to_string(1 + gen() % 9), "at",
-                    std::to_string(bk::to_epoch_ms(day) + 3'600'000 + i)});
+  // ---- 2. ingest end to end, and 7-9. the peer ----
+  //
+  // One event sequence per distribution, generated once: XADDed to the stream that
+  // `boardkeeper ingest --drain` consumes, and written to a file for the peer (redis-rank,
+  // tests/bench/peer/peer.js), which reads it into memory before its clock starts and calls
+  // redis-rank as an application would at event time: no stream on its side, so its server
+  // time and memory are those of its boards alone, while ours include the stream (the issue's
+  // terms: "the stream included"). Both sides get exactly the same events in the same order.
+  struct Event {
+    std::string member;
+    std::int64_t value = 0;
+    std::int64_t at_ms = 0;
+  };
+
+  // Uniform members: the sequence the ingest phase always used (seed 7), over `members`.
+  std::vector<Event> uniform_events(std::int64_t n, std::int64_t members) const {
+    std::mt19937_64 gen(7);
+    std::vector<Event> events;
+    events.reserve(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      Event e;
+      e.member = "s" + std::to_string(gen() % static_cast<std::uint64_t>(members));
+      e.value = static_cast<std::int64_t>(1 + gen() % 9);
+      e.at_ms = bk::to_epoch_ms(day) + 3'600'000 + i;
+      events.push_back(std::move(e));
+    }
+    return events;
+  }
+
+  // Zipf-skewed members: member k (k = 1..members, named "s<k-1>") with probability
+  // proportional to 1 / k^s, by inversion of the cumulative weights (seed 11; the uniform
+  // draws are made from the generator's bits, so the sequence is the same everywhere).
+  std::vector<Event> zipf_events(std::int64_t n, std::int64_t members, double s) const {
+    std::vector<double> cumulative(static_cast<std::size_t>(members));
+    double total = 0;
+    for (std::int64_t k = 1; k <= members; ++k) {
+      total += std::pow(static_cast<double>(k), -s);
+      cumulative[static_cast<std::size_t>(k - 1)] = total;
+    }
+    std::mt19937_64 gen(11);
+    std::vector<Event> events;
+    events.reserve(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double u = static_cast<double>(gen() >> 11) * 0x1.0p-53 * total;
+      const auto k = std::min<std::size_t>(
+          static_cast<std::size_t>(std::upper_bound(cumulative.begin(), cumulative.end(), u) -
+                                   cumulative.begin()),
+          cumulative.size() - 1);
+      Event e;
+      e.member = "s" + std::to_string(k);
+      e.value = static_cast<std::int64_t>(1 + gen() % 9);
+      e.at_ms = bk::to_epoch_ms(day) + 3'600'000 + i;
+      events.push_back(std::move(e));
+    }
+    return events;
+  }
+
+  static std::int64_t distinct_members(const std::vector<Event>& events) {
+    std::unordered_set<std::string> seen;
+    for (const auto& e : events) seen.insert(e.member);
+    return static_cast<std::int64_t>(seen.size());
+  }
+
+  static void fill_stream(RawRedis& raw, const std::string& stream,
+                          const std::vector<Event>& events) {
+    constexpr std::size_t kBatch = 1000;
+    for (std::size_t start = 0; start < events.size(); start += kBatch) {
+      const std::size_t end = std::min(events.size(), start + kBatch);
+      for (std::size_t i = start; i < end; ++i) {
+        raw.append({"XADD", stream, "*", "board", "stream", "member", events[i].member, "value",
+                    std::to_string(events[i].value), "at", std::to_string(events[i].at_ms)});
       }
-      for (std::int64_t i = start; i < end; ++i) raw.read();
+      for (std::size_t i = start; i < end; ++i) raw.read();
+    }
+  }
+
+  // ---- what the Redis server spent, and holds ----
+
+  static std::string info(RawRedis& raw, const std::string& section) {
+    const auto r = raw.command({"INFO", section});
+    return {r->str, r->len};
+  }
+  static std::string info_field(const std::string& text, const std::string& field) {
+    const auto at = text.find("\n" + field + ":");
+    if (at == std::string::npos) fail("INFO has no " + field);
+    const auto from = at + field.size() + 2;
+    return text.substr(from, text.find('\r', from) - from);
+  }
+  static std::int64_t used_memory(RawRedis& raw) {
+    return std::stoll(info_field(info(raw, "memory"), "used_memory"));
+  }
+  static double main_thread_cpu(RawRedis& raw) {
+    const std::string cpu = info(raw, "cpu");
+    return std::stod(info_field(cpu, "used_cpu_user_main_thread")) +
+           std::stod(info_field(cpu, "used_cpu_sys_main_thread"));
+  }
+
+  // Commands our Lua scripts call (quoted upper-case words in src/hot/*.lua): Redis counts
+  // a script's nested calls in INFO commandstats as well as inside the EVALSHA's own time,
+  // so they are left out of the total (and shown apart) to count each microsecond once.
+  static std::vector<std::string> nested_commands() {
+    std::vector<std::string> names;
+    const std::filesystem::path hot = std::filesystem::path(BK_SOURCE_DIR) / "src" / "hot";
+    int scripts = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(hot)) {
+      if (entry.path().extension() != ".lua") continue;
+      ++scripts;
+      std::ifstream in(entry.path());
+      const std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+      for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\'' && text[i] != '"') continue;
+        std::size_t j = i + 1;
+        while (j < text.size() && std::isupper(static_cast<unsigned char>(text[j])) != 0) ++j;
+        if (j < text.size() && text[j] == text[i] && j > i + 1) {
+          std::string name = text.substr(i + 1, j - i - 1);
+          std::transform(name.begin(), name.end(), name.begin(),
+                         [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+          if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+          i = j;
+        }
+      }
+    }
+    if (scripts == 0) fail("no Lua scripts in " + hot.string());
+    return names;
+  }
+
+  struct ServerUse {
+    double usec = 0;      // commandstats: top-level commands (a script's nested calls once)
+    double cpu_usec = 0;  // the server's main thread, user + system
+    std::vector<std::pair<std::string, double>> top_level, nested;  // usec per command
+  };
+
+  // CONFIG RESETSTAT; returns the main thread's CPU seconds so far (for server_use).
+  static double start_server_use(RawRedis& raw) {
+    raw.command({"CONFIG", "RESETSTAT"});
+    return main_thread_cpu(raw);
+  }
+  ServerUse server_use(RawRedis& raw, double cpu0) {
+    ServerUse use;
+    use.cpu_usec = (main_thread_cpu(raw) - cpu0) * 1e6;
+    if (nested_.empty()) nested_ = nested_commands();
+    std::istringstream lines(info(raw, "commandstats"));
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.rfind("cmdstat_", 0) != 0) continue;
+      const std::string name = line.substr(8, line.find(':') - 8);
+      const auto u = line.find("usec=");
+      const double usec = std::stod(line.substr(u + 5, line.find(',', u) - u - 5));
+      // The bench's own (and ioredis's one INFO when it connects).
+      if (name == "config|resetstat" || name == "info") continue;
+      if (std::find(nested_.begin(), nested_.end(), name) != nested_.end()) {
+        use.nested.emplace_back(name, usec);
+      } else {
+        use.top_level.emplace_back(name, usec);
+        use.usec += usec;
+      }
+    }
+    const auto by_usec = [](const auto& a, const auto& b) { return a.second > b.second; };
+    std::sort(use.top_level.begin(), use.top_level.end(), by_usec);
+    std::sort(use.nested.begin(), use.nested.end(), by_usec);
+    return use;
+  }
+  std::vector<std::string> nested_;
+
+  struct Side {
+    std::int64_t events = 0;
+    double rate = 0;          // events per second
+    ServerUse server;         // during the run
+    std::int64_t memory = 0;  // used_memory after minus before (ours: the stream included)
+    std::map<std::string, std::string> keys;  // the peer's board per period
+  };
+
+  std::string ingest_config(const std::string& key_prefix) const {
+    return config_text(key_prefix, board_yaml("stream", "[daily, weekly, monthly]", 100'000'000));
+  }
+
+  // boardkeeper ingest --drain of `events` under `key_prefix` (a deployment of its own).
+  Side ingest_ours(const std::string& key_prefix, const std::vector<Event>& events) {
+    const std::string config_path = write_config(key_prefix, ingest_config(key_prefix));
+    RawRedis raw(redis_url);
+    RawPg(pg_url).exec("DELETE FROM " + prefix + ".deployment");  // hand the schema over
+    const std::string stream = key_prefix + ":events";
+    Side side;
+    side.events = static_cast<std::int64_t>(events.size());
+    const std::int64_t memory0 = used_memory(raw);
+    fill_stream(raw, stream, events);
+    const double cpu0 = start_server_use(raw);
+    const ChildRun run =
+        run_binary({"--config", config_path, "--now", at(43'200'000), "ingest", "--drain"},
+                   dir + "/ingest-" + key_prefix + ".log");
+    side.server = server_use(raw, cpu0);
+    side.memory = used_memory(raw) - memory0;
+    side.rate = static_cast<double>(events.size()) / run.seconds;
+    const auto dead = raw.command({"XLEN", stream + ":dead"});
+    if (dead->integer != 0) fail("ingest dead-lettered " + fmt_int(dead->integer) + " events");
+    const auto pending = raw.command({"XPENDING", stream, "boardkeeper"});
+    if (pending->element[0]->integer != 0) fail("ingest left events pending");
+    return side;
+  }
+
+  // The peer on `events` (node tests/bench/peer/peer.js), its boards under `base_key`.
+  Side run_peer(const std::string& base_key, const std::vector<Event>& events) {
+    const std::string file = dir + "/" + base_key + ".events";
+    {
+      std::ofstream out(file);
+      for (const auto& e : events) out << e.member << ' ' << e.value << ' ' << e.at_ms << '\n';
+      if (!out) fail("cannot write " + file);
+    }
+    RawRedis raw(redis_url);
+    Side side;
+    side.events = static_cast<std::int64_t>(events.size());
+    const std::int64_t memory0 = used_memory(raw);
+    const double cpu0 = start_server_use(raw);
+    const std::string log = dir + "/peer-" + base_key + ".log";
+    run_child("node",
+              {BK_PEER_SCRIPT, "--modules", opt.peer + "/node_modules", "--redis", redis_url,
+               "--key", base_key, "--events", file, "--batch", "500"},
+              log, "peer.js", /*utc=*/true);
+    side.server = server_use(raw, cpu0);
+    side.memory = used_memory(raw) - memory0;
+    std::ifstream in(log);
+    std::string word, a, b;
+    double seconds = 0;
+    std::int64_t done = -1;
+    while (in >> word) {
+      if (word == "events") {
+        in >> done;
+      } else if (word == "seconds") {
+        in >> seconds;
+      } else if (word == "key") {
+        in >> a >> b;
+        side.keys[a] = b;
+      }
+    }
+    if (seconds <= 0 || side.keys.size() != 3) {
+      fail("peer.js printed no figures (see its output in " + log + ")");
+    }
+    if (done != side.events) {
+      fail("peer.js applied " + fmt_int(done) + " events of " + fmt_int(side.events));
+    }
+    side.rate = static_cast<double>(events.size()) / seconds;
+    return side;
+  }
+
+  // Our boards after `events` (and the peer's, when given) against the events themselves:
+  // in every period the same member count, the same top points, and our top member holding
+  // those points on the peer's board too. Fails loudly otherwise.
+  void check_boards(const std::string& what, const std::string& key_prefix,
+                    const std::vector<Event>& events, const Side* peer) {
+    std::unordered_map<std::string, std::int64_t> sums;
+    for (const auto& e : events) sums[e.member] += e.value;
+    std::int64_t best = 0;
+    for (const auto& [member, points] : sums) best = std::max(best, points);
+    const auto members = static_cast<std::int64_t>(sums.size());
+
+    const bk::Config config = bk::parse_config(ingest_config(key_prefix), "check.yaml", {});
+    bk::redis::Connection redis(bk::redis::parse_url(redis_url));
+    std::unique_ptr<bk::cold::ColdStore> cold;
+    bk::service::Leaderboards boards(
+        config, redis, bk::Clock(day + bk::Millis{43'200'000}), [&]() -> bk::cold::ColdStore& {
+          if (!cold) {
+            cold = std::make_unique<bk::cold::ColdStore>(pg_url, config.postgres.schema);
+          }
+          return *cold;
+        });
+    RawRedis raw(redis_url);
+    for (const auto& status : boards.periods("stream")) {
+      const std::string where = what + ", " + status.period + ": ";
+      if (status.current_members != members) {
+        fail(where + "boardkeeper has " + fmt_int(status.current_members) +
+             " members, the events " + fmt_int(members));
+      }
+      const auto top = boards.top(boards.resolve("stream", status.period, std::nullopt), 0, 1);
+      if (top.empty() || top[0].points != best || sums[top[0].member] != best) {
+        fail(where + "boardkeeper's top member does not have the top points of the events (" +
+             fmt_int(best) + ")");
+      }
+      if (peer == nullptr) continue;
+      const auto key = peer->keys.find(status.period);
+      if (key == peer->keys.end()) fail(where + "the peer has no board");
+      const auto card = raw.command({"ZCARD", key->second});
+      if (card->integer != members) {
+        fail(where + "the peer has " + fmt_int(card->integer) + " members, boardkeeper " +
+             fmt_int(members));
+      }
+      const auto first = raw.command({"ZREVRANGE", key->second, "0", "0", "WITHSCORES"});
+      const auto score = raw.command({"ZSCORE", key->second, top[0].member});
+      if (first->elements != 2 || score->type != REDIS_REPLY_STRING ||
+          std::llround(std::stod(std::string(first->element[1]->str, first->element[1]->len))) !=
+              best ||
+          std::llround(std::stod(std::string(score->str, score->len))) != top[0].points) {
+        fail(where + "the peer's top points differ from boardkeeper's (" + fmt_int(best) + " for " +
+             top[0].member + ")");
+      }
     }
   }
 
   struct IngestFigures {
-    double ours = 0, raw = 0;
+    double ours = 0, raw = 0;       // row 2: uniform events, against the plain consumer
+    std::int64_t members = 0;       // distinct members the uniform events hit
+    std::int64_t zipf_members = 0;  // ... and the Zipf events
+    Side uniform, zipf, flat;       // ours
+    Side peer_uniform, peer_zipf;   // the peer (when --peer was given)
   };
 
   IngestFigures bench_ingest() {
-    const std::string key_prefix = prefix + "i";
-    const std::string config_path = write_config(
-        "ingest",
-        config_text(key_prefix, board_yaml("stream", "[daily, weekly, monthly]", 100'000'000)));
-    RawRedis raw(redis_url);
-    const std::string stream = key_prefix + ":events";
-    const std::string raw_stream = key_prefix + ":rawevents";
-    fill_stream(raw, stream, opt.events);
-    fill_stream(raw, raw_stream, opt.events);
+    IngestFigures f;
+    const auto events = uniform_events(opt.events, opt.ingest_members);
 
     // Baseline: a plain consumer group reader doing ZINCRBY x3 and XACK, pipelined per read.
-    const std::vector<std::string> keys = {key_prefix + ":raw:daily", key_prefix + ":raw:weekly",
-                                           key_prefix + ":raw:monthly"};
+    RawRedis raw(redis_url);
+    const std::string base_prefix = prefix + "r";
+    const std::string raw_stream = base_prefix + ":rawevents";
+    fill_stream(raw, raw_stream, events);
+    const std::vector<std::string> keys = {base_prefix + ":raw:daily", base_prefix + ":raw:weekly",
+                                           base_prefix + ":raw:monthly"};
     raw.command({"XGROUP", "CREATE", raw_stream, "g", "0"});
     auto t0 = Clock::now();
     std::int64_t consumed = 0;
@@ -438,12 +787,14 @@ struct Bench {
       for (std::size_t e = 0; e < entries->elements; ++e) {
         const redisReply* entry = entries->element[e];
         ack.emplace_back(entry->element[0]->str, entry->element[0]->len);
-        const redisReply* f = entry->element[1];
+        const redisReply* fields = entry->element[1];
         std::string member, value;
-        for (std::size_t j = 0; j + 1 < f->elements; j += 2) {
-          const std::string name(f->element[j]->str, f->element[j]->len);
-          if (name == "member") member.assign(f->element[j + 1]->str, f->element[j + 1]->len);
-          if (name == "value") value.assign(f->element[j + 1]->str, f->element[j + 1]->len);
+        for (std::size_t j = 0; j + 1 < fields->elements; j += 2) {
+          const std::string name(fields->element[j]->str, fields->element[j]->len);
+          if (name == "member")
+            member.assign(fields->element[j + 1]->str, fields->element[j + 1]->len);
+          if (name == "value")
+            value.assign(fields->element[j + 1]->str, fields->element[j + 1]->len);
         }
         for (const auto& k : keys) raw.append({"ZINCRBY", k, value, member});
         commands += 3;
@@ -452,24 +803,47 @@ struct Bench {
       for (std::size_t i = 0; i < commands; ++i) raw.read();
       consumed += static_cast<std::int64_t>(entries->elements);
     }
-    const double raw_rate = static_cast<double>(consumed) / seconds_since(t0);
+    f.raw = static_cast<double>(consumed) / seconds_since(t0);
     if (consumed != opt.events) fail("the baseline consumer read " + fmt_int(consumed) + " events");
 
-    // boardkeeper ingest --drain, the real binary.
-    const ChildRun run =
-        run_binary({"--config", config_path, "--now", at(43'200'000), "ingest", "--drain"},
-                   dir + "/ingest.log");
-    const auto dead = raw.command({"XLEN", stream + ":dead"});
-    if (dead->integer != 0) fail("ingest dead-lettered " + fmt_int(dead->integer) + " events");
-    const auto pending = raw.command({"XPENDING", stream, "boardkeeper"});
-    if (pending->element[0]->integer != 0) fail("ingest left events pending");
-    const auto hot = raw.command({"ZCARD", key_prefix + ":{stream}:daily:" + at(0).substr(0, 10)});
+    // boardkeeper ingest --drain, the real binary; then the peer on the same events.
+    const std::string key_prefix = prefix + "i";
+    f.uniform = ingest_ours(key_prefix, events);
+    f.ours = f.uniform.rate;
+    f.members = distinct_members(events);
     const auto raw_card = raw.command({"ZCARD", keys[0]});
-    if (hot->integer != raw_card->integer) {
-      fail("ingest: " + fmt_int(hot->integer) + " members, the baseline " +
-           fmt_int(raw_card->integer));
+    if (raw_card->integer != f.members) {
+      fail("the baseline consumer has " + fmt_int(raw_card->integer) + " members, the events " +
+           fmt_int(f.members));
     }
-    return {static_cast<double>(opt.events) / run.seconds, raw_rate};
+    if (opt.peer.empty()) {
+      check_boards("ingest, uniform", key_prefix, events, nullptr);
+    } else {
+      std::fprintf(stderr, "    the peer (redis-rank), uniform\n");
+      f.peer_uniform = run_peer(prefix + "p", events);
+      check_boards("ingest vs the peer, uniform", key_prefix, events, &f.peer_uniform);
+    }
+
+    // Zipf-skewed members, s = 1.1: ours and the peer.
+    std::fprintf(stderr, "    Zipf s = %.1f events\n", kZipfS);
+    const auto skewed = zipf_events(opt.events, opt.ingest_members, kZipfS);
+    f.zipf = ingest_ours(prefix + "z", skewed);
+    f.zipf_members = distinct_members(skewed);
+    if (opt.peer.empty()) {
+      check_boards("ingest, Zipf", prefix + "z", skewed, nullptr);
+    } else {
+      f.peer_zipf = run_peer(prefix + "pz", skewed);
+      check_boards("ingest vs the peer, Zipf", prefix + "z", skewed, &f.peer_zipf);
+    }
+
+    // Flatness: our memory after more uniform events over the same members.
+    if (opt.flat_events > 0) {
+      std::fprintf(stderr, "    %s uniform events (memory)\n", fmt_int(opt.flat_events).c_str());
+      const auto more = uniform_events(opt.flat_events, opt.ingest_members);
+      f.flat = ingest_ours(prefix + "f", more);
+      check_boards("ingest, " + fmt_int(opt.flat_events) + " events", prefix + "f", more, nullptr);
+    }
+    return f;
   }
 
   // ---- 3-6. spill, rehydrate, archive of a big board ----
@@ -631,6 +1005,33 @@ std::string machine() {
   return model + ", " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " cores";
 }
 
+// The peer's redis-rank version, from its installed package.json.
+std::string peer_version(const std::string& peer_dir) {
+  std::ifstream in(peer_dir + "/node_modules/redis-rank/package.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto key = text.find("\"version\"");
+  const auto open = text.find('"', text.find(':', key) + 1);
+  if (key == std::string::npos || open == std::string::npos) return "?";
+  return text.substr(open + 1, text.find('"', open + 1) - open - 1);
+}
+
+// "evalsha 15.3, xreadgroup 0.8 (nested: zadd 4.5, ...)": usec per event by command.
+std::string breakdown(const Bench::Side& side) {
+  const auto list = [&](const std::vector<std::pair<std::string, double>>& commands) {
+    std::string out;
+    for (std::size_t i = 0; i < commands.size() && i < 5; ++i) {
+      if (i > 0) out += ", ";
+      out += commands[i].first + " " +
+             fmt("%.2f", commands[i].second / static_cast<double>(side.events));
+    }
+    return out;
+  };
+  std::string out = list(side.server.top_level);
+  if (!side.server.nested.empty())
+    out += " (nested, counted once: " + list(side.server.nested) + ")";
+  return out;
+}
+
 void row(const std::string& what, const std::string& ours, const std::string& base,
          const std::string& ratio, const std::string& target) {
   std::printf("%-44s %-22s %-34s %-8s %s\n", what.c_str(), ours.c_str(), base.c_str(),
@@ -657,7 +1058,9 @@ int run(const Options& opt) {
       b.cleanup();
       return 0;
     }
-    std::fprintf(stderr, "2/4 ingest: %s events\n", fmt_int(opt.events).c_str());
+    std::fprintf(stderr, "2/4 ingest: %s events over %s members%s\n", fmt_int(opt.events).c_str(),
+                 fmt_int(opt.ingest_members).c_str(),
+                 opt.peer.empty() ? " (no peer: --peer DIR runs it)" : ", and the peer");
     const auto in = b.bench_ingest();
     std::fprintf(stderr, "3/4 board of %s members (RSS reference)\n",
                  fmt_int(opt.members / 10).c_str());
@@ -681,7 +1084,7 @@ int run(const Options& opt) {
         fmt("%.2fx", u.ours / u.raw), ">= 1.0x");
     row("2 ingest end to end (events/s)", fmt_int(static_cast<std::int64_t>(in.ours)) + "/s",
         "XREADGROUP+ZINCRBY x3+XACK " + fmt_int(static_cast<std::int64_t>(in.raw)) + "/s",
-        fmt("%.2fx", in.ours / in.raw), "");
+        fmt("%.2fx", in.ours / in.raw), ">= 1.0x");
     const std::string archived = fmt_int(big.archived);
     row("3 archive " + archived + " members (s)", fmt("%.2f s", big.archive.seconds),
         "COPY " + archived + " rows " + fmt("%.2f s", big.archive_copy),
@@ -705,6 +1108,63 @@ int run(const Options& opt) {
         "at " + fmt_int(small.spilled) + ": " + fmt("%.1f", small.spill.peak_rss_mib) + " / " +
             fmt("%.1f", small.archive.peak_rss_mib),
         "", "< 64 MiB, flat");
+    const auto per_event = [](const Bench::Side& side, double usec) {
+      return usec / static_cast<double>(side.events);
+    };
+    const auto server_us = [&](const Bench::Side& side) {
+      return fmt("%.1f", per_event(side, side.server.usec)) + " (CPU " +
+             fmt("%.1f", per_event(side, side.server.cpu_usec)) + ")";
+    };
+    const auto mb = [](std::int64_t bytes) {
+      return fmt("%.1f MB", static_cast<double>(bytes) / 1e6);
+    };
+    const std::string zipf = fmt("%.1f", kZipfS);
+    if (!opt.peer.empty()) {
+      const std::string peer = "redis-rank " + peer_version(opt.peer) + " ";
+      row("7 ingest vs the peer, uniform (events/s)",
+          fmt_int(static_cast<std::int64_t>(in.uniform.rate)) + "/s",
+          peer + fmt_int(static_cast<std::int64_t>(in.peer_uniform.rate)) + "/s",
+          fmt("%.2fx", in.uniform.rate / in.peer_uniform.rate), ">= 1.0x");
+      row("  Zipf s = " + zipf + " (events/s)",
+          fmt_int(static_cast<std::int64_t>(in.zipf.rate)) + "/s",
+          peer + fmt_int(static_cast<std::int64_t>(in.peer_zipf.rate)) + "/s",
+          fmt("%.2fx", in.zipf.rate / in.peer_zipf.rate), ">= 2.0x");
+      row("8 Redis server us/event, uniform (CPU)", server_us(in.uniform),
+          peer + server_us(in.peer_uniform),
+          fmt("%.2fx", per_event(in.uniform, in.uniform.server.usec) /
+                           per_event(in.peer_uniform, in.peer_uniform.server.usec)),
+          "<= 1.0x");
+      row("  Zipf s = " + zipf, server_us(in.zipf), peer + server_us(in.peer_zipf),
+          fmt("%.2fx", per_event(in.zipf, in.zipf.server.usec) /
+                           per_event(in.peer_zipf, in.peer_zipf.server.usec)),
+          "");
+      row("9 Redis used_memory, uniform", mb(in.uniform.memory) + " (stream incl.)",
+          peer + mb(in.peer_uniform.memory),
+          fmt("%.2fx",
+              static_cast<double>(in.uniform.memory) / static_cast<double>(in.peer_uniform.memory)),
+          "<= 1.3x");
+    }
+    if (opt.flat_events > 0) {
+      row("  ours at " + fmt_int(opt.flat_events) + " events vs " + fmt_int(opt.events),
+          mb(in.flat.memory), "at " + fmt_int(opt.events) + ": " + mb(in.uniform.memory),
+          fmt("%.2fx",
+              static_cast<double>(in.flat.memory) / static_cast<double>(in.uniform.memory)),
+          "<= 1.1x");
+    }
+    std::printf(
+        "\nalso: ingest events drawn from %s members: uniform %s events hit %s, Zipf s = %s "
+        "hit %s; boardkeeper's own Zipf memory %s",
+        fmt_int(opt.ingest_members).c_str(), fmt_int(opt.events).c_str(),
+        fmt_int(in.members).c_str(), zipf.c_str(), fmt_int(in.zipf_members).c_str(),
+        mb(in.zipf.memory).c_str());
+    if (!opt.peer.empty()) std::printf(", the peer's %s", mb(in.peer_zipf.memory).c_str());
+    if (opt.flat_events > 0) {
+      std::printf("; ingest of %s events %s/s", fmt_int(opt.flat_events).c_str(),
+                  fmt_int(static_cast<std::int64_t>(in.flat.rate)).c_str());
+    }
+    std::printf("\nalso: Redis server us/event by command (commandstats), uniform: boardkeeper %s",
+                breakdown(in.uniform).c_str());
+    if (!opt.peer.empty()) std::printf("; the peer %s", breakdown(in.peer_uniform).c_str());
     std::printf(
         "\nalso: spill %s members %.2f s vs COPY %.2f s (%.2fx); archive %s %.2f s vs COPY %.2f s "
         "(%.2fx); "
@@ -724,6 +1184,7 @@ int run(const Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--launch") == 0) return launch(argc, argv);
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -742,6 +1203,16 @@ int main(int argc, char** argv) {
       opt.events = value();
     } else if (a == "--distinct") {
       opt.distinct = value();
+    } else if (a == "--ingest-members") {
+      opt.ingest_members = value();
+    } else if (a == "--flat-events") {
+      opt.flat_events = value();
+    } else if (a == "--peer") {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "--peer needs a directory\n");
+        return 2;
+      }
+      opt.peer = argv[++i];
     } else if (a == "--samples") {
       opt.samples = value();
     } else if (a == "--chunk") {
@@ -754,7 +1225,16 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: bk_bench [--members N] [--keep N] [--events N] [--distinct N] [--samples N] "
-          "[--rounds N] [--chunk N] [--updates-only]\n");
+          "[--rounds N] [--chunk N] [--updates-only] [--ingest-members N] [--flat-events N] "
+          "[--peer DIR]\n"
+          "  --events N          events per update round and per ingest run (default 300,000)\n"
+          "  --distinct N        members the update events hit (default 50,000)\n"
+          "  --ingest-members N  members the ingest and peer events are drawn from, uniform\n"
+          "                      and Zipf s = 1.1 (default 100,000)\n"
+          "  --flat-events N     also ingest N uniform events over the same members and compare\n"
+          "                      Redis memory with the --events run (default: not)\n"
+          "  --peer DIR          run the peer (redis-rank, tests/bench/peer) with the npm\n"
+          "                      packages installed in DIR (tests/bench/peer/npm-ci.sh DIR)\n");
       return a == "--help" ? 0 : 2;
     }
   }

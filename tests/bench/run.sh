@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the benchmarks at full size: installs what is missing, builds Release, starts
 # throwaway Redis and PostgreSQL (with fsync on, as in production) on free loopback ports,
-# prints the table, and cleans up. Arguments go to bk_bench (e.g. --members 100000).
+# installs the peer's pinned npm packages (redis-rank, ioredis: tests/bench/peer) into the
+# build directory, prints the table, and cleans up. Arguments go to bk_bench
+# (e.g. --members 100000; --events 200000 --flat-events 1000000 for the issue's ingest size).
 set -euo pipefail
 BK_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../../deploy/local/setup.sh
@@ -9,11 +11,19 @@ source "$BK_ROOT/deploy/local/setup.sh"
 trap bk_cleanup EXIT
 
 bk_install
+# The peer runs on node; installed with apt-get only when missing (a machine may already
+# have node and npm from elsewhere, which Debian's npm package would conflict with).
+missing=()
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+bk_apt_install "${missing[@]}"
 build_dir=${BK_BUILD_DIR:-$BK_ROOT/build-bench}
 bk_log "building (Release) in $build_dir"
 cmake -S "$BK_ROOT" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DBK_WERROR=ON >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" --target boardkeeper bk_bench
+peer_dir="$build_dir/tests/bench/peer"
+bash "$BK_ROOT/tests/bench/peer/npm-ci.sh" "$peer_dir"
 bk_start_redis
 BK_PG_FSYNC=on bk_start_postgres
 bk_log "running the benchmarks (a few minutes)"
-"$build_dir/tests/bench/bk_bench" "$@"
+"$build_dir/tests/bench/bk_bench" --peer "$peer_dir" "$@"
