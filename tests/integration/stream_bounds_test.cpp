@@ -402,5 +402,51 @@ TEST(StreamBounds, SeveralStreamsAreConsumedTogether) {
   EXPECT_EQ(s.conn.command({"EXISTS", s.stream}).as_int(), 0);
 }
 
+// Entries left pending in one stream of several (their dead letters fail) are read again by
+// the consumer's own passes while the other streams go on (reclaim_idle is too long for it
+// to take them over from itself); entries a consumer that is gone left pending in another
+// stream are taken over by a later run.
+TEST(StreamBounds, PendingEntriesOfSeveralStreamsAreRetriedAndTakenOverPerStream) {
+  Env s("ingest:\n  stream: [PREFIX:a, PREFIX:b, PREFIX:c]\n  reclaim_idle: 10m\n");
+  const std::string a = s.prefix + ":a";
+  const std::string b = s.prefix + ":b";
+  const std::string c = s.prefix + ":c";
+  s.conn.command({"SET", b + ":dead", "not a stream"}).checked();
+  s.conn.command({"XGROUP", "CREATE", c, "boardkeeper", "0", "MKSTREAM"}).checked();
+  s.add_events(c, 10);
+  s.conn.command({"XREADGROUP", "GROUP", "boardkeeper", "gone", "COUNT", "4", "STREAMS", c, ">"})
+      .checked();
+  for (const std::string& key : {a, b}) {
+    s.add_events(key, 10);
+    s.conn.command({"XADD", key, "*", "board", "ing", "member", "x", "value", "bad"}).checked();
+    s.add_events(key, 10);
+  }
+  const std::string log = "/tmp/bk-bounds-several-" + s.prefix + ".log";
+  const int pid = test::spawn_cli({"--config", s.path, kNow, "ingest"}, log);
+  const Reaper reaper{pid};
+  EXPECT_TRUE(eventually([&] {
+    return s.pending(a) == 0 && s.pending(b) == 1 && s.pending(c) == 4 && s.xlen(a) == 0 &&
+           s.xlen(b) == 11 && s.xlen(c) == 10;
+  })) << slurp(log);
+  EXPECT_EQ(s.points().at("m0"), 4);  // twice in a and b; c's first entry waits at "gone"
+  const std::string retried = slurp(log);
+  EXPECT_NE(retried.find("WRONGTYPE"), std::string::npos) << retried;
+  s.conn.command({"DEL", b + ":dead"}).checked();
+  EXPECT_TRUE(eventually([&] { return s.pending(b) == 0 && s.xlen(b) == 0; })) << slurp(log);
+  EXPECT_EQ(s.xlen(a + ":dead"), 1);
+  EXPECT_EQ(s.xlen(b + ":dead"), 1);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(s.consumers(c, "boardkeeper"), (std::map<std::string, std::int64_t>{{"gone", 4}}));
+
+  const auto r = s.drain({"--reclaim-idle-ms", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(s.pending(c), 0);
+  EXPECT_EQ(s.xlen(c), 0);
+  EXPECT_EQ(s.points().at("m0"), 5);
+  EXPECT_EQ(s.consumers(c, "boardkeeper"), (std::map<std::string, std::int64_t>{{"gone", 0}}));
+  for (const std::string& key : {a, b}) EXPECT_TRUE(s.consumers(key, "boardkeeper").empty());
+}
+
 }  // namespace
 }  // namespace bk
