@@ -140,12 +140,19 @@ int main(int argc, char** argv) {
 
   bk::cli::IngestArgs ingest_args;
   auto* ingest = app.add_subcommand("ingest", "consume score events from a Redis stream");
-  ingest->add_option("--stream", ingest_args.stream, "stream key (default <prefix>:events)");
-  ingest->add_option("--group", ingest_args.group, "consumer group (default boardkeeper)");
-  ingest->add_flag("--drain", ingest_args.drain, "exit when the stream is empty");
+  ingest
+      ->add_option("--stream", ingest_args.streams,
+                   "stream key; repeat it to read several streams (default: ingest.stream of "
+                   "the config, else <prefix>:events)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  ingest->add_option("--group", ingest_args.group,
+                     "consumer group (default: ingest.group of the config, else boardkeeper)");
+  ingest->add_flag("--drain", ingest_args.drain, "exit when the streams are empty");
   ingest
       ->add_option("--reclaim-idle-ms", ingest_args.reclaim_idle_ms,
-                   "take over entries pending this long at another consumer (default 30000)")
+                   "take over entries pending this long at another consumer (default: "
+                   "ingest.reclaim_idle of the config, else 30000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{86400000}));
   ingest->add_flag("--json", json, "print the final counts as JSON");
   ingest->add_option("--listen", ingest_args.listen,

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/context.h"
 
@@ -42,11 +43,12 @@ int around(Context& ctx, const ReadArgs& args);
 int periods(Context& ctx, const std::string& board);
 int history(Context& ctx, const ReadArgs& args);
 
+// Flags not given fall back to the config's ingest section.
 struct IngestArgs {
-  std::string stream;  // default <prefix>:events
-  std::string group = "boardkeeper";
+  std::vector<std::string> streams;  // --stream, repeatable; empty: ingest.stream
+  std::optional<std::string> group;  // ingest.group
   bool drain = false;
-  std::int64_t reclaim_idle_ms = 30000;
+  std::optional<std::int64_t> reclaim_idle_ms;  // ingest.reclaim_idle
   std::string listen;  // HOST:PORT for /metrics, /healthz, /readyz; empty: none
 };
 int ingest(Context& ctx, const IngestArgs& args);

@@ -1,7 +1,7 @@
 // ingest: the stream consumer, until SIGTERM/SIGINT (after its current batch, or at once
-// during a backoff wait) or, with --drain, until the stream is empty. Redis and PostgreSQL
-// outages are waited out, never fatal. With --listen it serves /metrics, /healthz and
-// /readyz on a thread of its own while it runs.
+// during a backoff wait) or, with --drain, until the streams are empty. Its flags override
+// the config's ingest section. Redis and PostgreSQL outages are waited out, never fatal.
+// With --listen it serves /metrics, /healthz and /readyz on a thread of its own while it runs.
 #include "lifecycle/ingest.h"
 
 #include <signal.h>
@@ -39,7 +39,7 @@ class IngestMetrics : public lifecycle::IngestObserver {
  public:
   using Backend = bk::Backend;
 
-  explicit IngestMetrics(std::chrono::milliseconds block)
+  IngestMetrics(std::chrono::milliseconds block, const std::vector<std::string>& streams)
       : stale_after_(std::max<std::chrono::nanoseconds>(std::chrono::seconds{30}, 3 * block)),
         fresh_within_(std::max<std::chrono::nanoseconds>(std::chrono::seconds{5}, 3 * block)) {
     add_build_info(registry_);
@@ -47,6 +47,7 @@ class IngestMetrics : public lifecycle::IngestObserver {
                     &dead_letter_failures_, &rehydrated_, &redis_errors_, &postgres_errors_}) {
       c->touch();
     }
+    for (const std::string& stream : streams) trimmed_.touch({{"stream", stream}});
     // Every reason exists from the start, so rate() and absent() behave from the first scrape.
     refused_.touch({{"reason", "malformed"}});
     for (int r = static_cast<int>(service::Refusal::invalid_board);
@@ -86,6 +87,15 @@ class IngestMetrics : public lifecycle::IngestObserver {
     dead_letter_failures_.add(static_cast<double>(b.dead_letter_failures));
     rehydrated_.add(static_cast<double>(b.rehydrated));
     batch_seconds_.observe(took.count());
+  }
+
+  void stream_bounds(const std::string& stream, const hot::StreamBounds& b) override {
+    const metrics::Labels labels{{"stream", stream}};
+    // Unknown (entries deleted with XDEL, or no group yet): the last known value stays.
+    if (b.lag) lag_.set(static_cast<double>(*b.lag), labels);
+    pending_.set(static_cast<double>(b.pending), labels);
+    length_.set(static_cast<double>(b.length), labels);
+    trimmed_.add(static_cast<double>(b.trimmed), labels);
   }
 
   HttpServer::Response answer(std::string_view path) const {
@@ -155,6 +165,21 @@ class IngestMetrics : public lifecycle::IngestObserver {
       registry_.histogram("boardkeeper_ingest_batch_duration_seconds",
                           "Time to apply and acknowledge one batch of stream entries.",
                           {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
+  metrics::Family& lag_ = registry_.gauge(
+      "boardkeeper_ingest_lag_entries",
+      "Entries of the stream not yet delivered to the consumer group (XINFO GROUPS lag), as "
+      "this consumer last looked (about every second).");
+  metrics::Family& pending_ = registry_.gauge(
+      "boardkeeper_ingest_pending_entries",
+      "Entries of the stream delivered to the consumer group and not yet acknowledged, at any "
+      "of its consumers.");
+  metrics::Family& length_ = registry_.gauge(
+      "boardkeeper_ingest_stream_length_entries",
+      "Entries in the stream (XLEN) after trimming; more than lag + pending means another "
+      "consumer group holds trimming back (or ingest.trim is false).");
+  metrics::Family& trimmed_ = registry_.counter(
+      "boardkeeper_ingest_entries_trimmed_total",
+      "Stream entries trimmed because every consumer group had acknowledged them.");
   metrics::Family& last_success_ =
       registry_.gauge("boardkeeper_last_success_timestamp_seconds",
                       "When the consumer loop last completed a Redis round trip (Unix time).");
@@ -189,6 +214,25 @@ class IngestMetrics : public lifecycle::IngestObserver {
   }
 };
 
+// The config's ingest section with the flags that were given on top.
+lifecycle::IngestOptions options_for(const IngestConfig& config, const IngestArgs& args) {
+  lifecycle::IngestOptions o;
+  o.streams = args.streams.empty() ? config.streams : args.streams;
+  if (const auto problem = stream_list_problem(o.streams)) {
+    throw UsageError("--stream: " + *problem);
+  }
+  o.group = args.group.value_or(config.group);
+  if (o.group.empty()) throw UsageError("--group must not be empty");
+  o.reclaim_idle = args.reclaim_idle_ms ? Millis{*args.reclaim_idle_ms} : config.reclaim_idle;
+  o.trim = config.trim;
+  o.dead_maxlen = config.dead_maxlen;
+  o.drain = args.drain;
+  char host[256] = "host";
+  gethostname(host, sizeof host - 1);
+  o.consumer = std::string(host) + "-" + std::to_string(getpid());
+  return o;
+}
+
 }  // namespace
 
 int ingest(Context& ctx, const IngestArgs& args) {
@@ -199,16 +243,9 @@ int ingest(Context& ctx, const IngestArgs& args) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
 
-  lifecycle::IngestOptions o;
-  o.stream = args.stream.empty() ? ctx.config().redis.key_prefix + ":events" : args.stream;
-  o.group = args.group;
-  char host[256] = "host";
-  gethostname(host, sizeof host - 1);
-  o.consumer = std::string(host) + "-" + std::to_string(getpid());
-  o.drain = args.drain;
-  o.reclaim_idle = Millis{args.reclaim_idle_ms};
+  const lifecycle::IngestOptions o = options_for(ctx.config().ingest, args);
 
-  IngestMetrics observed(o.block);
+  IngestMetrics observed(o.block, o.streams);
   std::unique_ptr<HttpServer> server;
   if (!args.listen.empty()) {
     // Before connecting, so probes answer (not ready) while Redis is being reached.
@@ -216,7 +253,8 @@ int ingest(Context& ctx, const IngestArgs& args) {
         args.listen, [&observed](std::string_view path) { return observed.answer(path); });
     spdlog::info("ingest: serving /metrics, /healthz and /readyz on http://{}", server->address());
   }
-  spdlog::info("ingest: stream {} group {} consumer {}{}", o.stream, o.group, o.consumer,
+  spdlog::info("ingest: stream{} {} group {} consumer {}{}{}", o.streams.size() == 1 ? "" : "s",
+               fmt::join(o.streams, ", "), o.group, o.consumer, o.trim ? "" : " (not trimming)",
                o.drain ? " (until drained)" : "");
   // A connection of its own, made by the loop (with backoff, like every reconnection), so
   // that an unreachable Redis at start is waited out too.
@@ -230,9 +268,9 @@ int ingest(Context& ctx, const IngestArgs& args) {
   const std::string message = fmt::format(
       "ingest: {} read, {} applied, {} duplicates, {} dead-lettered, {} reclaimed, {} left "
       "pending (cold tier unreachable), {} left pending (an earlier event held), {} left "
-      "pending (dead letter refused), {} rehydrated{}",
+      "pending (dead letter refused), {} rehydrated, {} trimmed{}",
       s.read, s.applied, s.duplicates, s.dead, s.reclaimed, s.unavailable, s.waiting,
-      s.dead_letter_failures, s.rehydrated, g_stop.load() ? " (stopped by signal)" : "");
+      s.dead_letter_failures, s.rehydrated, s.trimmed, g_stop.load() ? " (stopped by signal)" : "");
   JsonLine numbers;
   numbers.num("read", s.read)
       .num("applied", s.applied)
@@ -242,7 +280,8 @@ int ingest(Context& ctx, const IngestArgs& args) {
       .num("unavailable", s.unavailable)
       .num("waiting", s.waiting)
       .num("dead_letter_failures", s.dead_letter_failures)
-      .num("rehydrated", s.rehydrated);
+      .num("rehydrated", s.rehydrated)
+      .num("trimmed", s.trimmed);
   log_info_with_fields(message, numbers.fields());
   if (ctx.format() == Format::json) std::cout << numbers.done() << "\n";
   return 0;

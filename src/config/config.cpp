@@ -191,9 +191,11 @@ std::optional<std::string> postgres_url_problem(std::string_view url) {
          "); expected postgresql://[user[:password]@]host[:port]/dbname";
 }
 
-const std::vector<std::string_view> kTopKeys{"redis", "postgres", "boards"};
+const std::vector<std::string_view> kTopKeys{"redis", "postgres", "ingest", "boards"};
 const std::vector<std::string_view> kRedisKeys{"url", "key_prefix"};
 const std::vector<std::string_view> kPostgresKeys{"url", "schema"};
+const std::vector<std::string_view> kIngestKeys{"stream", "group", "reclaim_idle", "trim",
+                                                "dead_maxlen"};
 const std::vector<std::string_view> kBoardKeys{
     "name",    "periods",         "timezone",   "order",      "tie_break",
     "update",  "time_resolution", "min_points", "max_points", "hot_keep",
@@ -203,6 +205,23 @@ const std::vector<std::string_view> kCustomPeriodKeys{"name", "cron"};
 constexpr std::string_view kBuiltinPeriods =
     "hourly, daily, weekly, monthly, yearly, alltime or a custom period {name: NAME, cron: "
     "\"MIN HOUR DOM MON DOW\"}";
+
+// Why `stream` cannot be consumed after `earlier` ones; nullopt when it can.
+std::optional<std::string> stream_problem(const std::vector<std::string>& earlier,
+                                          const std::string& stream) {
+  if (stream.empty()) return std::string("a stream key must not be empty");
+  const std::string_view suffix = ":dead";
+  for (const std::string& other : earlier) {
+    if (other == stream) return "stream " + quoted(stream) + " is listed twice";
+    for (const auto& [dead, of] : {std::pair{&other, &stream}, std::pair{&stream, &other}}) {
+      if (*dead == *of + std::string(suffix)) {
+        return "stream " + quoted(*dead) + " is the dead-letter stream of " + quoted(*of) +
+               ": its entries would be dead letters of their own; consume only " + quoted(*of);
+      }
+    }
+  }
+  return std::nullopt;
+}
 
 struct Problem {
   Pos pos;
@@ -268,6 +287,8 @@ class Loader {
   void parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOverrides& overrides);
   void parse_postgres(const Entry& entry, PostgresConfig& postgres,
                       const ConfigOverrides& overrides);
+  void parse_ingest(const Entry& entry, IngestConfig& ingest);
+  void parse_streams(const Entry& entry, std::vector<std::string>& streams);
   void parse_boards(const Entry& entry, std::vector<BoardConfig>& boards);
   std::optional<BoardConfig> parse_board(const YAML::Node& node);
   bool parse_periods(const Entry& entry, BoardConfig& board, std::vector<Pos>& positions);
@@ -450,6 +471,87 @@ void Loader::parse_postgres(const Entry& entry, PostgresConfig& postgres,
                        "not starting with a digit, at most 63 bytes");
       } else {
         postgres.schema = *schema;
+      }
+    }
+  }
+}
+
+void Loader::parse_streams(const Entry& entry, std::vector<std::string>& streams) {
+  const std::string what =
+      "ingest.stream must be a stream key or a list of stream keys (e.g. [lb:events, "
+      "lb:more]), not ";
+  std::vector<YAML::Node> items;
+  if (entry.value.IsScalar()) {
+    items.push_back(entry.value);
+  } else if (entry.value.IsSequence() && entry.value.size() > 0) {
+    for (const auto& item : entry.value) items.push_back(item);
+  } else {
+    report(entry, what + (entry.value.IsSequence() ? "an empty list" : kind_of(entry.value)));
+    return;
+  }
+  std::vector<std::string> read;
+  std::vector<Pos> positions;
+  bool ok = true;
+  for (const YAML::Node& item : items) {
+    if (!item.IsScalar()) {
+      report(item, what + "a list holding " + kind_of(item));
+      ok = false;
+      continue;
+    }
+    const std::string& stream = item.Scalar();
+    if (auto problem = stream_problem(read, stream)) {
+      const auto first = std::find(read.begin(), read.end(), stream);
+      if (first != read.end()) {
+        *problem +=
+            " (first at " + where(positions[static_cast<std::size_t>(first - read.begin())]) + ")";
+      }
+      report(item, "ingest.stream: " + *problem);
+      ok = false;
+      continue;
+    }
+    read.push_back(stream);
+    positions.push_back(pos_of(item));
+  }
+  if (ok) streams = std::move(read);
+}
+
+void Loader::parse_ingest(const Entry& entry, IngestConfig& ingest) {
+  const auto map = read_map(entry, "ingest");
+  if (!map) return;
+  const Fields f = fields(*map, "in the ingest section", kIngestKeys);
+  if (const auto e = f.get("stream")) parse_streams(*e, ingest.streams);
+  if (const auto e = f.get("group")) {
+    if (const auto group = read_string(*e, "ingest.group")) {
+      if (group->empty()) {
+        report(*e, "ingest.group must not be empty (default boardkeeper)");
+      } else {
+        ingest.group = *group;
+      }
+    }
+  }
+  if (const auto e = f.get("reclaim_idle")) {
+    if (const auto d = read_duration(*e, "ingest.reclaim_idle")) {
+      if (d->count() <= 0) {
+        report(*e,
+               "ingest.reclaim_idle must be longer than 0 (default 30s): entries pending "
+               "this long at another consumer are taken over");
+      } else {
+        ingest.reclaim_idle = *d;
+      }
+    }
+  }
+  if (const auto e = f.get("trim")) {
+    if (const auto v = read_choice<bool>(*e, "ingest.trim", {{"true", true}, {"false", false}})) {
+      ingest.trim = *v;
+    }
+  }
+  if (const auto e = f.get("dead_maxlen")) {
+    if (const auto v = read_int(*e, "ingest.dead_maxlen")) {
+      if (*v < 1) {
+        report(*e, "ingest.dead_maxlen must be at least 1, not " + std::to_string(*v) +
+                       " (default 100000: the dead-letter stream is capped near this length)");
+      } else {
+        ingest.dead_maxlen = *v;
       }
     }
   }
@@ -835,13 +937,15 @@ Config Loader::load(const YAML::Node& root, const ConfigOverrides& overrides) {
   Config config;
   config.path = path_;
   if (!root.IsMap() && !is_blank(root)) {
-    report(root, "the config must be a map with the keys redis, postgres and boards, not " +
+    report(root, "the config must be a map with the keys redis, postgres, ingest and boards, not " +
                      kind_of(root));
     return config;
   }
   const Fields top = fields(root, "at the top level", kTopKeys);
   if (const auto e = top.get("redis")) parse_redis(*e, config.redis, overrides);
   if (const auto e = top.get("postgres")) parse_postgres(*e, config.postgres, overrides);
+  if (const auto e = top.get("ingest")) parse_ingest(*e, config.ingest);
+  if (config.ingest.streams.empty()) config.ingest.streams = {config.redis.key_prefix + ":events"};
   if (const auto e = top.get("boards")) {
     parse_boards(*e, config.boards);
   } else {
@@ -868,6 +972,16 @@ Config Loader::load(const YAML::Node& root, const ConfigOverrides& overrides) {
 }
 
 }  // namespace
+
+std::optional<std::string> stream_list_problem(const std::vector<std::string>& streams) {
+  if (streams.empty()) return std::string("no stream to consume");
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    const std::vector<std::string> earlier(streams.begin(),
+                                           streams.begin() + static_cast<std::ptrdiff_t>(i));
+    if (auto problem = stream_problem(earlier, streams[i])) return problem;
+  }
+  return std::nullopt;
+}
 
 ConfigError::ConfigError(std::vector<std::string> problems)
     : UsageError(join(problems, "\n")), problems_(std::move(problems)) {}

@@ -38,6 +38,20 @@ struct PostgresConfig {
   std::string schema = "boardkeeper";
 };
 
+// The stream consumer (`ingest`); its command line's flags override these.
+struct IngestConfig {
+  // At least one; no duplicates. Default: {"<key_prefix>:events"}.
+  std::vector<std::string> streams;
+  std::string group = "boardkeeper";
+  Millis reclaim_idle = std::chrono::seconds{30};  // > 0
+  bool trim = true;                   // trim the entries every consumer group has acknowledged
+  std::int64_t dead_maxlen = 100000;  // > 0; <stream>:dead is capped near this length
+};
+
+// Why a list of streams cannot be consumed (empty, an empty name, one listed twice, one the
+// dead-letter stream of another); nullopt when it can.
+std::optional<std::string> stream_list_problem(const std::vector<std::string>& streams);
+
 struct BoardConfig {
   std::string pattern;              // exact board name or glob
   std::vector<PeriodSpec> periods;  // in the order written
@@ -66,6 +80,7 @@ struct Config {
   std::string path;
   RedisConfig redis;
   PostgresConfig postgres;
+  IngestConfig ingest;
   std::vector<BoardConfig> boards;
 
   // The first board entry whose name or glob matches, or nullptr.

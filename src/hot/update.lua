@@ -9,7 +9,8 @@
 --                    member that is waiting for the cold tier (later events must wait too)
 -- then nbuckets      the board's event id buckets (SETs, see hot/protocol.h): the first is
 --                    the current one, which new ids go to
--- then (inflight)    the board's in-flight markers of one stream (ZSET: entry id -> its ms)
+-- then (inflight)    the board's in-flight markers of one stream (ZSET: order token -> the
+--                    entry id's ms)
 -- then 3 per slot j  (1-based): the live ZSET, its :meta HASH, its :stale SET (members that
 --                    may be hot and cold at once)
 -- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents hold sync
@@ -400,7 +401,7 @@ for e = 1, nevents do
     elseif inflight_key and ev.token ~= '' and type(status) == 'number' then
       for token in string.gmatch(ev.token, '[^,]+') do
         marked[token] = true
-        new_marks[#new_marks + 1] = string.match(token, '^%d+') or '0'
+        new_marks[#new_marks + 1] = string.match(token, '(%d+)%-%d+$') or '0'
         new_marks[#new_marks + 1] = token
       end
     end

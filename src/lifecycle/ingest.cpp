@@ -1,6 +1,7 @@
-// The ingest loop: one turn reads entries (this consumer's own pending ones when a retry is
-// due, else abandoned ones of other consumers, else new ones) and processes them as one
-// batch; a failure of Redis or PostgreSQL is waited out with backoff, never fatal.
+// The ingest loop: one turn reads entries of every stream (this consumer's own pending ones
+// when a retry is due, else abandoned ones of other consumers, else new ones) and processes
+// them as one batch; every second or so it looks at the streams' bounds and trims them; a
+// failure of Redis or PostgreSQL is waited out with backoff, never fatal.
 #include "lifecycle/ingest.h"
 
 #include <spdlog/spdlog.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <random>
 #include <thread>
@@ -35,7 +37,9 @@ IngestStats& IngestStats::operator+=(const IngestStats& other) {
   dead_letter_failures += other.dead_letter_failures;
   rehydrated += other.rehydrated;
   postgres_errors += other.postgres_errors;
+  trimmed += other.trimmed;
   for (const auto& [reason, n] : other.dead_by_reason) dead_by_reason[reason] += n;
+  for (const auto& [stream, id] : other.acknowledged_below) acknowledged_below[stream] = id;
   return *this;
 }
 
@@ -44,16 +48,17 @@ namespace {
 using Steady = std::chrono::steady_clock;
 
 struct Entry {
-  std::string id;  // stream entry id
+  std::size_t stream = 0;  // index into the consumer's streams
+  std::string id;          // stream entry id
   std::vector<std::pair<std::string, std::string>> fields;
   bool deleted = false;  // pending, but gone from the stream (XDEL, trimming): nothing to do
 };
 
-std::vector<Entry> entries_of(const redis::Reply& list) {
+std::vector<Entry> entries_of(const redis::Reply& list, std::size_t stream) {
   std::vector<Entry> out;
   for (const redis::Reply& e : list.elements) {
     if (e.type != redis::Reply::Type::array || e.elements.size() < 2) continue;
-    Entry entry{e.at(0).as_string(), {}, e.elements[1].is_nil()};
+    Entry entry{stream, e.at(0).as_string(), {}, e.elements[1].is_nil()};
     const redis::Reply& f = e.elements[1];
     for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
       entry.fields.emplace_back(f.at(i).as_string(), f.at(i + 1).as_string());
@@ -63,8 +68,11 @@ std::vector<Entry> entries_of(const redis::Reply& list) {
   return out;
 }
 
-// An event from an entry, or why it is not one.
-std::optional<std::string> parse(const Entry& e, const std::string& stream, bool redelivered,
+// An event from an entry, or why it is not one. `qualifier` names the entry's stream in its
+// order token: empty for the first stream, "<stream>:" for the others. `redelivered`: read
+// again from a pending list (it may have been applied before).
+std::optional<std::string> parse(const Entry& e, const std::string& stream,
+                                 const std::string& qualifier, bool redelivered,
                                  service::Update& u) {
   u.stream = stream;
   u.redelivered = redelivered;
@@ -102,9 +110,9 @@ std::optional<std::string> parse(const Entry& e, const std::string& stream, bool
   if (!has_member) return std::string("no member field");
   if (!has_value) return std::string("no value field");
   // A later event of the member waits while this one is held: stream order is kept. And
-  // the entry leaves an in-flight marker on its board when applied, which makes a
-  // redelivery harmless however long the entry stays pending.
-  u.order_token = e.id;
+  // the entry leaves an in-flight marker on its board (one marker set per stream) when
+  // applied, which makes a redelivery harmless however long the entry stays pending.
+  u.order_token = qualifier + e.id;
   return std::nullopt;
 }
 
@@ -130,12 +138,16 @@ class Consumer {
  public:
   Consumer(redis::Connection& redis, service::Leaderboards& boards, const IngestOptions& o,
            const std::atomic<bool>& stop, IngestObserver& observer)
-      : redis_(redis),
-        boards_(boards),
-        o_(o),
-        stop_(stop),
-        observer_(observer),
-        dead_(o.stream + ":dead") {}
+      : redis_(redis), boards_(boards), o_(o), stop_(stop), observer_(observer) {
+    if (o.streams.empty()) throw Error("ingest: no stream to consume");
+    for (std::size_t i = 0; i < o.streams.size(); ++i) {
+      Stream s;
+      s.key = o.streams[i];
+      s.dead = s.key + ":dead";
+      s.qualifier = i == 0 ? "" : s.key + ":";
+      streams_.push_back(std::move(s));
+    }
+  }
 
   IngestStats run() {
     while (!stop_.load()) {
@@ -147,6 +159,7 @@ class Consumer {
         failed(e);
       }
     }
+    finish();
     return stats_;
   }
 
@@ -156,27 +169,43 @@ class Consumer {
   const IngestOptions& o_;
   const std::atomic<bool>& stop_;
   IngestObserver& observer_;
-  const std::string dead_;
   IngestStats stats_;
   std::mt19937_64 rng_{std::random_device{}()};
   bool reconnect_ = false;  // a transient reply (LOADING, READONLY...): use a new connection
+  hot::StreamKeeper keeper_;
 
-  // Entries left pending by consumers that died are looked for at the start, then every
-  // half reclaim_idle and whenever the stream has nothing new: a scan of the pending list
-  // per batch would cost more than the batch.
-  std::string claim_cursor_ = "0-0";
-  Steady::time_point next_claim_ = Steady::now();
+  struct Stream {
+    std::string key;
+    std::string dead;       // <key>:dead
+    std::string qualifier;  // in default event ids and order tokens (see IngestOptions)
+    // Entries left pending by consumers that died are looked for at the start, then every
+    // half reclaim_idle and whenever the streams have nothing new: a scan of the pending
+    // list per batch would cost more than the batch.
+    std::string claim_cursor = "0-0";
+    Steady::time_point next_claim = Steady::now();
+    // The running pass over this consumer's own pending entries: the last id it read here;
+    // empty once this stream has nothing more for the pass.
+    std::string own_cursor;
+    // Every entry below is acknowledged by the group (as last looked at); nullopt while the
+    // group does not exist. What in-flight state of entries below it may be forgotten.
+    std::optional<hot::StreamId> acknowledged_below;
+  };
+  std::vector<Stream> streams_;
 
   // Re-reads of this consumer's own pending entries: a pass reads them oldest first (stream
   // order, which keeps each member's events in order) and runs before any new entry.
   struct OwnPending {
     bool scheduled = false;  // a pass starts at `at`
     Steady::time_point at;
-    std::string cursor;       // the last id the running pass read; empty: none running
+    bool running = false;     // a pass is under way (Stream::own_cursor tells where)
     bool left = false;        // the running pass left entries pending again
     std::int64_t passes = 0;  // passes in a row that left entries pending
-    bool running() const { return !cursor.empty(); }
   } own_;
+
+  // The streams' bounds are looked at every bounds_every, and sooner when the consumer is
+  // idle after acknowledging something (so a drained stream is trimmed at once).
+  Steady::time_point next_bounds_ = Steady::now();
+  bool acknowledged_since_bounds_ = false;
 
   struct Failing {
     std::int64_t in_a_row = 0;
@@ -191,39 +220,43 @@ class Consumer {
     }
     std::vector<Entry> entries;
     std::int64_t reclaimed = 0;
-    if (own_.running() || (own_.scheduled && Steady::now() >= own_.at)) {
+    if (own_.running || (own_.scheduled && Steady::now() >= own_.at)) {
       entries = read_own();
       if (!entries.empty()) {
         process(std::move(entries), 0, true);
+        bound_streams_if_due(false);
         return true;
       }
       end_own_pass();
     }
-    if (claim_cursor_ != "0-0" || Steady::now() >= next_claim_) {
+    if (claim_due()) {
       entries = reclaim();
       reclaimed = static_cast<std::int64_t>(entries.size());
     }
     if (entries.empty()) entries = read_new();
     if (!entries.empty()) {
       process(std::move(entries), reclaimed, reclaimed > 0);
+      bound_streams_if_due(false);
       return true;
     }
-    if (o_.drain && claim_cursor_ == "0-0" && !own_.scheduled && nothing_pending()) return false;
+    bound_streams_if_due(true);
+    if (o_.drain && !claim_running() && !own_.scheduled && nothing_pending()) return false;
     if (o_.drain) {
       // Draining reads do not block: wait here instead of polling Redis in a tight loop
       // while entries pending elsewhere become idle enough to take over.
       pause(std::min<Millis>(o_.block, Millis{100}));
     }
-    next_claim_ = Steady::now();  // nothing new: a good moment to look for abandoned entries
+    // Nothing new: a good moment to look for abandoned entries.
+    for (Stream& s : streams_) s.next_claim = Steady::now();
     return true;
   }
 
   // A command on the group; a group Redis lost (restart without persistence, FLUSHALL) is
-  // created again, and the command repeated.
+  // created again (on every stream that lacks it), and the command repeated.
   redis::Reply group_command(const redis::Args& args) {
     redis::Reply r = redis_.command(args);
     if (r.is_error() && starts_with(r.str, "NOGROUP")) {
-      create_group();
+      create_groups();
       r = redis_.command(args);
     }
     r.checked();
@@ -231,40 +264,73 @@ class Consumer {
     return r;
   }
 
-  void create_group() {
-    const redis::Reply created =
-        redis_.command({"XGROUP", "CREATE", o_.stream, o_.group, "0", "MKSTREAM"});
-    if (created.is_error() && !starts_with(created.str, "BUSYGROUP")) created.checked();
-    if (stats_.read > 0) {
-      spdlog::warn(
-          "ingest: consumer group {} of stream {} was gone (Redis lost its data?); created "
-          "again, reading the stream from its start",
-          o_.group, o_.stream);
-    } else {
-      spdlog::info("ingest: created consumer group {} of stream {}", o_.group, o_.stream);
+  void create_groups() {
+    for (const Stream& s : streams_) {
+      const redis::Reply created =
+          redis_.command({"XGROUP", "CREATE", s.key, o_.group, "0", "MKSTREAM"});
+      if (created.is_error() && starts_with(created.str, "BUSYGROUP")) continue;
+      created.checked();
+      if (stats_.read > 0) {
+        spdlog::warn(
+            "ingest: consumer group {} of stream {} was gone (Redis lost its data?); created "
+            "again, reading the stream from its start",
+            o_.group, s.key);
+      } else {
+        spdlog::info("ingest: created consumer group {} of stream {}", o_.group, s.key);
+      }
     }
   }
 
-  std::vector<Entry> read_own() {
-    if (!own_.running()) {
-      own_.cursor = "0";
-      own_.scheduled = false;
-      own_.left = false;
+  std::size_t index_of(const std::string& key) const {
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+      if (streams_[i].key == key) return i;
     }
-    const redis::Reply r =
-        group_command({"XREADGROUP", "GROUP", o_.group, o_.consumer, "COUNT",
-                       std::to_string(o_.batch), "STREAMS", o_.stream, own_.cursor});
+    throw redis::ReplyError("ingest: Redis answered for stream '" + key + "', which was not read");
+  }
+
+  // The entries of an XREADGROUP reply ([[stream, entries]...]); `answered` collects the
+  // indexes of the streams that had some.
+  std::vector<Entry> entries_of_read(const redis::Reply& r, std::vector<bool>* answered = nullptr) {
     std::vector<Entry> entries;
     for (const redis::Reply& s : r.elements) {
-      auto more = entries_of(s.at(1));
+      const std::size_t i = index_of(s.at(0).as_string());
+      auto more = entries_of(s.at(1), i);
+      if (answered != nullptr && !more.empty()) (*answered)[i] = true;
       entries.insert(entries.end(), more.begin(), more.end());
     }
-    if (!entries.empty()) own_.cursor = entries.back().id;
+    return entries;
+  }
+
+  std::vector<Entry> read_own() {
+    if (!own_.running) {
+      own_.running = true;
+      own_.scheduled = false;
+      own_.left = false;
+      for (Stream& s : streams_) s.own_cursor = "0";
+    }
+    redis::Args read{
+        "XREADGROUP", "GROUP", o_.group, o_.consumer, "COUNT", std::to_string(o_.batch), "STREAMS"};
+    std::vector<const Stream*> in_pass;
+    for (const Stream& s : streams_) {
+      if (!s.own_cursor.empty()) in_pass.push_back(&s);
+    }
+    if (in_pass.empty()) return {};
+    for (const Stream* s : in_pass) read.push_back(s->key);
+    for (const Stream* s : in_pass) read.push_back(s->own_cursor);
+    std::vector<bool> answered(streams_.size(), false);
+    std::vector<Entry> entries = entries_of_read(group_command(read), &answered);
+    // A stream that had nothing more is done for this pass; the others go on after the last
+    // entry read.
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+      if (!answered[i]) streams_[i].own_cursor.clear();
+    }
+    for (const Entry& e : entries) streams_[e.stream].own_cursor = e.id;
     return entries;
   }
 
   void end_own_pass() {
-    own_.cursor.clear();
+    own_.running = false;
+    for (Stream& s : streams_) s.own_cursor.clear();
     if (own_.left) {
       ++own_.passes;
       schedule_own_pass();
@@ -286,7 +352,7 @@ class Consumer {
 
   // Entries of this batch stay pending: a pass reads them again, soon.
   void held_pending() {
-    if (own_.running()) {
+    if (own_.running) {
       own_.left = true;
     } else {
       schedule_own_pass();
@@ -298,13 +364,33 @@ class Consumer {
     return std::max(Millis{0}, std::chrono::duration_cast<Millis>(own_.at - Steady::now()));
   }
 
+  // A scan of some stream's pending list is under way (its cursor is not back at the start).
+  bool claim_running() const {
+    return std::any_of(streams_.begin(), streams_.end(),
+                       [](const Stream& s) { return s.claim_cursor != "0-0"; });
+  }
+
+  bool claim_due() const {
+    const auto now = Steady::now();
+    return std::any_of(streams_.begin(), streams_.end(), [now](const Stream& s) {
+      return s.claim_cursor != "0-0" || now >= s.next_claim;
+    });
+  }
+
   std::vector<Entry> reclaim() {
-    const redis::Reply claimed = group_command({"XAUTOCLAIM", o_.stream, o_.group, o_.consumer,
-                                                std::to_string(o_.reclaim_idle.count()),
-                                                claim_cursor_, "COUNT", std::to_string(o_.batch)});
-    claim_cursor_ = claimed.at(0).as_string();
-    if (claim_cursor_ == "0-0") next_claim_ = Steady::now() + o_.reclaim_idle / 2;
-    return entries_of(claimed.at(1));
+    std::vector<Entry> entries;
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+      Stream& s = streams_[i];
+      if (s.claim_cursor == "0-0" && Steady::now() < s.next_claim) continue;
+      const redis::Reply claimed = group_command(
+          {"XAUTOCLAIM", s.key, o_.group, o_.consumer, std::to_string(o_.reclaim_idle.count()),
+           s.claim_cursor, "COUNT", std::to_string(o_.batch)});
+      s.claim_cursor = claimed.at(0).as_string();
+      if (s.claim_cursor == "0-0") s.next_claim = Steady::now() + o_.reclaim_idle / 2;
+      auto more = entries_of(claimed.at(1), i);
+      entries.insert(entries.end(), more.begin(), more.end());
+    }
+    return entries;
   }
 
   std::vector<Entry> read_new() {
@@ -315,20 +401,18 @@ class Consumer {
       read.push_back("BLOCK");
       read.push_back(std::to_string(o_.block.count()));
     }
-    read.insert(read.end(), {"STREAMS", o_.stream, ">"});
-    const redis::Reply r = group_command(read);
-    std::vector<Entry> entries;
-    for (const redis::Reply& s : r.elements) {
-      auto more = entries_of(s.at(1));
-      entries.insert(entries.end(), more.begin(), more.end());
-    }
-    return entries;
+    read.push_back("STREAMS");
+    for (const Stream& s : streams_) read.push_back(s.key);
+    for (std::size_t i = 0; i < streams_.size(); ++i) read.push_back(">");
+    return entries_of_read(group_command(read));
   }
 
-  // No entry pending in the whole group: not here, nor at another (perhaps dead) consumer
-  // whose entries become ours once idle for reclaim_idle.
+  // No entry pending in the whole group, on any stream: not here, nor at another (perhaps
+  // dead) consumer whose entries become ours once idle for reclaim_idle.
   bool nothing_pending() {
-    return group_command({"XPENDING", o_.stream, o_.group}).at(0).as_int() == 0;
+    return std::all_of(streams_.begin(), streams_.end(), [this](const Stream& s) {
+      return group_command({"XPENDING", s.key, o_.group}).at(0).as_int() == 0;
+    });
   }
 
   // `redelivered`: the entries were read again from a pending list (this consumer's own, or
@@ -348,7 +432,8 @@ class Consumer {
     for (std::size_t i = 0; i < entries.size(); ++i) {
       if (entries[i].deleted) continue;  // acknowledged: nothing left to apply
       service::Update u;
-      if (auto why = parse(entries[i], o_.stream, redelivered, u)) {
+      const Stream& from = streams_[entries[i].stream];
+      if (auto why = parse(entries[i], from.key, from.qualifier, redelivered, u)) {
         verdicts[i] = Verdict::dead_letter;
         reasons[i] = "malformed event: " + *why;
         labels[i] = "malformed";
@@ -357,7 +442,7 @@ class Consumer {
       updates.push_back(std::move(u));
       index.push_back(i);
     }
-    const auto results = boards_.apply(updates);
+    const auto results = apply_per_stream(updates);
     std::string cold_reason;  // why the cold tier failed, as the service said it
     for (std::size_t k = 0; k < results.size(); ++k) {
       const std::size_t i = index[k];
@@ -402,15 +487,18 @@ class Consumer {
   // Every dead letter is written and its reply checked before anything is acknowledged: an
   // entry whose dead letter Redis refused (OOM at maxmemory, a key of the wrong type...)
   // stays pending, reported, and is retried. A broken connection throws: nothing of the
-  // batch is acknowledged then.
+  // batch is acknowledged then. Each dead-letter stream is capped near dead_maxlen
+  // (MAXLEN ~ drops whole radix-tree nodes only, which costs little).
   void write_dead_letters(const std::vector<Entry>& entries, std::vector<Verdict>& verdicts,
                           const std::vector<std::string>& reasons,
                           const std::vector<std::string>& labels, IngestStats& batch) {
     std::vector<redis::Args> adds;
     std::vector<std::size_t> which;
+    const std::string cap = std::to_string(o_.dead_maxlen);
     for (std::size_t i = 0; i < entries.size(); ++i) {
       if (verdicts[i] != Verdict::dead_letter) continue;
-      redis::Args add{"XADD", dead_, "*", "reason", reasons[i], "stream_id", entries[i].id};
+      redis::Args add{"XADD", streams_[entries[i].stream].dead, "MAXLEN", "~", cap, "*"};
+      add.insert(add.end(), {"reason", reasons[i], "stream_id", entries[i].id});
       for (const auto& [k, v] : entries[i].fields) {
         add.push_back(k);
         add.push_back(v);
@@ -432,10 +520,11 @@ class Consumer {
       }
       verdicts[i] = Verdict::hold;
       if (++refused <= kLoggedPerBatch) {
+        const Stream& s = streams_[entries[i].stream];
         spdlog::error(
             "ingest: stream entry {} of {} ({}) is left pending: its dead letter could not be "
             "written to {}: {}",
-            entries[i].id, o_.stream, labels[i], dead_, replies[j].str);
+            entries[i].id, s.key, labels[i], s.dead, replies[j].str);
       }
     }
     if (refused > kLoggedPerBatch) {
@@ -445,14 +534,101 @@ class Consumer {
     batch.dead_letter_failures = refused;
   }
 
+  // One XACK per stream that has something to acknowledge, in one round trip.
   void acknowledge(const std::vector<Entry>& entries, const std::vector<Verdict>& verdicts) {
-    redis::Args ack{"XACK", o_.stream, o_.group};
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (verdicts[i] == Verdict::acknowledge) ack.push_back(entries[i].id);
+    std::vector<redis::Args> acks;
+    for (std::size_t s = 0; s < streams_.size(); ++s) {
+      redis::Args ack{"XACK", streams_[s].key, o_.group};
+      for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (entries[i].stream == s && verdicts[i] == Verdict::acknowledge) {
+          ack.push_back(entries[i].id);
+        }
+      }
+      if (ack.size() > 3) acks.push_back(std::move(ack));
     }
-    if (ack.size() == 3) return;
-    redis_.command(ack).checked();
+    if (acks.empty()) return;
+    for (const redis::Reply& r : redis_.pipeline(acks)) r.checked();
     redis_ok();
+    acknowledged_since_bounds_ = true;
+  }
+
+  // The updates of each stream in one call (the service takes one stream's entries per
+  // board and call; the order between streams is not kept anyway), results in order.
+  std::vector<service::UpdateResult> apply_per_stream(const std::vector<service::Update>& updates) {
+    if (streams_.size() == 1) return boards_.apply(updates);
+    std::map<std::string, std::vector<std::size_t>> of_stream;
+    for (std::size_t k = 0; k < updates.size(); ++k) of_stream[updates[k].stream].push_back(k);
+    std::vector<service::UpdateResult> results(updates.size());
+    for (const auto& [stream, ks] : of_stream) {
+      std::vector<service::Update> part;
+      part.reserve(ks.size());
+      for (const std::size_t k : ks) part.push_back(updates[k]);
+      auto got = boards_.apply(part);
+      for (std::size_t j = 0; j < ks.size(); ++j) results[ks[j]] = std::move(got[j]);
+    }
+    return results;
+  }
+
+  void bound_streams_if_due(bool idle) {
+    if (Steady::now() >= next_bounds_ || (idle && acknowledged_since_bounds_)) bound_streams();
+  }
+
+  // Each stream's bounds, looked at (and trimmed) in one script call per stream.
+  void bound_streams() {
+    const hot::Trim trim = o_.trim ? hot::Trim::acknowledged : hot::Trim::keep;
+    for (Stream& s : streams_) {
+      const hot::StreamBounds b = keeper_.bounds(redis_, {s.key, o_.group}, trim);
+      redis_ok();
+      s.acknowledged_below = b.acknowledged_below;
+      if (b.acknowledged_below) {
+        stats_.acknowledged_below[s.key] = *b.acknowledged_below;
+        // In-flight markers of entries below it may go (see service::Update::order_token).
+        boards_.acknowledged_below(s.key, static_cast<std::int64_t>(b.acknowledged_below->ms));
+      } else {
+        stats_.acknowledged_below.erase(s.key);
+      }
+      stats_.trimmed += b.trimmed;
+      observer_.stream_bounds(s.key, b);
+      spdlog::debug("ingest: stream {}: {} entries, {} trimmed, lag {}, {} pending", s.key,
+                    b.length, b.trimmed, b.lag ? std::to_string(*b.lag) : "unknown", b.pending);
+    }
+    acknowledged_since_bounds_ = false;
+    next_bounds_ = Steady::now() + o_.bounds_every;
+  }
+
+  // A clean stop: the streams' bounds once more (a drained stream ends trimmed), then leave
+  // each group where nothing is pending at this consumer, so stopped consumers do not pile
+  // up in the group. Skipped while Redis fails: a stop must not wait for it.
+  void finish() {
+    if (redis_failing_.in_a_row > 0 || reconnect_ || !redis_.connected()) {
+      spdlog::info("ingest: redis is failing; consumer {} stays in group {}", o_.consumer,
+                   o_.group);
+      return;
+    }
+    try {
+      bound_streams();
+      for (const Stream& s : streams_) leave(s);
+    } catch (const Error& e) {
+      if (e.backend() == Backend::none) throw;
+      spdlog::warn("ingest: could not leave group {} cleanly: {}", o_.group, e.what());
+    }
+  }
+
+  void leave(const Stream& s) {
+    switch (keeper_.leave(redis_, {s.key, o_.group}, o_.consumer)) {
+      case hot::Departure::left:
+        spdlog::info("ingest: consumer {} left group {} of stream {}", o_.consumer, o_.group,
+                     s.key);
+        break;
+      case hot::Departure::pending:
+        spdlog::warn(
+            "ingest: consumer {} stays in group {} of stream {}: entries are pending at it (a "
+            "consumer takes them over after reclaim_idle)",
+            o_.consumer, o_.group, s.key);
+        break;
+      case hot::Departure::no_group:
+        break;
+    }
   }
 
   // A PostgreSQL failure seen by this batch's rehydrations counts until a later look-up
@@ -506,7 +682,8 @@ class Consumer {
     spdlog::warn("ingest: {} failed ({} in a row): {}; retrying in {} ms", name_of(backend), n,
                  e.what(), wait.count());
     if (backend == Backend::redis && e.transient()) reconnect_ = true;
-    own_.cursor.clear();
+    own_.running = false;
+    for (Stream& s : streams_) s.own_cursor.clear();
     own_.scheduled = true;
     own_.at = Steady::now();
     pause(wait);

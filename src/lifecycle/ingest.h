@@ -1,16 +1,20 @@
-// The stream consumer: reads score events from a Redis stream in a consumer group, applies
-// them in batches through the update path, acknowledges only what was applied or is
+// The stream consumer: reads score events from one or more Redis streams in a consumer group,
+// applies them in batches through the update path, acknowledges only what was applied or is
 // confirmed in the dead-letter stream, re-reads its own pending entries in stream order,
-// reclaims what dead consumers left pending, and rides out Redis and PostgreSQL outages.
+// reclaims what dead consumers left pending, keeps the streams bounded (trims what every
+// group acknowledged, caps the dead letters), leaves its group when it stops cleanly, and
+// rides out Redis and PostgreSQL outages.
 #pragma once
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "core/error.h"
+#include "hot/stream.h"
 #include "redis/connection.h"
 #include "service/leaderboards.h"
 
@@ -27,13 +31,23 @@ struct Backoff {
 };
 
 struct IngestOptions {
-  std::string stream;  // default "<prefix>:events"
+  // Read together in the group: at least one, none twice (see stream_list_problem). Each
+  // stream's dead letters go to "<stream>:dead". An entry's order token (and in-flight
+  // marker) is "<entry id>" in the first stream, "<stream>:<entry id>" in the others (so
+  // equal entry ids of two streams are two events, and adding streams to a list never
+  // renames the first one's entries); each stream has its own markers anyway.
+  std::vector<std::string> streams;
   std::string group = "boardkeeper";
-  std::string consumer;        // default "<host>-<pid>"
-  std::int64_t batch = 1000;   // entries per read
-  Millis block{1000};          // how long one read waits for new entries
-  Millis reclaim_idle{30000};  // pending this long at another consumer: take it over
-  bool drain = false;          // stop when nothing is left to read
+  std::string consumer;               // default "<host>-<pid>"
+  std::int64_t batch = 1000;          // entries per read, per stream
+  Millis block{1000};                 // how long one read waits for new entries
+  Millis reclaim_idle{30000};         // pending this long at another consumer: take it over
+  bool drain = false;                 // stop when nothing is left to read
+  bool trim = true;                   // trim what every group of a stream has acknowledged
+  std::int64_t dead_maxlen = 100000;  // each <stream>:dead is capped near this (MAXLEN ~)
+  // How often the streams' bounds are looked at (and trimmed), also when idle after
+  // acknowledging, and once more when the consumer stops.
+  Millis bounds_every{1000};
   // Between attempts while Redis (or PostgreSQL, when it fails a batch) fails.
   Backoff reconnect{Millis{100}, Millis{10000}};
   // Between re-reads of this consumer's own pending entries (left pending because the cold
@@ -53,8 +67,13 @@ struct IngestStats {
   std::int64_t dead_letter_failures = 0;  // left pending: their dead letter was refused
   std::int64_t rehydrated = 0;            // member periods brought back from the cold tier
   std::int64_t postgres_errors = 0;       // batches in which the cold tier was unreachable
+  std::int64_t trimmed = 0;               // stream entries trimmed (acknowledged by every group)
   // Of `dead`, by why: "malformed" or a service::refusal_label ("closed", ...).
   std::map<std::string, std::int64_t> dead_by_reason;
+  // Per stream, as its bounds were last looked at: every entry below this id is acknowledged
+  // by the group (so nothing below it is in flight). Absent while the group does not exist.
+  // operator+= takes the other's (later) values.
+  std::map<std::string, hot::StreamId> acknowledged_below;
 
   IngestStats& operator+=(const IngestStats& other);
 };
@@ -74,10 +93,14 @@ class IngestObserver {
   // A batch was done (applied, dead-lettered, acknowledged or left pending): its own
   // counts and how long it took.
   virtual void batch_done(const IngestStats& /*batch*/, std::chrono::duration<double> /*took*/) {}
+  // A stream's bounds were looked at (every IngestOptions::bounds_every, and at the end).
+  virtual void stream_bounds(const std::string& /*stream*/, const hot::StreamBounds& /*bounds*/) {}
 };
 
 // Runs until `stop` becomes true (checked between batches and during every wait) or, with
-// drain, until the stream has nothing more for this group. `redis` may be unconnected
+// drain, until the streams have nothing more for this group. Stopping so (not while Redis
+// fails), it looks at the streams' bounds once more and leaves the group of each stream
+// where nothing is pending at it. `redis` may be unconnected
 // (Connect::later): it is connected, and reconnected after every failure, with backoff.
 // Redis and PostgreSQL failures never end the run; entries not yet acknowledged stay
 // pending and are read again (their event ids, or the stream entry id when an event has

@@ -150,6 +150,11 @@ TEST(ConfigTest, DefaultsApplyToOmittedKeys) {
   EXPECT_EQ(b.dedupe_window, hours{24});
   EXPECT_EQ(b.grace, minutes{10});
   EXPECT_EQ(b.retention_for(b.periods.at(0)), hours{48});
+  EXPECT_EQ(c.ingest.streams, std::vector<std::string>{"lb:events"});
+  EXPECT_EQ(c.ingest.group, "boardkeeper");
+  EXPECT_EQ(c.ingest.reclaim_idle, std::chrono::seconds{30});
+  EXPECT_TRUE(c.ingest.trim);
+  EXPECT_EQ(c.ingest.dead_maxlen, 100000);
 }
 
 TEST(ConfigTest, EmptySectionsMeanDefaults) {
@@ -157,6 +162,93 @@ TEST(ConfigTest, EmptySectionsMeanDefaults) {
   EXPECT_EQ(c.redis.key_prefix, "lb");
   EXPECT_EQ(c.postgres.schema, "boardkeeper");
   EXPECT_EQ(c.boards.at(0).grace, minutes{10});
+}
+
+// --- ingest ---
+
+TEST(ConfigTest, IngestSectionParsesEveryKey) {
+  const Config c = parse(
+      "ingest:\n"
+      "  stream: app:scores\n"
+      "  group: leaderboards\n"
+      "  reclaim_idle: 2m\n"
+      "  trim: false\n"
+      "  dead_maxlen: 5000\n" +
+      minimal());
+  EXPECT_EQ(c.ingest.streams, std::vector<std::string>{"app:scores"});
+  EXPECT_EQ(c.ingest.group, "leaderboards");
+  EXPECT_EQ(c.ingest.reclaim_idle, minutes{2});
+  EXPECT_FALSE(c.ingest.trim);
+  EXPECT_EQ(c.ingest.dead_maxlen, 5000);
+}
+
+TEST(ConfigTest, IngestStreamMayBeAList) {
+  const Config c = parse("ingest:\n  stream: [a:events, b:events]\n" + minimal());
+  EXPECT_EQ(c.ingest.streams, (std::vector<std::string>{"a:events", "b:events"}));
+  const Config block = parse("ingest:\n  stream:\n    - a\n    - b\n    - c\n" + minimal());
+  EXPECT_EQ(block.ingest.streams, (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST(ConfigTest, IngestStreamDefaultsToThePrefixesEventsStream) {
+  EXPECT_EQ(parse("redis:\n  key_prefix: app\n" + minimal()).ingest.streams,
+            std::vector<std::string>{"app:events"});
+  EXPECT_EQ(parse("ingest:\n" + minimal()).ingest.streams, std::vector<std::string>{"lb:events"});
+  // The prefix is read wherever the sections stand.
+  EXPECT_EQ(parse("ingest:\n  trim: true\nredis:\n  key_prefix: app\n" + minimal()).ingest.streams,
+            std::vector<std::string>{"app:events"});
+}
+
+TEST(ConfigTest, BadIngestValues) {
+  const auto p = problems_of(
+      "ingest:\n"
+      "  group: \"\"\n"       // 2
+      "  reclaim_idle: 0s\n"  // 3
+      "  trim: yes\n"         // 4
+      "  dead_maxlen: 0\n"    // 5
+      "  bogus: 1\n" +        // 6
+      minimal());
+  EXPECT_TRUE(HasProblem(p, 2, 10, "ingest.group must not be empty"));
+  EXPECT_TRUE(HasProblem(p, 3, 17, "ingest.reclaim_idle must be longer than 0"));
+  EXPECT_TRUE(HasProblem(p, 4, 9, "ingest.trim must be true or false, not the scalar 'yes'"));
+  EXPECT_TRUE(HasProblem(p, 5, 16, "ingest.dead_maxlen must be at least 1, not 0"));
+  EXPECT_TRUE(HasProblem(p, 6, 3, "unknown key 'bogus' in the ingest section"));
+  EXPECT_EQ(p.size(), 5U);
+  EXPECT_TRUE(HasProblem(problems_of("ingest:\n  dead_maxlen: -5\n" + minimal()), 2, 16,
+                         "at least 1, not -5"));
+  EXPECT_TRUE(HasProblem(problems_of("ingest:\n  dead_maxlen: lots\n" + minimal()), 2, 16,
+                         "ingest.dead_maxlen must be a whole number"));
+  EXPECT_TRUE(HasProblem(problems_of("ingest:\n  reclaim_idle: soon\n" + minimal()), 2, 17,
+                         "ingest.reclaim_idle 'soon' is not a duration"));
+  EXPECT_TRUE(HasProblem(problems_of("ingest: [a]\n" + minimal()), 1, 9,
+                         "ingest must be a map of `key: value` lines, not a list"));
+  EXPECT_TRUE(HasProblem(problems_of("ingest:\n  dead_mxlen: 5\n" + minimal()), 2, 3,
+                         "(did you mean 'dead_maxlen'?)"));
+}
+
+TEST(ConfigTest, BadIngestStreams) {
+  EXPECT_TRUE(HasProblem(problems_of("ingest:\n  stream: []\n" + minimal()), 2, 11,
+                         "ingest.stream must be a stream key or a list of stream keys"));
+  EXPECT_TRUE(
+      HasProblem(problems_of("ingest:\n  stream: {a: 1}\n" + minimal()), 2, 11, "not a map"));
+  EXPECT_TRUE(HasProblem(problems_of("ingest:\n  stream:\n" + minimal()), 2, 3, "not nothing"));
+  EXPECT_TRUE(HasProblem(problems_of("ingest:\n  stream: \"\"\n" + minimal()), 2, 11,
+                         "a stream key must not be empty"));
+  EXPECT_TRUE(HasProblem(problems_of("ingest:\n  stream: [a, [b]]\n" + minimal()), 2, 15,
+                         "not a list holding a list"));
+  EXPECT_TRUE(HasProblem(problems_of("ingest:\n  stream: [a, b, a]\n" + minimal()), 2, 18,
+                         "stream 'a' is listed twice (first at test.yaml:2:12)"));
+  EXPECT_TRUE(HasProblem(problems_of("ingest:\n  stream: [a:dead, a]\n" + minimal()), 2, 20,
+                         "stream 'a:dead' is the dead-letter stream of 'a'"));
+  EXPECT_TRUE(HasProblem(problems_of("ingest:\n  stream: [a, a:dead]\n" + minimal()), 2, 15,
+                         "stream 'a:dead' is the dead-letter stream of 'a'"));
+}
+
+TEST(ConfigTest, StreamListProblems) {
+  EXPECT_EQ(stream_list_problem({"a", "b"}), std::nullopt);
+  EXPECT_EQ(stream_list_problem({}), "no stream to consume");
+  EXPECT_EQ(stream_list_problem({"a", ""}), "a stream key must not be empty");
+  EXPECT_EQ(stream_list_problem({"a", "b", "a"}), "stream 'a' is listed twice");
+  EXPECT_NE(stream_list_problem({"x:dead", "x"}), std::nullopt);
 }
 
 TEST(ConfigTest, BoardAccessors) {
@@ -187,7 +279,7 @@ TEST(ConfigTest, LayoutUsesLongestPeriodAtResolution) {
 TEST(ConfigTest, UnknownTopLevelKey) {
   const auto p = problems_of(minimal() + "extra: 1\n");
   EXPECT_TRUE(HasProblem(p, 6, 1, "unknown key 'extra' at the top level"));
-  EXPECT_TRUE(HasProblem(p, 6, 1, "known keys are: redis, postgres, boards"));
+  EXPECT_TRUE(HasProblem(p, 6, 1, "known keys are: redis, postgres, ingest, boards"));
 }
 
 TEST(ConfigTest, UnknownBoardKeySuggestsTheClosest) {
@@ -734,6 +826,11 @@ TEST(ConfigTest, ExampleFileLoads) {
   EXPECT_EQ(c.redis.url, "redis://127.0.0.1:6379/0");
   EXPECT_EQ(c.redis.key_prefix, "lb");
   EXPECT_EQ(c.postgres.schema, "boardkeeper");
+  EXPECT_EQ(c.ingest.streams, std::vector<std::string>{"lb:events"});
+  EXPECT_EQ(c.ingest.group, "boardkeeper");
+  EXPECT_EQ(c.ingest.reclaim_idle, std::chrono::seconds{30});
+  EXPECT_TRUE(c.ingest.trim);
+  EXPECT_EQ(c.ingest.dead_maxlen, 100000);
   ASSERT_GE(c.boards.size(), 1U);
   const BoardConfig& points = c.boards[0];
   EXPECT_EQ(points.pattern, "points");

@@ -467,6 +467,61 @@ TEST_F(MetricsCliTest, IngestServesLiveMetricsAndProbes) {
   EXPECT_EQ(get(port, "/healthz").status, 0);  // nobody listens any more
 }
 
+// The stream's bounds as gauges: lag and pending of the group, the stream's length (held
+// up here by another group that reads nothing), and what was trimmed.
+TEST_F(MetricsCliTest, IngestReportsItsStreamsLagPendingAndLength) {
+  const std::string stream = prefix + ":events";
+  const std::string dead = stream + ":dead";
+  conn.command({"SET", dead, "not a stream"}).checked();  // dead letters fail: stay pending
+  std::vector<redis::Args> events;
+  for (int i = 0; i < 20; ++i) {
+    events.push_back({"XADD", stream, "*", "board", "pts", "member", "m" + std::to_string(i),
+                      "value", "1", "at", "2027-01-04T10:00:00Z"});
+  }
+  for (int i = 0; i < 3; ++i) {
+    events.push_back({"XADD", stream, "*", "board", "pts", "member", "x", "value", "many"});
+  }
+  for (const auto& r : conn.pipeline(events)) r.checked();
+  conn.command({"XGROUP", "CREATE", stream, "other", "0"}).checked();
+  const std::string log = dir + "/ingest-bounds.log";
+  const int pid = test::spawn_cli(
+      {"--config", config_path, "--now=2027-01-04T12:00:00Z", "ingest", "--listen", "127.0.0.1:0"},
+      log);
+  const int port = listening_port(log);
+  ASSERT_GT(port, 0);
+  const test::prom::LabelMap labels{{"stream", stream}};
+  test::prom::Exposition e;
+  const auto gauge = [&](const std::string& name) {
+    const auto v = e.value(name, labels);
+    return v ? *v : -1.0;
+  };
+  for (int i = 0; i < 100; ++i, std::this_thread::sleep_for(100ms)) {
+    e = parse_ok(get(port, "/metrics").body);
+    if (gauge("boardkeeper_ingest_pending_entries") == 3 &&
+        gauge("boardkeeper_ingest_lag_entries") == 0) {
+      break;
+    }
+  }
+  EXPECT_EQ(gauge("boardkeeper_ingest_lag_entries"), 0);
+  EXPECT_EQ(gauge("boardkeeper_ingest_pending_entries"), 3);
+  EXPECT_EQ(gauge("boardkeeper_ingest_stream_length_entries"), 23);
+  EXPECT_EQ(gauge("boardkeeper_ingest_entries_trimmed_total"), 0);
+  EXPECT_EQ(e.family("boardkeeper_ingest_lag_entries")->type, "gauge");
+
+  // The other group goes away: what ours acknowledged is trimmed, up to its first pending.
+  conn.command({"XGROUP", "DESTROY", stream, "other"}).checked();
+  for (int i = 0; i < 100; ++i, std::this_thread::sleep_for(100ms)) {
+    e = parse_ok(get(port, "/metrics").body);
+    if (gauge("boardkeeper_ingest_stream_length_entries") == 3) break;
+  }
+  EXPECT_EQ(gauge("boardkeeper_ingest_stream_length_entries"), 3);
+  EXPECT_EQ(gauge("boardkeeper_ingest_entries_trimmed_total"), 20);
+  EXPECT_EQ(gauge("boardkeeper_ingest_lag_entries"), 0);  // still known after trimming
+  EXPECT_EQ(conn.command({"XLEN", stream}).as_int(), 3);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+}
+
 TEST_F(MetricsCliTest, IngestIsNotReadyWhileRedisDoesNotAnswer) {
   // A "Redis" that accepts connections and never answers: ingest waits for its first reply.
   int redis_port = 0;

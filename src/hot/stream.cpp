@@ -1,0 +1,65 @@
+// Stream bounds: ids parsed exactly (std::from_chars), the two scripts' replies typed.
+#include "hot/stream.h"
+
+#include <charconv>
+
+#include "embedded/hot_lua.h"
+#include "redis/error.h"
+
+namespace bk::hot {
+namespace {
+
+std::optional<std::uint64_t> decimal(std::string_view text) {
+  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::optional<StreamId> StreamId::parse(std::string_view text) {
+  const std::size_t dash = text.find('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  const auto ms = decimal(text.substr(0, dash));
+  const auto seq = decimal(text.substr(dash + 1));
+  if (!ms || !seq) return std::nullopt;
+  return StreamId{*ms, *seq};
+}
+
+std::string StreamId::text() const {
+  return std::to_string(ms) + "-" + std::to_string(seq);
+}
+
+StreamKeeper::StreamKeeper()
+    : bounds_(embedded::hot_lua::stream_bounds_lua), leave_(embedded::hot_lua::stream_leave_lua) {}
+
+StreamBounds StreamKeeper::bounds(redis::Connection& conn, const GroupRef& ref, Trim trim) {
+  const redis::Reply r =
+      bounds_.eval(conn, {ref.stream}, {ref.group, trim == Trim::acknowledged ? "1" : "0"});
+  r.checked();
+  StreamBounds out;
+  if (!r.at(0).is_nil()) {
+    out.acknowledged_below = StreamId::parse(r.at(0).as_string());
+    if (!out.acknowledged_below) {
+      throw redis::ReplyError("stream bounds of " + ref.stream + ": '" + r.at(0).as_string() +
+                              "' is not a stream entry id");
+    }
+  }
+  if (!r.at(1).is_nil()) out.lag = r.at(1).as_int();
+  out.pending = r.at(2).as_int();
+  out.length = r.at(3).as_int();
+  out.trimmed = r.at(4).as_int();
+  return out;
+}
+
+Departure StreamKeeper::leave(redis::Connection& conn, const GroupRef& ref,
+                              const std::string& consumer) {
+  const std::int64_t r = leave_.eval(conn, {ref.stream}, {ref.group, consumer}).checked().as_int();
+  if (r == 1) return Departure::left;
+  if (r == 0) return Departure::pending;
+  return Departure::no_group;
+}
+
+}  // namespace bk::hot

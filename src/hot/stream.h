@@ -1,0 +1,81 @@
+// An event stream kept bounded: entry ids as numbers, the bounds of a consumer group (what it
+// has acknowledged, its lag and pending entries) with the trimming of what every group has
+// acknowledged, and a consumer leaving its group without dropping pending entries.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "redis/connection.h"
+#include "redis/script.h"
+
+namespace bk::hot {
+
+// A stream entry id "<ms>-<seq>": two 64-bit unsigned integers, ordered as Redis orders them.
+struct StreamId {
+  std::uint64_t ms = 0;
+  std::uint64_t seq = 0;
+
+  // "<ms>-<seq>" in decimal; nullopt for anything else (no "-", a partial id, a sign...).
+  static std::optional<StreamId> parse(std::string_view text);
+  std::string text() const;
+
+  friend bool operator<(const StreamId& a, const StreamId& b) {
+    return a.ms != b.ms ? a.ms < b.ms : a.seq < b.seq;
+  }
+  friend bool operator==(const StreamId& a, const StreamId& b) {
+    return a.ms == b.ms && a.seq == b.seq;
+  }
+  friend bool operator!=(const StreamId& a, const StreamId& b) { return !(a == b); }
+};
+
+// A consumer group of a stream.
+struct GroupRef {
+  std::string stream;
+  std::string group;
+};
+
+enum class Trim {
+  keep,          // only look
+  acknowledged,  // remove the entries every consumer group has acknowledged
+};
+
+struct StreamBounds {
+  // Every entry of the stream below this id is acknowledged by the group (or was never for
+  // it); nullopt when the group (or the stream) does not exist.
+  std::optional<StreamId> acknowledged_below;
+  // Entries not yet delivered to the group (XINFO GROUPS `lag`); nullopt when Redis cannot
+  // tell (entries were deleted with XDEL past the group's position, or no group).
+  std::optional<std::int64_t> lag;
+  std::int64_t pending = 0;  // delivered to the group and not acknowledged
+  std::int64_t length = 0;   // XLEN, after trimming
+  std::int64_t trimmed = 0;  // entries removed by this call
+};
+
+enum class Departure {
+  left,      // the consumer is no longer in the group (removed, or it was not there)
+  pending,   // kept: entries are pending at it, and would be lost with it
+  no_group,  // the stream or the group does not exist
+};
+
+// The scripts of one connection's user (each caches its SHA1 per server, see redis::Script).
+class StreamKeeper {
+ public:
+  StreamKeeper();
+
+  // One atomic look at every group of the stream; with Trim::acknowledged, also XTRIM MINID
+  // (exact) to the first entry any group still needs. Nothing is trimmed when the stream has
+  // no groups or `ref.group` does not exist. Throws redis errors.
+  StreamBounds bounds(redis::Connection& conn, const GroupRef& ref, Trim trim);
+
+  // XGROUP DELCONSUMER, only when nothing is pending at the consumer (checked in the same
+  // script). Throws redis errors.
+  Departure leave(redis::Connection& conn, const GroupRef& ref, const std::string& consumer);
+
+ private:
+  redis::Script bounds_;
+  redis::Script leave_;
+};
+
+}  // namespace bk::hot
