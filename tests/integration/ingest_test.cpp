@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "harness.h"
+#include "hot/keys.h"
 #include "service/leaderboards.h"
 
 namespace bk {
@@ -179,6 +180,55 @@ TEST(Ingest, AnEntryPendingLongerThanTheDedupeWindowIsAppliedOnce) {
     EXPECT_EQ(rows[0].points, 7) << period;
     EXPECT_EQ(rows[1].points, 5) << period;
   }
+}
+
+// The in-flight markers follow the entries in flight, not the events seen: once the group
+// has acknowledged a burst, the next call to the board drops the burst's markers.
+TEST(Ingest, InFlightMarkersLeaveOnceTheirEntriesAreAcknowledged) {
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, kBoards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  const std::string stream = prefix + ":events";
+  const std::string markers = hot::BoardKeys(prefix, "ing").inflight(stream);
+  redis::Connection conn = test::connect_redis();
+  // Entry ids one millisecond apart: markers are dropped by the milliseconds of the group's
+  // bound, so the entries of the bound's own millisecond stay until it moves on.
+  std::int64_t next_ms = to_epoch_ms(Clock().now());
+  const auto burst = [&](int n, const std::string& tag) {
+    std::vector<redis::Args> adds;
+    for (int i = 0; i < n; ++i) {
+      adds.push_back({"XADD", stream, std::to_string(next_ms++) + "-0", "board", "ing", "member",
+                      tag + std::to_string(i % 50), "value", "1", "at", "2027-01-04T10:00:00Z"});
+    }
+    for (const auto& r : conn.pipeline(adds)) r.checked();
+  };
+  const auto caught_up = [&] {
+    for (int i = 0; i < 300; ++i, std::this_thread::sleep_for(50ms)) {
+      const redis::Reply groups = conn.command({"XINFO", "GROUPS", stream});
+      if (!groups.is_error() && !groups.elements.empty() && field(groups.at(0), "lag") == 0 &&
+          field(groups.at(0), "pending") == 0) {
+        return true;
+      }
+    }
+    return false;
+  };
+  burst(500, "a");
+  const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"},
+                                  "/tmp/bk-ingest-marks-" + prefix + ".log");
+  ASSERT_TRUE(caught_up());
+  EXPECT_EQ(conn.command({"ZCARD", markers}).as_int(), 500);
+  std::this_thread::sleep_for(1500ms);  // the consumer looks at the group's bounds meanwhile
+  burst(10, "b");
+  ASSERT_TRUE(caught_up());
+  // The burst's ten, and the last of the first burst (the bound's millisecond).
+  EXPECT_EQ(conn.command({"ZCARD", markers}).as_int(), 11);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0);
+  const Config config = test::make_config(prefix, kBoards);
+  service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
+  std::int64_t total = 0;
+  for (const auto& r : lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 1000)) total += r.points;
+  EXPECT_EQ(total, 510);
 }
 
 // A dead letter that cannot be written (its key holds a string) leaves its entry pending,
