@@ -64,6 +64,9 @@ struct HotBatch {
   // Every entry of the stream below this id's milliseconds is acknowledged: their markers
   // are dropped (0: nothing known).
   std::int64_t acknowledged_below_ms = 0;
+  // false: applied events come back without their points (HotResult::points empty), which
+  // the script builds and Redis sends a good deal faster (the stream consumer's case).
+  bool want_points = true;
 
   // A copy of everything but the events (for a call that sends some of them again).
   HotBatch without_events() const {
@@ -77,6 +80,7 @@ struct HotBatch {
     b.stream = stream;
     b.check_inflight = check_inflight;
     b.acknowledged_below_ms = acknowledged_below_ms;
+    b.want_points = want_points;
     return b;
   }
 };
@@ -97,7 +101,9 @@ enum class HotOutcome {
 struct HotResult {
   HotOutcome outcome = HotOutcome::applied;
   std::vector<std::int64_t> points;     // applied: new points, parallel to the event's slots
-  std::vector<bool> rehydrated;         // applied: written from the cold value, per slot
+                                        // (empty when the batch did not want them)
+  std::vector<bool> rehydrated;         // applied: written from the cold value, per slot (slots
+                                        // past its end were not)
   std::string period;                   // closed / out_of_range / expired: "<period>:<id>"
   std::int64_t refused_points = 0;      // out_of_range: the points it would have reached
   std::vector<std::size_t> cold_slots;  // needs_cold: slots to look up

@@ -118,7 +118,8 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
        std::string(!inflight              ? kInflightOff
                    : batch.check_inflight ? kInflightCheck
                                           : kInflightMark),
-       std::to_string(batch.acknowledged_below_ms)};
+       std::to_string(batch.acknowledged_below_ms),
+       batch.want_points ? "1" : "0"};
   for (const PeriodSlot& s : batch.slots) {
     a.push_back(registry_member(s.period_name, s.period.id));
     a.push_back(std::to_string(to_epoch_ms(s.period.start)));
@@ -144,6 +145,13 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
 
 HotResult parse_update_reply(const redis::Reply& r) {
   HotResult out;
+  if (r.type == redis::Reply::Type::integer) {
+    // Applied, without points: the rehydrated bit mask alone.
+    for (std::int64_t mask = r.as_int(); mask != 0; mask >>= 1) {
+      out.rehydrated.push_back((mask & 1) != 0);
+    }
+    return out;
+  }
   if (r.at(0).type == redis::Reply::Type::integer) {
     // Applied: {rehydrated bit mask, points per slot...}.
     const std::int64_t mask = r.at(0).as_int();

@@ -14,7 +14,7 @@
 -- then 3 per slot j  (1-based): the live ZSET, its :meta HASH, its :stale SET (members that
 --                    may be hot and cold at once)
 -- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents hold sync
---   nbuckets ids_ttl_ms inflight acknowledged_below_ms
+--   nbuckets ids_ttl_ms inflight acknowledged_below_ms points
 --   hold "1": when an event must look up cold rows, also hold spills of that period from
 --   removing members for 2 seconds, so the look-up cannot go stale (a writer that kept
 --   losing the race to a busy spill asks for this; it guarantees progress)
@@ -26,6 +26,7 @@
 --   entry id) is marked; "2" marked, and an event whose entry is marked already is a "dup"
 --   (it was applied before its entry was read again). acknowledged_below_ms: markers of
 --   entries below it are dropped first (their entries are acknowledged: never read again).
+--   points: "1" an applied event answers {mask, points...}; "0" only its mask (an integer)
 --   per slot (6): registry_member start_ms span_units resolution_ms expire_at_ms end_ms
 --   per event: member value at_ms event_id order_token used, where used is "*" (every slot,
 --     in order, nothing known of the cold tier: the common event) or nslots_used followed,
@@ -52,7 +53,8 @@
 -- handled is an integer below 2^53, so Lua's doubles hold it exactly.
 -- Returns one array per event:
 --   {mask, points...}  applied: integers; bit i-1 of mask is set when used slot i was written
---     from its cold value (rehydrated), then the new points per used slot
+--     from its cold value (rehydrated), then the new points per used slot (with points "0":
+--     the mask alone, an integer instead of an array)
 --   {"dup"}  {"closed", period}  {"range", period, points}
 --   {"cold", slot, gen, ...}  the member is absent from spilled periods: look up its cold
 --     rows and call again with them
@@ -72,6 +74,7 @@ local nslots, nevents = tonumber(ARGV[6]), tonumber(ARGV[7])
 local hold = ARGV[8] == '1'
 local nbuckets, ids_ttl = tonumber(ARGV[10]), ARGV[11]
 local inflight_mode, acked_below = ARGV[12], tonumber(ARGV[13])
+local want_points = ARGV[14] == '1'
 local inflight_key = inflight_mode ~= '0' and KEYS[4 + nbuckets] or nil
 local slot_key0 = 3 + nbuckets + (inflight_key and 1 or 0)  -- KEYS before the slots' keys
 
@@ -82,7 +85,7 @@ if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
 end
 
 local slots = {}
-local a = 14
+local a = 15
 for j = 1, nslots do
   slots[j] = {
     reg = ARGV[a], start = tonumber(ARGV[a + 1]), span = tonumber(ARGV[a + 2]),
@@ -246,7 +249,7 @@ local function apply_event(member, value, at, event_id, used, cold)
       if cold[i] ~= '?' then redis.call('HDEL', slots[used[i]].meta, 'hold_until') end
     end
   end
-  local out, mask, bit = {0}, 0, 1
+  local out, mask, bit = want_points and {0} or nil, 0, 1
   for i = 1, nused do
     local s = slots[used[i]]
     if p_write[i] then
@@ -264,14 +267,15 @@ local function apply_event(member, value, at, event_id, used, cold)
       redis.call('HINCRBY', s.meta, 'rgen', 1)
       mask = mask + bit
     end
-    out[i + 1] = p_points[i]
+    if out then out[i + 1] = p_points[i] end
     bit = bit * 2
   end
-  out[1] = mask
   if event_id ~= '' then
     seen_ids[event_id] = true
     new_ids[#new_ids + 1] = event_id
   end
+  if not out then return mask end
+  out[1] = mask
   return out
 end
 
@@ -394,7 +398,8 @@ for e = 1, nevents do
     results[e] = {'waiting'}
   else
     results[e] = apply_event(ev.member, ev.value, ev.at, ev.id, ev.used, ev.cold)
-    local status = results[e][1]
+    local r = results[e]
+    local status = type(r) == 'table' and r[1] or r
     if status == 'range' and ev.merged then
       results[e] = {'split'}
       split[ev.member], split_any = true, true

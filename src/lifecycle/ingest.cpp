@@ -555,7 +555,8 @@ class Consumer {
   // The updates of each stream in one call (the service takes one stream's entries per
   // board and call; the order between streams is not kept anyway), results in order.
   std::vector<service::UpdateResult> apply_per_stream(const std::vector<service::Update>& updates) {
-    if (streams_.size() == 1) return boards_.apply(updates);
+    constexpr auto kStatus = service::Leaderboards::Detail::status;  // points are not used here
+    if (streams_.size() == 1) return boards_.apply(updates, kStatus);
     std::map<std::string, std::vector<std::size_t>> of_stream;
     for (std::size_t k = 0; k < updates.size(); ++k) of_stream[updates[k].stream].push_back(k);
     std::vector<service::UpdateResult> results(updates.size());
@@ -563,7 +564,7 @@ class Consumer {
       std::vector<service::Update> part;
       part.reserve(ks.size());
       for (const std::size_t k : ks) part.push_back(updates[k]);
-      auto got = boards_.apply(part);
+      auto got = boards_.apply(part, kStatus);
       for (std::size_t j = 0; j < ks.size(); ++j) results[ks[j]] = std::move(got[j]);
     }
     return results;

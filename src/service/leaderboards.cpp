@@ -165,10 +165,11 @@ struct Leaderboards::Batches {
   std::vector<std::vector<std::vector<std::size_t>>> of;  // per batch, per sent event: its singles
 };
 
-std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates) {
+std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates, Detail detail) {
   std::vector<UpdateResult> results(updates.size());
   auto groups = plan_all(updates, results);
   Batches b = make_batches(updates, groups);
+  for (hot::HotBatch& batch : b.batches) batch.want_points = detail == Detail::points;
   if (!b.batches.empty()) {
     const auto hot_results = apply_with_rehydration(b.batches);
     // Coalesced events the script split go again as their events, one by one.
@@ -378,7 +379,7 @@ void Leaderboards::report(const hot::HotBatch& batch, const hot::HotResult& r,
                           const hot::HotEvent& e, const Update& u, UpdateResult& out) const {
   switch (r.outcome) {
     case hot::HotOutcome::applied:
-      for (std::size_t k = 0; k < e.slots.size(); ++k) {
+      for (std::size_t k = 0; k < e.slots.size() && !r.points.empty(); ++k) {
         const hot::PeriodSlot& s = batch.slots[e.slots[k]];
         out.points.push_back({s.period_name, s.period.id, r.points.at(k)});
       }
@@ -623,7 +624,9 @@ std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
           // The member is hot again with its cold points. Its cold row stays (the :stale set
           // hides it from reads; the next spill of the member or the archive supersedes it):
           // should Redis roll back past this moment, the points are still in PostgreSQL.
-          if (r.rehydrated.at(k) && used_hits[rb][n][k]) ++counters_.rehydrated;
+          if (k < r.rehydrated.size() && r.rehydrated[k] && used_hits[rb][n][k]) {
+            ++counters_.rehydrated;
+          }
         }
       }
     }

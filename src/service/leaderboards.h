@@ -129,7 +129,11 @@ class Leaderboards {
 
   // Applies updates in order. Updates of one board go in one script call per chunk; chunks
   // of different boards are pipelined. A refused update does not stop the others.
-  std::vector<UpdateResult> apply(const std::vector<Update>& updates);
+  // Detail::status: applied results come without their points (faster; what a consumer
+  // that only counts needs).
+  enum class Detail { points, status };
+  std::vector<UpdateResult> apply(const std::vector<Update>& updates,
+                                  Detail detail = Detail::points);
   UpdateResult apply(const Update& update);
 
   // Every entry of `stream` below this id's milliseconds is acknowledged in the consumer

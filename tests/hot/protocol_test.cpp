@@ -97,12 +97,12 @@ TEST(ProtocolTest, TheCommonEventIsAStar) {
                          "lb:{arena}:daily:2026-11-25", "lb:{arena}:daily:2026-11-25:meta",
                          "lb:{arena}:daily:2026-11-25:stale", "lb:{arena}:weekly:2026-W48",
                          "lb:{arena}:weekly:2026-W48:meta", "lb:{arena}:weekly:2026-W48:stale"}));
-  const redis::Args header(c.args.begin(), c.args.begin() + 13);
+  const redis::Args header(c.args.begin(), c.args.begin() + 14);
   EXPECT_EQ(header,
-            (redis::Args{"b", "d", "e", "0", "1000", "2", "1", "0", "1", "0", "0", "0", "0"}));
-  const redis::Args daily(c.args.begin() + 13, c.args.begin() + 19);
+            (redis::Args{"b", "d", "e", "0", "1000", "2", "1", "0", "1", "0", "0", "0", "0", "1"}));
+  const redis::Args daily(c.args.begin() + 14, c.args.begin() + 20);
   EXPECT_EQ(daily, (redis::Args{"daily:2026-11-25", "1000", "86400000", "1", "3000", "2000"}));
-  const redis::Args ev(c.args.begin() + 25, c.args.end());
+  const redis::Args ev(c.args.begin() + 26, c.args.end());
   EXPECT_EQ(ev, (redis::Args{"ann", "5", "1500", "", "", "*"}));
 }
 
@@ -116,7 +116,7 @@ TEST(ProtocolTest, ColdValuesAndPartialSlotsAreSpelledOut) {
   b.events = {e, f};
   const auto c = protocol::marshal_update("lb", b, false);
   EXPECT_EQ(c.args.at(8), "0");  // no cold tier
-  const redis::Args rest(c.args.begin() + 25, c.args.end());
+  const redis::Args rest(c.args.begin() + 26, c.args.end());
   EXPECT_EQ(rest, (redis::Args{"bob", "-3", "1600", "", "", "1", "2", "p7:42",  //
                                "cy", "1", "1700", "", "", "2", "1", "a3", "2", "?"}));
 }
@@ -133,7 +133,7 @@ TEST(ProtocolTest, EventIdsBringTheBoardsIdBuckets) {
   EXPECT_EQ(c.keys.at(9), "lb:{arena}:daily:2026-11-25");
   EXPECT_EQ(c.args.at(9), "6");      // nbuckets
   EXPECT_EQ(c.args.at(10), "5000");  // the current bucket lives until 15'000
-  EXPECT_EQ(c.args.at(28), "e-1");
+  EXPECT_EQ(c.args.at(29), "e-1");
 }
 
 TEST(ProtocolTest, StreamEntriesBringTheInFlightMarkers) {
@@ -161,6 +161,18 @@ TEST(ProtocolTest, AppliedRepliesCarryPointsAndTheRehydratedMask) {
   EXPECT_EQ(r.outcome, HotOutcome::applied);
   EXPECT_EQ(r.points, (std::vector<std::int64_t>{7, -4}));
   EXPECT_EQ(r.rehydrated, (std::vector<bool>{false, true}));
+}
+
+TEST(ProtocolTest, WithoutPointsAnAppliedEventIsItsMask) {
+  HotBatch b = two_slot_batch();
+  b.events = {event("ann", 5, 1500)};
+  b.want_points = false;
+  EXPECT_EQ(protocol::marshal_update("lb", b, true).args.at(13), "0");
+  const auto r = protocol::parse_update_reply(integer(2));
+  EXPECT_EQ(r.outcome, HotOutcome::applied);
+  EXPECT_TRUE(r.points.empty());
+  EXPECT_EQ(r.rehydrated, (std::vector<bool>{false, true}));
+  EXPECT_TRUE(protocol::parse_update_reply(integer(0)).rehydrated.empty());
 }
 
 TEST(ProtocolTest, StatusReplies) {
