@@ -53,6 +53,8 @@ inline constexpr std::string_view kSplit = "split";
 // A coalesced event's order token (HotEvent::order_token) is this separator, then its
 // events' tokens each after one more: ",tok1,tok2" (just "," when they have none).
 inline constexpr char kTokenSeparator = ',';
+// After the leading separator of a coalesced replace: its value changed within the group.
+inline constexpr char kForced = '!';
 
 // Idempotency ids live in time buckets of dedupe_window / 4 of the caller's clock: an id is
 // written to the current bucket, whose TTL ends dedupe_window after the bucket ends, and

@@ -42,7 +42,9 @@
 --     caller where applying their sum is exactly what one by one would give; each token is
 --     marked in flight). Where it might not be (the member is held, or the sum leaves the
 --     range, which one by one would refuse only in part), it answers {"split"}: nothing
---     was written for it, the caller sends the events one by one.
+--     was written for it, the caller sends the events one by one. ",!,tok1,...": a coalesced
+--     replace whose value changed within it: it changes the time even if the value is the
+--     member's current one.
 --
 -- Reads and writes are batched: one ZMSCORE per period (and SMISMEMBER per id bucket) before
 -- the events, one ZADD per period (and one SADD) after. In between, the events see each
@@ -172,7 +174,7 @@ local p_score, p_points, p_write, p_cold = {}, {}, {}, {}
 -- Event ids applied (known before this call, or by an earlier event of it), and the new ones.
 local seen_ids, new_ids = {}, {}
 
-local function apply_event(member, value, at, event_id, used, cold)
+local function apply_event(member, value, at, event_id, used, cold, forced)
   local nused = #used
   for i = 1, nused do
     local s = slots[used[i]]
@@ -215,7 +217,7 @@ local function apply_event(member, value, at, event_id, used, cold)
           local better = (order == 'd' and value > old) or (order == 'a' and value < old)
           if better then points, changed = value, true else points, changed = old, false end
         else
-          points, changed = value, value ~= old
+          points, changed = value, value ~= old or forced
         end
       else
         points, changed = value, true
@@ -291,6 +293,7 @@ for e = 1, nevents do
   local ev = {member = ARGV[a], value = tonumber(ARGV[a + 1]), at = tonumber(ARGV[a + 2]),
               id = ARGV[a + 3], token = ARGV[a + 4]}
   ev.merged = string.byte(ev.token, 1) == 44  -- a leading comma
+  ev.forced = ev.merged and string.byte(ev.token, 2) == 33  -- then "!"
   if ARGV[a + 5] == '*' then
     ev.used, ev.cold = all_slots, all_unknown
     a = a + 6
@@ -397,7 +400,7 @@ for e = 1, nevents do
   elseif holder and holder ~= ev.token then
     results[e] = {'waiting'}
   else
-    results[e] = apply_event(ev.member, ev.value, ev.at, ev.id, ev.used, ev.cold)
+    results[e] = apply_event(ev.member, ev.value, ev.at, ev.id, ev.used, ev.cold, ev.forced)
     local r = results[e]
     local status = type(r) == 'table' and r[1] or r
     if status == 'range' and ev.merged then
@@ -405,9 +408,11 @@ for e = 1, nevents do
       split[ev.member], split_any = true, true
     elseif inflight_key and ev.token ~= '' and type(status) == 'number' then
       for token in string.gmatch(ev.token, '[^,]+') do
-        marked[token] = true
-        new_marks[#new_marks + 1] = string.match(token, '(%d+)%-%d+$') or '0'
-        new_marks[#new_marks + 1] = token
+        if token ~= '!' then
+          marked[token] = true
+          new_marks[#new_marks + 1] = string.match(token, '(%d+)%-%d+$') or '0'
+          new_marks[#new_marks + 1] = token
+        end
       end
     end
     if status == 'cold' then

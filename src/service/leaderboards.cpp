@@ -168,8 +168,7 @@ struct Leaderboards::Batches {
 std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates, Detail detail) {
   std::vector<UpdateResult> results(updates.size());
   auto groups = plan_all(updates, results);
-  Batches b = make_batches(updates, groups);
-  for (hot::HotBatch& batch : b.batches) batch.want_points = detail == Detail::points;
+  Batches b = make_batches(updates, groups, detail == Detail::points);
   if (!b.batches.empty()) {
     const auto hot_results = apply_with_rehydration(b.batches);
     // Coalesced events the script split go again as their events, one by one.
@@ -270,7 +269,8 @@ std::map<std::string, Leaderboards::Group> Leaderboards::plan_all(
 // position: all events of one member go in the same call, which keeps them in order even
 // when some wait for the cold tier.
 Leaderboards::Batches Leaderboards::make_batches(const std::vector<Update>& updates,
-                                                 std::map<std::string, Group>& groups) {
+                                                 std::map<std::string, Group>& groups,
+                                                 bool want_points) {
   Batches out;
   const Instant now = clock_.now();
   for (auto& [board, g] : groups) {
@@ -291,6 +291,7 @@ Leaderboards::Batches Leaderboards::make_batches(const std::vector<Update>& upda
       batch.dedupe_window = config.dedupe_window;
       batch.now = now;
       batch.stream = stream;
+      batch.want_points = want_points;
       batch.acknowledged_below_ms = acked == acknowledged_below_.end() ? 0 : acked->second;
       std::map<std::pair<const PeriodSpec*, std::string>, std::size_t> slot_of;
       std::vector<std::size_t> idx;
@@ -321,41 +322,65 @@ Leaderboards::Batches Leaderboards::make_batches(const std::vector<Update>& upda
   return out;
 }
 
-// Coalescing: one member's increments of a call become one event where applying their sum
-// is exactly what one by one gives. That holds when they have no event ids (each id must
-// be looked up and remembered), go to the same periods, and all have one sign (then every
-// partial sum lies between the first and the last points, so the range check of the sum
-// covers them all, if the first value is in range too, for a new member starts there; when
-// the sum leaves the range the script splits the event, as it does for a held member). The time of
-// the sum is that of the last event that changed the points (the first event's when none did: it
-// sets a new member's time). Entries read again from a pending list are never coalesced (each must
-// be looked up in flight). Returns, per event of `batch` (filled here), the singles it stands for.
+// Coalescing: one member's events of a call become one event where applying it is exactly
+// what applying them one by one gives. Never for events with ids (each id must be looked up
+// and remembered), nor for entries read again from a pending list (each is looked up in
+// flight), nor across events that go to other periods; a later event of the member never
+// joins an earlier one over another event of the member.
+// - increment: all of one sign, the first in range. Every partial sum then lies between two
+//   points in range (the current points, or a new member's first value, and the sum), so
+//   the range check of the sum covers them all; when the sum leaves the range the script
+//   splits the event (as for a held member). The time is that of the last event that
+//   changed the points (the first's when none did: it sets a new member's time). Each
+//   event's points are the sum's less the increments after it.
+// - best and replace, only when the caller does not want points back (each event's points
+//   would depend on the current ones): all values in range (so none is refused). best sends
+//   the best value with the time of the first event that reached it (a later equal value is
+//   not better). replace sends the last value with the time of the start of the trailing run
+//   of equal values, and "forced" when that run does not start with the first event (the
+//   value changed within the group, so the time moves even if the final value is the
+//   current one).
+// Returns, per event of `batch` (filled here), the singles it stands for.
 std::vector<std::vector<std::size_t>> Leaderboards::coalesce(
     hot::HotBatch& batch, const std::vector<hot::HotEvent>& singles) const {
   std::vector<std::vector<std::size_t>> of;
+  std::vector<bool> forced;
   batch.events.clear();
-  const bool may = batch.policy == Policy::increment && !batch.check_inflight;
-  std::unordered_map<std::string_view, std::size_t> event_of;  // member -> its coalesced event
+  const Policy policy = batch.policy;
+  const bool may = !batch.check_inflight && (policy == Policy::increment || !batch.want_points);
   const ScoreLayout& l = batch.slots.front().layout;
+  const auto in_range = [&](std::int64_t v) { return v >= l.min_points && v <= l.max_points; };
+  const auto better = [&](std::int64_t a, std::int64_t b) {
+    return l.order == Order::desc ? a > b : a < b;
+  };
+  std::unordered_map<std::string_view, std::size_t> event_of;  // member -> its coalesced event
   for (std::size_t p = 0; p < singles.size(); ++p) {
     const hot::HotEvent& e = singles[p];
     const bool joinable = may && e.event_id.empty();
     const auto it = event_of.find(e.member);
     if (it != event_of.end()) {
       hot::HotEvent& into = batch.events[it->second];
-      const bool same_sign = (into.value >= 0 && e.value >= 0) || (into.value <= 0 && e.value <= 0);
-      const bool fits = std::abs(into.value) <= kMaxValue - std::abs(e.value);
-      if (joinable && into.slots == e.slots && same_sign && fits &&
-          into.order_token.empty() == e.order_token.empty()) {
-        into.value += e.value;
-        if (e.value != 0) into.at = e.at;
-        // A coalesced event's tokens start with the separator (also when it has none).
-        if (of[it->second].size() == 1) {
-          into.order_token.insert(0, 1, hot::protocol::kTokenSeparator);
-        }
-        if (!e.order_token.empty()) {
-          into.order_token += hot::protocol::kTokenSeparator;
-          into.order_token += e.order_token;
+      bool joins =
+          joinable && into.slots == e.slots && into.order_token.empty() == e.order_token.empty();
+      if (policy == Policy::increment) {
+        joins = joins && ((into.value >= 0 && e.value >= 0) || (into.value <= 0 && e.value <= 0)) &&
+                std::abs(into.value) <= kMaxValue - std::abs(e.value);
+      } else {
+        joins = joins && in_range(e.value);
+      }
+      if (joins) {
+        if (policy == Policy::increment) {
+          into.value += e.value;
+          if (e.value != 0) into.at = e.at;
+        } else if (policy == Policy::best) {
+          if (better(e.value, into.value)) {
+            into.value = e.value;
+            into.at = e.at;
+          }
+        } else if (e.value != into.value) {  // replace: a new trailing run starts here
+          into.value = e.value;
+          into.at = e.at;
+          forced[it->second] = true;
         }
         of[it->second].push_back(p);
         continue;
@@ -363,13 +388,27 @@ std::vector<std::vector<std::size_t>> Leaderboards::coalesce(
       // Whatever this event is, the member's later events must not join an earlier one.
       event_of.erase(it);
     }
-    // A run starts only with a value within the range: a new member's first points are
-    // that value, so its partial sums then lie between two points in range too.
-    if (joinable && e.value >= l.min_points && e.value <= l.max_points) {
-      event_of.emplace(e.member, batch.events.size());
-    }
+    if (joinable && in_range(e.value)) event_of.emplace(e.member, batch.events.size());
     batch.events.push_back(e);
     of.push_back({p});
+    forced.push_back(false);
+  }
+  // A coalesced event's order token: the separator (and "!" when forced), then its events'.
+  for (std::size_t n = 0; n < batch.events.size(); ++n) {
+    if (of[n].size() < 2) continue;
+    std::string token(1, hot::protocol::kTokenSeparator);
+    if (forced[n]) {
+      token += hot::protocol::kForced;
+      token += hot::protocol::kTokenSeparator;
+    }
+    for (const std::size_t p : of[n]) {
+      if (singles[p].order_token.empty()) continue;
+      if (token.size() > 1 && token.back() != hot::protocol::kTokenSeparator) {
+        token += hot::protocol::kTokenSeparator;
+      }
+      token += singles[p].order_token;
+    }
+    batch.events[n].order_token = std::move(token);
   }
   return of;
 }

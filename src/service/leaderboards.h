@@ -191,7 +191,8 @@ class Leaderboards {
   std::map<std::string, Group> plan_all(const std::vector<Update>& updates,
                                         std::vector<UpdateResult>& results) const;
   struct Batches;
-  Batches make_batches(const std::vector<Update>& updates, std::map<std::string, Group>& groups);
+  Batches make_batches(const std::vector<Update>& updates, std::map<std::string, Group>& groups,
+                       bool want_points);
   std::vector<std::vector<std::size_t>> coalesce(hot::HotBatch& batch,
                                                  const std::vector<hot::HotEvent>& singles) const;
   void report(const hot::HotBatch& batch, const hot::HotResult& r, const hot::HotEvent& e,

@@ -461,6 +461,8 @@ TEST_F(UpdateTest, BatchedAndCoalescedMatchOneByOneForEveryPolicyOrderAndTieBrea
   const Instant clock = at("2026-11-20T23:00:00Z");
   const Config a_config = test::make_config(test::unique_prefix(), yaml);
   const Config b_config = test::make_config(test::unique_prefix(), yaml);
+  // Without points wanted (the stream consumer's way), best and replace coalesce too.
+  const Config c_config = test::make_config(test::unique_prefix(), yaml);
   std::mt19937 rng(11);
   for (int round = 0; round < 4; ++round) {
     std::vector<Update> events;
@@ -481,13 +483,18 @@ TEST_F(UpdateTest, BatchedAndCoalescedMatchOneByOneForEveryPolicyOrderAndTieBrea
     std::shuffle(events.begin(), events.end(), rng);
     Leaderboards batched(a_config, conn, Clock(clock));
     Leaderboards single(b_config, conn, Clock(clock));
+    Leaderboards quiet(c_config, conn, Clock(clock));
     const auto got = batched.apply(events);
+    const auto got_quiet = quiet.apply(events, Leaderboards::Detail::status);
     for (std::size_t i = 0; i < events.size(); ++i) {
       const auto want = single.apply(events[i]);
       const std::string what = events[i].board + " " + events[i].member + " event " +
                                std::to_string(i) + " value " + std::to_string(events[i].value);
       ASSERT_EQ(got[i].status, want.status)
           << what << ": " << got[i].reason << " / " << want.reason;
+      ASSERT_EQ(got_quiet[i].status, want.status) << what << ": " << got_quiet[i].reason;
+      EXPECT_EQ(got_quiet[i].reason, want.reason) << what;
+      EXPECT_TRUE(got_quiet[i].points.empty()) << what;
       EXPECT_EQ(got[i].refusal, want.refusal) << what;
       EXPECT_EQ(got[i].reason, want.reason) << what;
       ASSERT_EQ(got[i].points.size(), want.points.size()) << what;
@@ -500,12 +507,17 @@ TEST_F(UpdateTest, BatchedAndCoalescedMatchOneByOneForEveryPolicyOrderAndTieBrea
            {std::pair{"daily", "2026-11-19"}, {"daily", "2026-11-20"}, {"weekly", "2026-W47"}}) {
         const auto a = batched.top(batched.resolve(board, period, std::string(id)), 0, 100);
         const auto b = single.top(single.resolve(board, period, std::string(id)), 0, 100);
+        const auto c = quiet.top(quiet.resolve(board, period, std::string(id)), 0, 100);
         ASSERT_EQ(a.size(), b.size()) << board << " " << id;
+        ASSERT_EQ(c.size(), b.size()) << board << " " << id;
         for (std::size_t i = 0; i < a.size(); ++i) {
           EXPECT_EQ(a[i].member, b[i].member) << board << " " << id;
           EXPECT_EQ(a[i].points, b[i].points) << board << " " << id;
           EXPECT_EQ(a[i].rank, b[i].rank) << board << " " << id;
           EXPECT_EQ(a[i].achieved_at, b[i].achieved_at) << board << " " << id << " " << a[i].member;
+          EXPECT_EQ(c[i].member, b[i].member) << board << " " << id;
+          EXPECT_EQ(c[i].points, b[i].points) << board << " " << id;
+          EXPECT_EQ(c[i].achieved_at, b[i].achieved_at) << board << " " << id << " " << c[i].member;
         }
       }
       const auto marks = [&](const Config& c) {
@@ -515,6 +527,7 @@ TEST_F(UpdateTest, BatchedAndCoalescedMatchOneByOneForEveryPolicyOrderAndTieBrea
             .elements.size();
       };
       EXPECT_EQ(marks(a_config), marks(b_config)) << board;
+      EXPECT_EQ(marks(c_config), marks(b_config)) << board;
     }
   }
 }
