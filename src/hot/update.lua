@@ -38,9 +38,8 @@
 --     order_token: "" or the event's place in its stream; an event whose member is held by
 --     another token waits, the held event itself clears the hold once it is resolved.
 --     ",tok1,tok2,..." (just "," without tokens): the event stands for several events of one
---     member (coalesced by the
---     caller where applying their sum is exactly what one by one would give; each token is
---     marked in flight). Where it might not be (the member is held, or the sum leaves the
+--     member, coalesced by the caller where applying it is exactly what one by one would
+--     give (each token is marked in flight). Where it might not be (the member is held, or the sum leaves the
 --     range, which one by one would refuse only in part), it answers {"split"}: nothing
 --     was written for it, the caller sends the events one by one. ",!,tok1,...": a coalesced
 --     replace whose value changed within it: it changes the time even if the value is the
@@ -48,8 +47,8 @@
 --
 -- Reads and writes are batched: one ZMSCORE per period (and SMISMEMBER per id bucket) before
 -- the events, one ZADD per period (and one SADD) after. In between, the events see each
--- other's writes through a table, so the outcome is exactly that of applying them one by one, in order;
--- the script is atomic, so no client can see the difference.
+-- other's writes through a table, so the outcome is exactly that of applying them one by
+-- one, in order; the script is atomic, so no client can see the difference.
 --
 -- Scores: encoded = rank_points * (span + 1) + time_part; smaller ranks higher. Every number
 -- handled is an integer below 2^53, so Lua's doubles hold it exactly.
