@@ -259,6 +259,20 @@ RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
   return r;
 }
 
+Reaper::~Reaper() {
+  if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 int spawn_cli(const std::vector<std::string>& args, const std::string& log_path) {
   const pid_t pid = fork();
   if (pid == 0) {

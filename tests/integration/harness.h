@@ -45,6 +45,16 @@ RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
 int spawn_cli(const std::vector<std::string>& args, const std::string& log_path);
 int wait_cli(int pid);
 
+// Kills a spawned command that a failed assertion left running (one that exited and was
+// waited for is not there any more).
+struct Reaper {
+  int pid;
+  ~Reaper();
+};
+
+// The whole text of a file ("" when it cannot be read), e.g. a spawned command's log.
+std::string read_file(const std::string& path);
+
 // Runs one SQL statement with psql against the test PostgreSQL; returns its output.
 std::string psql(const std::string& sql);
 

@@ -258,15 +258,7 @@ TEST(Ingest, AnEntryIsAcknowledgedOnlyAfterItsDeadLetterIsWritten) {
 
   const std::string log = "/tmp/bk-ingest-dead-" + prefix + ".log";
   const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
-  struct Reaper {  // a failed assertion must not leave the consumer running
-    int pid;
-    ~Reaper() {
-      if (waitpid(pid, nullptr, WNOHANG) == 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, nullptr, 0);
-      }
-    }
-  } const reaper{pid};
+  const test::Reaper reaper{pid};  // a failed assertion must not leave the consumer running
   const auto pending_ids = [&] {
     std::set<std::string> ids;
     const redis::Reply r = conn.command({"XPENDING", stream, "boardkeeper", "-", "+", "100"});

@@ -198,13 +198,6 @@ std::string via_port(int port, const std::string& application_name) {
          "application_name=" + application_name;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 class LocksTest : public ::testing::Test {
  protected:
   std::string prefix = test::unique_prefix();
@@ -270,7 +263,7 @@ TEST_F(LocksTest, ATickThatVanishesMidArchiveLosesItsClaimWithinAMinute) {
   ASSERT_TRUE(wait_for("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app +
                            "' AND state = 'active' AND query LIKE 'COPY%'",
                        std::chrono::seconds{60}))
-      << slurp("/tmp/bk-locks-" + prefix + ".log");
+      << test::read_file("/tmp/bk-locks-" + prefix + ".log");
   vanish(pid, proxy);
   const auto vanished = Clock_::now();
   // The server still holds the dead tick's COPY, waiting for rows that never come.
@@ -323,7 +316,7 @@ TEST_F(LocksTest, ATickThatVanishesMidSpillLosesItsClaimWithinAMinuteAndTheBusyS
                                   "/tmp/bk-locks-" + prefix + ".log");
   ASSERT_TRUE(
       wait_for("SELECT count(*) FROM " + prefix + ".cold_members", std::chrono::seconds{60}))
-      << slurp("/tmp/bk-locks-" + prefix + ".log");
+      << test::read_file("/tmp/bk-locks-" + prefix + ".log");
   vanish(pid, proxy);
   const auto vanished = Clock_::now();
   ASSERT_EQ(count("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE "
@@ -345,7 +338,7 @@ TEST_F(LocksTest, ATickThatVanishesMidSpillLosesItsClaimWithinAMinuteAndTheBusyS
     out = r.out;
     const bool busy = r.out.find("another tick") != std::string::npos;
     const std::string gauge = "boardkeeper_tick_periods_busy_streak_max ";
-    const std::string text = slurp(metrics);
+    const std::string text = test::read_file(metrics);
     const auto g = text.find("\n" + gauge);
     ASSERT_NE(g, std::string::npos) << text;
     const std::int64_t reported = std::stoll(text.substr(g + 1 + gauge.size()));

@@ -46,13 +46,6 @@ const char* kBoards = R"(  - name: pts
     retention: {default: 3650d}
 )";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 test::prom::Exposition parse_ok(const std::string& text) {
   const auto parsed = test::prom::parse(text);
   EXPECT_TRUE(parsed.ok()) << parsed.error << "\n" << text;
@@ -212,7 +205,7 @@ TEST_F(MetricsCliTest, TickMetricsFileSaysWhatTheTickDid) {
   auto r = bk("2027-01-04T12:00:00Z", {"tick", "--metrics-file", file, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"spilled\":40"), std::string::npos) << r.out;
-  auto e = parse_ok(slurp(file));
+  auto e = parse_ok(test::read_file(file));
   EXPECT_EQ(value(e, "boardkeeper_tick_members_spilled"), 40);
   EXPECT_EQ(value(e, "boardkeeper_tick_periods"), 1);
   EXPECT_EQ(value(e, "boardkeeper_tick_periods_archived"), 0);
@@ -232,7 +225,7 @@ TEST_F(MetricsCliTest, TickMetricsFileSaysWhatTheTickDid) {
   fill("2027-01-05T09:00:00Z", 30);
   r = bk("2027-01-05T12:00:00Z", {"--log-format", "json", "tick", "--metrics-file", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  e = parse_ok(slurp(file));
+  e = parse_ok(test::read_file(file));
   EXPECT_EQ(value(e, "boardkeeper_tick_members_spilled"), 20);
   EXPECT_EQ(value(e, "boardkeeper_tick_periods"), 2);
   EXPECT_EQ(value(e, "boardkeeper_tick_periods_archived"), 1);
@@ -255,7 +248,7 @@ TEST_F(MetricsCliTest, TickMetricsFileSaysWhatTheTickDid) {
   fill("2027-01-05T10:00:00Z", 15);  // m0..m14 score again (rehydrated): 25 hot, 15 to spill
   r = bk("2027-01-05T12:00:00Z", {"tick", "--dry-run", "--metrics-file", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  e = parse_ok(slurp(file));
+  e = parse_ok(test::read_file(file));
   EXPECT_EQ(value(e, "boardkeeper_tick_dry_run"), 1);
   EXPECT_EQ(value(e, "boardkeeper_tick_members_spilled"), 15);
   EXPECT_EQ(value(e, "boardkeeper_last_success_timestamp_seconds"), success);
@@ -272,13 +265,14 @@ TEST_F(MetricsCliTest, FailedTicksStillWriteMetrics) {
   fill("2027-01-04T09:00:00Z", 12);
   auto r = bk("2027-01-04T12:00:00Z", {"tick", "--metrics-file", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const double success = value(parse_ok(slurp(file)), "boardkeeper_last_success_timestamp_seconds");
+  const double success =
+      value(parse_ok(test::read_file(file)), "boardkeeper_last_success_timestamp_seconds");
 
   // PostgreSQL unreachable: exit 3, counted as a PostgreSQL error; the success time stays.
   r = bk("2027-01-04T12:00:00Z", {"tick", "--metrics-file", file},
          {"BOARDKEEPER_POSTGRES_URL=postgresql://boardkeeper@127.0.0.1:1/boards"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  auto e = parse_ok(slurp(file));
+  auto e = parse_ok(test::read_file(file));
   EXPECT_EQ(value(e, "boardkeeper_tick_exit_code"), 3);
   EXPECT_EQ(value(e, "boardkeeper_tick_postgres_errors"), 1);
   EXPECT_EQ(value(e, "boardkeeper_tick_redis_errors"), 0);
@@ -289,7 +283,7 @@ TEST_F(MetricsCliTest, FailedTicksStillWriteMetrics) {
   r = bk("2027-01-04T12:00:00Z", {"tick", "--metrics-file", file},
          {"BOARDKEEPER_REDIS_URL=redis://127.0.0.1:1/0"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  e = parse_ok(slurp(file));
+  e = parse_ok(test::read_file(file));
   EXPECT_EQ(value(e, "boardkeeper_tick_redis_errors"), 1);
   EXPECT_EQ(value(e, "boardkeeper_tick_postgres_errors"), 0);
   EXPECT_EQ(value(e, "boardkeeper_last_success_timestamp_seconds"), success);
@@ -298,7 +292,7 @@ TEST_F(MetricsCliTest, FailedTicksStillWriteMetrics) {
   conn.command({"SADD", prefix + ":boards", "stranger"}).checked();
   r = bk("2027-01-04T12:00:00Z", {"tick", "--metrics-file", file});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  e = parse_ok(slurp(file));
+  e = parse_ok(test::read_file(file));
   EXPECT_EQ(value(e, "boardkeeper_tick_exit_code"), 1);
   EXPECT_EQ(value(e, "boardkeeper_tick_boards"), 2);
   EXPECT_EQ(value(e, "boardkeeper_tick_boards_failed"), 1);
@@ -308,7 +302,8 @@ TEST_F(MetricsCliTest, FailedTicksStillWriteMetrics) {
   const std::string fresh = dir + "/fresh.prom";
   r = bk("2027-01-04T12:00:00Z", {"tick", "--metrics-file", fresh});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_FALSE(parse_ok(slurp(fresh)).value("boardkeeper_last_success_timestamp_seconds"));
+  EXPECT_FALSE(
+      parse_ok(test::read_file(fresh)).value("boardkeeper_last_success_timestamp_seconds"));
 
   // Usage errors come before any work.
   r = bk("2027-01-04T12:00:00Z", {"tick", "--metrics-file", "/nonexistent-dir/x.prom"});
@@ -372,12 +367,12 @@ TEST_F(MetricsCliTest, TickPushesToAPushgateway) {
 int listening_port(const std::string& log) {
   const std::string marker = "on http://127.0.0.1:";
   for (int i = 0; i < 300; ++i) {
-    const std::string text = slurp(log);
+    const std::string text = test::read_file(log);
     const auto at = text.find(marker);
     if (at != std::string::npos) return std::stoi(text.substr(at + marker.size()));
     std::this_thread::sleep_for(50ms);
   }
-  ADD_FAILURE() << "no listening address in " << log << ":\n" << slurp(log);
+  ADD_FAILURE() << "no listening address in " << log << ":\n" << test::read_file(log);
   return 0;
 }
 
@@ -463,7 +458,7 @@ TEST_F(MetricsCliTest, IngestServesLiveMetricsAndProbes) {
 
   // SIGTERM stops the consumer and the server with it.
   kill(pid, SIGTERM);
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
   EXPECT_EQ(get(port, "/healthz").status, 0);  // nobody listens any more
 }
 
@@ -519,7 +514,7 @@ TEST_F(MetricsCliTest, IngestReportsItsStreamsLagPendingAndLength) {
   EXPECT_EQ(gauge("boardkeeper_ingest_lag_entries"), 0);  // still known after trimming
   EXPECT_EQ(conn.command({"XLEN", stream}).as_int(), 3);
   kill(pid, SIGTERM);
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
 }
 
 TEST_F(MetricsCliTest, IngestIsNotReadyWhileRedisDoesNotAnswer) {

@@ -41,13 +41,6 @@ const char* kBoards = R"(  - name: ing
 )";
 const char* kNow = "--now=2027-01-04T12:00:00Z";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // A redis-server of this test's own, so it may be restarted, frozen or filled without
 // disturbing the tests that share the suite's server; with AOF (appendfsync always) or
 // without any persistence.
@@ -100,18 +93,6 @@ bool caught_up(const OwnRedis& server, const std::string& stream, std::chrono::s
   }
   return false;
 }
-
-// Kills a spawned consumer that a failed assertion left running (one that exited and was
-// waited for is not there any more).
-struct Reaper {
-  int pid;
-  ~Reaper() {
-    if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  }
-};
 
 bool alive(int pid) {
   return waitpid(pid, nullptr, WNOHANG) == 0;
@@ -182,7 +163,7 @@ void restart_while_ingesting(bool aof) {
   const std::string stream = prefix + ":events";
   const std::string log = "/tmp/bk-outage-" + prefix + ".log";
   const int pid = test::spawn_cli({"--config", path, kNow, "ingest"}, log);
-  const Reaper reaper{pid};
+  const test::Reaper reaper{pid};
 
   Model before;  // members m*: lost with the data when there is no AOF
   redis::Connection producer = server.connect();
@@ -190,16 +171,16 @@ void restart_while_ingesting(bool aof) {
   wait_until_reading(server, stream);
   server.shutdown_nosave();  // very likely in the middle of a batch
   std::this_thread::sleep_for(500ms);
-  EXPECT_TRUE(alive(pid)) << slurp(log);
+  EXPECT_TRUE(alive(pid)) << test::read_file(log);
   server.start();
 
   Model after;  // members n*: written after the restart, applied whatever was lost
   redis::Connection again = server.connect();
   send_all(again, after.events(stream, "b", "n", 5000, 100));
-  EXPECT_TRUE(caught_up(server, stream, 60s)) << slurp(log);
-  EXPECT_TRUE(alive(pid)) << slurp(log);
+  EXPECT_TRUE(caught_up(server, stream, 60s)) << test::read_file(log);
+  EXPECT_TRUE(alive(pid)) << test::read_file(log);
   kill(pid, SIGTERM);
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
 
   const auto points = board_points(prefix, server);
   for (const auto& [member, sum] : after.sums) EXPECT_EQ(points.at(member), sum) << member;
@@ -208,7 +189,7 @@ void restart_while_ingesting(bool aof) {
     for (const auto& [member, sum] : before.sums) EXPECT_EQ(points.at(member), sum) << member;
     EXPECT_EQ(points.size(), before.sums.size() + after.sums.size());
   }
-  const std::string text = slurp(log);
+  const std::string text = test::read_file(log);
   EXPECT_NE(text.find("retrying in"), std::string::npos) << text;
   EXPECT_NE(text.find("redis is back"), std::string::npos) << text;
 }
@@ -235,11 +216,11 @@ TEST(Outage, DrainingWaitsForRedisInsteadOfExiting) {
   server.shutdown_nosave();
   const std::string log = "/tmp/bk-outage-drain-" + prefix + ".log";
   const int pid = test::spawn_cli({"--config", path, kNow, "ingest", "--drain"}, log);
-  const Reaper reaper{pid};
+  const test::Reaper reaper{pid};
   std::this_thread::sleep_for(1500ms);
-  EXPECT_TRUE(alive(pid)) << slurp(log);
+  EXPECT_TRUE(alive(pid)) << test::read_file(log);
   server.start();  // the events come back from the AOF
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
   EXPECT_EQ(board_points(prefix, server), model.sums);
 }
 
@@ -250,7 +231,7 @@ TEST(Outage, IngestRidesOutKilledConnectionsAndCountsEveryEventOnce) {
   const std::string stream = prefix + ":events";
   const std::string log = "/tmp/bk-outage-kill-" + prefix + ".log";
   const int pid = test::spawn_cli({"--config", path, kNow, "ingest"}, log);
-  const Reaper reaper{pid};
+  const test::Reaper reaper{pid};
   const std::string name = "boardkeeper:" + std::to_string(pid);
 
   // The producer kills from its own connection (SKIPME yes), so its writes are all certain.
@@ -274,10 +255,10 @@ TEST(Outage, IngestRidesOutKilledConnectionsAndCountsEveryEventOnce) {
     }
   }
   EXPECT_GT(killed, 5);
-  EXPECT_TRUE(caught_up(server, stream, 60s)) << slurp(log);
-  EXPECT_TRUE(alive(pid)) << slurp(log);
+  EXPECT_TRUE(caught_up(server, stream, 60s)) << test::read_file(log);
+  EXPECT_TRUE(alive(pid)) << test::read_file(log);
   kill(pid, SIGTERM);
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
   const auto points = board_points(prefix, server);
   EXPECT_EQ(points.size(), model.sums.size());
   for (const auto& [member, sum] : model.sums) EXPECT_EQ(points.at(member), sum) << member;
@@ -330,12 +311,12 @@ HttpAnswer get(int port, const std::string& path) {
 int listening_port(const std::string& log) {
   const std::string marker = "on http://127.0.0.1:";
   for (int i = 0; i < 300; ++i) {
-    const std::string text = slurp(log);
+    const std::string text = test::read_file(log);
     const auto at = text.find(marker);
     if (at != std::string::npos) return std::stoi(text.substr(at + marker.size()));
     std::this_thread::sleep_for(50ms);
   }
-  ADD_FAILURE() << "no listening address in " << log << ":\n" << slurp(log);
+  ADD_FAILURE() << "no listening address in " << log << ":\n" << test::read_file(log);
   return 0;
 }
 
@@ -368,32 +349,32 @@ TEST(Outage, ReadinessFollowsRedisStoppedFrozenAndBackWhileTheConsumerStaysAlive
   const std::string log = "/tmp/bk-outage-probes-" + prefix + ".log";
   const int pid =
       test::spawn_cli({"--config", path, kNow, "ingest", "--listen", "127.0.0.1:0"}, log);
-  const Reaper reaper{pid};
+  const test::Reaper reaper{pid};
   const int port = listening_port(log);
   ASSERT_GT(port, 0);
-  ASSERT_TRUE(answers(port, "/readyz", 200, 10s)) << slurp(log);
+  ASSERT_TRUE(answers(port, "/readyz", 200, 10s)) << test::read_file(log);
   EXPECT_EQ(metric(port, "boardkeeper_backend_consecutive_failures", kRedis), 0);
 
   // Stopped: not ready within seconds, alive all along, the failures counted.
   server.shutdown_nosave();
-  EXPECT_TRUE(answers(port, "/readyz", 503, 5s)) << slurp(log);
+  EXPECT_TRUE(answers(port, "/readyz", 503, 5s)) << test::read_file(log);
   for (int i = 0; i < 4; ++i, std::this_thread::sleep_for(1s)) {
     EXPECT_EQ(get(port, "/healthz").status, 200);
     EXPECT_EQ(get(port, "/readyz").status, 503);
   }
   EXPECT_GE(metric(port, "boardkeeper_backend_consecutive_failures", kRedis), 2);
   server.start();
-  EXPECT_TRUE(answers(port, "/readyz", 200, 20s)) << slurp(log);
+  EXPECT_TRUE(answers(port, "/readyz", 200, 20s)) << test::read_file(log);
   EXPECT_EQ(metric(port, "boardkeeper_backend_consecutive_failures", kRedis), 0);
   Model model;
   redis::Connection c = server.connect();
   send_all(c, model.events(stream, "r", "m", 50, 10));
-  EXPECT_TRUE(caught_up(server, stream, 20s)) << slurp(log);
+  EXPECT_TRUE(caught_up(server, stream, 20s)) << test::read_file(log);
 
   // Frozen (SIGSTOP): not ready well before the 10 s command timeout gives up.
   server.freeze();
   const auto turned = answers(port, "/readyz", 503, 9s);
-  EXPECT_TRUE(turned) << slurp(log);
+  EXPECT_TRUE(turned) << test::read_file(log);
   if (turned) {
     EXPECT_LT(turned->count(), 8.0);
   }
@@ -403,10 +384,10 @@ TEST(Outage, ReadinessFollowsRedisStoppedFrozenAndBackWhileTheConsumerStaysAlive
   EXPECT_EQ(get(port, "/readyz").status, 503);
   EXPECT_GE(metric(port, "boardkeeper_backend_consecutive_failures", kRedis), 1);
   server.thaw();
-  EXPECT_TRUE(answers(port, "/readyz", 200, 20s)) << slurp(log);
+  EXPECT_TRUE(answers(port, "/readyz", 200, 20s)) << test::read_file(log);
   EXPECT_EQ(metric(port, "boardkeeper_backend_consecutive_failures", kRedis), 0);
   send_all(c, model.events(stream, "r", "m", 50, 10));
-  EXPECT_TRUE(caught_up(server, stream, 20s)) << slurp(log);
+  EXPECT_TRUE(caught_up(server, stream, 20s)) << test::read_file(log);
   EXPECT_EQ(board_points(prefix, server), model.sums);
 
   // SIGTERM during a backoff sleep: a prompt, clean exit.
@@ -414,7 +395,7 @@ TEST(Outage, ReadinessFollowsRedisStoppedFrozenAndBackWhileTheConsumerStaysAlive
   std::this_thread::sleep_for(3s);
   const auto asked = Steady::now();
   kill(pid, SIGTERM);
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
   EXPECT_LT(std::chrono::duration<double>(Steady::now() - asked).count(), 3.0);
 }
 
@@ -443,7 +424,7 @@ TEST(Outage, DeadLettersRefusedAtMaxmemoryStayPendingUntilMemoryReturns) {
   const std::string log = "/tmp/bk-outage-oom-" + prefix + ".log";
   const int pid =
       test::spawn_cli({"--config", path, kNow, "ingest", "--listen", "127.0.0.1:0"}, log);
-  const Reaper reaper{pid};
+  const test::Reaper reaper{pid};
   const int port = listening_port(log);
   ASSERT_GT(port, 0);
   // Read, refused, and left pending: nothing acknowledged without its dead letter.
@@ -460,7 +441,7 @@ TEST(Outage, DeadLettersRefusedAtMaxmemoryStayPendingUntilMemoryReturns) {
   EXPECT_EQ(held, bad);
   EXPECT_EQ(c.command({"EXISTS", dead}).as_int(), 0);
   EXPECT_GE(metric(port, "boardkeeper_ingest_dead_letter_failures_total"), 10);
-  const std::string text = slurp(log);
+  const std::string text = test::read_file(log);
   EXPECT_NE(text.find(*bad.begin()), std::string::npos) << text;  // names the entry
   EXPECT_NE(text.find("OOM"), std::string::npos) << text;         // and Redis's reason
 
@@ -470,7 +451,7 @@ TEST(Outage, DeadLettersRefusedAtMaxmemoryStayPendingUntilMemoryReturns) {
   for (int i = 0; i < 300 && !drained; ++i, std::this_thread::sleep_for(100ms)) {
     drained = c.command({"XPENDING", stream, "boardkeeper"}).at(0).as_int() == 0;
   }
-  EXPECT_TRUE(drained) << slurp(log);
+  EXPECT_TRUE(drained) << test::read_file(log);
   std::set<std::string> recorded;
   const redis::Reply letters = c.command({"XRANGE", dead, "-", "+"}).checked();
   for (const auto& e : letters.elements) {
@@ -483,7 +464,7 @@ TEST(Outage, DeadLettersRefusedAtMaxmemoryStayPendingUntilMemoryReturns) {
   EXPECT_EQ(c.command({"XLEN", dead}).as_int(), 10);
   EXPECT_EQ(metric(port, "boardkeeper_ingest_events_dead_lettered_total"), 10);
   kill(pid, SIGTERM);
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
 }
 
 // --- tick ------------------------------------------------------------------------------
@@ -652,7 +633,7 @@ TEST(Outage, EventsWaitingForAnUnreachableColdTierApplySoonAfterItReturns) {
   const std::string log = "/tmp/bk-outage-pg-" + prefix + ".log";
   const int pid =
       test::spawn_cli({"--config", path, kNow, "ingest", "--listen", "127.0.0.1:0"}, log);
-  const Reaper reaper{pid};
+  const test::Reaper reaper{pid};
   const int port = listening_port(log);
   ASSERT_GT(port, 0);
   const std::string stream = prefix + ":events";
@@ -672,7 +653,7 @@ TEST(Outage, EventsWaitingForAnUnreachableColdTierApplySoonAfterItReturns) {
     applied = metric(port, "boardkeeper_ingest_events_applied_total");
   }
   EXPECT_EQ(applied, 1);
-  EXPECT_TRUE(answers(port, "/readyz", 503, 5s)) << slurp(log);
+  EXPECT_TRUE(answers(port, "/readyz", 503, 5s)) << test::read_file(log);
   EXPECT_EQ(get(port, "/healthz").status, 200);
   EXPECT_GE(metric(port, "boardkeeper_backend_consecutive_failures", postgres), 1);
   std::this_thread::sleep_for(2s);  // retried meanwhile, still unreachable
@@ -686,12 +667,12 @@ TEST(Outage, EventsWaitingForAnUnreachableColdTierApplySoonAfterItReturns) {
     drained = conn.command({"XPENDING", stream, "boardkeeper"}).at(0).as_int() == 0;
     std::this_thread::sleep_for(100ms);
   }
-  EXPECT_TRUE(drained) << slurp(log);
-  EXPECT_TRUE(answers(port, "/readyz", 200, 5s)) << slurp(log);
+  EXPECT_TRUE(drained) << test::read_file(log);
+  EXPECT_TRUE(answers(port, "/readyz", 200, 5s)) << test::read_file(log);
   EXPECT_EQ(metric(port, "boardkeeper_backend_consecutive_failures", postgres), 0);
   EXPECT_EQ(metric(port, "boardkeeper_ingest_events_applied_total"), 6);
   kill(pid, SIGTERM);
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
 
   cold::ColdStore cold(test::postgres_url(), prefix);
   service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")), &cold);

@@ -29,24 +29,6 @@ const char* kBoards = R"(  - name: ing
 )";
 const char* kNow = "--now=2027-01-04T12:00:00Z";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Kills a spawned consumer that a failed assertion left running.
-struct Reaper {
-  int pid;
-  ~Reaper() {
-    if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  }
-};
-
 // A test's own prefix, config (the harness's plus `ingest_yaml`, a top-level section in
 // which PREFIX stands for the prefix) and schema, migrated.
 struct Env {
@@ -170,15 +152,15 @@ TEST(StreamBounds, TrimmingStopsAtTheFirstEntryPendingInTheGroup) {
   const auto after = s.add_events(s.stream, 20);
   const std::string log = "/tmp/bk-bounds-pending-" + s.prefix + ".log";
   const int pid = test::spawn_cli({"--config", s.path, kNow, "ingest"}, log);
-  const Reaper reaper{pid};
+  const test::Reaper reaper{pid};
   EXPECT_TRUE(eventually([&] {
     return s.ids_in(s.stream).front() == bad && s.xlen(s.stream) == 21;
   })) << s.xlen(s.stream)
       << "\n"
-      << slurp(log);
+      << test::read_file(log);
   EXPECT_EQ(s.pending(s.stream), 1);
   kill(pid, SIGTERM);
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
   EXPECT_EQ(s.ids_in(s.stream).front(), bad);
 }
 
@@ -268,13 +250,13 @@ TEST(StreamBounds, AConsumerStoppedBySigtermLeavesItsGroup) {
   Env s;
   const std::string log = "/tmp/bk-bounds-term-" + s.prefix + ".log";
   const int pid = test::spawn_cli({"--config", s.path, kNow, "ingest"}, log);
-  const Reaper reaper{pid};
+  const test::Reaper reaper{pid};
   s.add_events(s.stream, 30);
   EXPECT_TRUE(eventually([&] { return s.points().count("m9") == 1 && s.pending(s.stream) == 0; }));
   EXPECT_EQ(s.consumers(s.stream, "boardkeeper").size(), 1U);
   kill(pid, SIGTERM);
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
-  EXPECT_TRUE(s.consumers(s.stream, "boardkeeper").empty()) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
+  EXPECT_TRUE(s.consumers(s.stream, "boardkeeper").empty()) << test::read_file(log);
 }
 
 // Deleting a consumer drops its pending entries: one that has some stays, and they are
@@ -289,12 +271,12 @@ TEST(StreamBounds, AConsumerWithPendingEntriesStaysInItsGroup) {
           .as_string();
   const std::string log = "/tmp/bk-bounds-keep-" + s.prefix + ".log";
   const int pid = test::spawn_cli({"--config", s.path, kNow, "ingest"}, log);
-  const Reaper reaper{pid};
+  const test::Reaper reaper{pid};
   EXPECT_TRUE(eventually([&] { return s.points().count("m4") == 1 && s.pending(s.stream) == 1; }));
   kill(pid, SIGTERM);
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
   const auto consumers = s.consumers(s.stream, "boardkeeper");
-  ASSERT_EQ(consumers.size(), 1U) << slurp(log);
+  ASSERT_EQ(consumers.size(), 1U) << test::read_file(log);
   EXPECT_EQ(consumers.begin()->second, 1);
   EXPECT_EQ(s.ids_in(s.stream), std::vector<std::string>{bad});
 
@@ -423,20 +405,21 @@ TEST(StreamBounds, PendingEntriesOfSeveralStreamsAreRetriedAndTakenOverPerStream
   }
   const std::string log = "/tmp/bk-bounds-several-" + s.prefix + ".log";
   const int pid = test::spawn_cli({"--config", s.path, kNow, "ingest"}, log);
-  const Reaper reaper{pid};
+  const test::Reaper reaper{pid};
   EXPECT_TRUE(eventually([&] {
     return s.pending(a) == 0 && s.pending(b) == 1 && s.pending(c) == 4 && s.xlen(a) == 0 &&
            s.xlen(b) == 11 && s.xlen(c) == 10;
-  })) << slurp(log);
+  })) << test::read_file(log);
   EXPECT_EQ(s.points().at("m0"), 4);  // twice in a and b; c's first entry waits at "gone"
-  const std::string retried = slurp(log);
+  const std::string retried = test::read_file(log);
   EXPECT_NE(retried.find("WRONGTYPE"), std::string::npos) << retried;
   s.conn.command({"DEL", b + ":dead"}).checked();
-  EXPECT_TRUE(eventually([&] { return s.pending(b) == 0 && s.xlen(b) == 0; })) << slurp(log);
+  EXPECT_TRUE(eventually([&] { return s.pending(b) == 0 && s.xlen(b) == 0; }))
+      << test::read_file(log);
   EXPECT_EQ(s.xlen(a + ":dead"), 1);
   EXPECT_EQ(s.xlen(b + ":dead"), 1);
   kill(pid, SIGTERM);
-  EXPECT_EQ(test::wait_cli(pid), 0) << slurp(log);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
   EXPECT_EQ(s.consumers(c, "boardkeeper"), (std::map<std::string, std::int64_t>{{"gone", 4}}));
 
   const auto r = s.drain({"--reclaim-idle-ms", "1"});
