@@ -21,11 +21,15 @@ redis::Connection& Context::redis() {
 }
 
 cold::ColdStore& Context::cold() {
+  return cold(redis());
+}
+
+cold::ColdStore& Context::cold(redis::Connection& via) {
   cold::ColdStore& store = schema_admin();
   if (!deployment_verified_) {
     // Before anything is read or written in the schema (the archive connection only
     // connects): it must belong to this deployment's Redis data set.
-    service::verify_deployment(redis(), config_.redis.key_prefix, store, config_.postgres.schema);
+    service::verify_deployment(via, config_.redis.key_prefix, store, config_.postgres.schema);
     deployment_verified_ = true;
   }
   return store;

@@ -27,6 +27,9 @@ class Context {
   // Likewise for PostgreSQL; on first use it also checks (with Redis) that the schema belongs
   // to this deployment, and throws UsageError when not (service/deployment.h).
   cold::ColdStore& cold();
+  // The same, checked through `via`: a long-running command's own connection, which it
+  // reconnects (a connection of the context's own would stay broken after a cut).
+  cold::ColdStore& cold(redis::Connection& via);
   // The same connection without that check, for `migrate` (which touches no rows).
   cold::ColdStore& schema_admin();
   // A second PostgreSQL connection, for archive writes (after cold(), which checks) and for

@@ -263,7 +263,8 @@ int ingest(Context& ctx, const IngestArgs& args) {
   redis::Connection redis(options, redis::Connect::later);
   service::Leaderboards boards(
       ctx.config(), redis, ctx.clock(),
-      std::function<cold::ColdStore&()>([&ctx]() -> cold::ColdStore& { return ctx.cold(); }));
+      std::function<cold::ColdStore&()>(
+          [&ctx, &redis]() -> cold::ColdStore& { return ctx.cold(redis); }));
   const lifecycle::IngestStats s = lifecycle::ingest(redis, boards, o, g_stop, &observed);
   const std::string message = fmt::format(
       "ingest: {} read, {} applied, {} duplicates, {} dead-lettered, {} reclaimed, {} left "

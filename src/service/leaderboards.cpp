@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cold/error.h"
 #include "core/duration.h"
 #include "core/validate.h"
 #include "hot/protocol.h"
@@ -546,7 +547,7 @@ void Leaderboards::sync_where_needed(const std::vector<hot::HotBatch>& batches,
         counters_.recovered += sync_board(config_, redis_, hot_, board, with_rows);
         ++counters_.synced;
       }
-    } catch (const UnavailableError& e) {
+    } catch (const cold::PostgresUnavailable& e) {  // a Redis failure goes up to the caller
       cold_failure_ = e.what();
       ++counters_.cold_errors;
       return;
@@ -602,7 +603,7 @@ std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
     std::vector<std::optional<cold::ColdHit>> hits;
     try {
       if (!keys.empty()) hits = cold_store().lookup(keys);
-    } catch (const UnavailableError& e) {
+    } catch (const cold::PostgresUnavailable& e) {
       // Events already applied keep their results; the ones still waiting for the cold
       // tier are reported unavailable (not applied).
       cold_failure_ = e.what();

@@ -685,6 +685,67 @@ TEST(Outage, EventsWaitingForAnUnreachableColdTierApplySoonAfterItReturns) {
   EXPECT_EQ(lb.rank(ref, "m19")->points, 120);
 }
 
+// A Redis connection cut while a board is synced from the cold tier is a Redis failure (the
+// caller reconnects and sends again), never "PostgreSQL is unreachable": reported that way,
+// ingest kept retrying on the dead connection without reconnecting.
+TEST(Outage, ARedisCutWhileSyncingABoardIsARedisFailureNotAColdTierOne) {
+  const std::string prefix = test::unique_prefix();
+  const char* boards = R"(  - name: sy
+    periods: [daily]
+    max_points: 1000000
+    hot_keep: 10
+    display: 5
+    retention: {default: 3650d}
+)";
+  ASSERT_EQ(test::run_cli({"--config", test::write_config(prefix, boards), "migrate"}).exit_code,
+            0);
+  const Config config = test::make_config(prefix, boards);
+  // The first SADD registers the new board; the second, after the update script answered
+  // that the board needs its sync, registers it again and is cut.
+  redis::Options options = redis::parse_url(test::redis_url());
+  Proxy proxy(options.port);
+  proxy.cut_at("$4\r\nSADD\r\n", 2);  // the command, not a script's text
+  options.port = proxy.port();
+  redis::Connection conn(options);
+  cold::ColdStore cold(test::postgres_url(), prefix);
+  service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T11:00:00Z")), &cold);
+  const std::vector<service::Update> updates{{"sy", "m1", 5, std::nullopt, ""}};
+  EXPECT_THROW(lb.apply(updates), redis::ConnectionError);
+  EXPECT_TRUE(proxy.cut());
+}
+
+// ingest checks on first use of PostgreSQL that the schema belongs to its deployment (a
+// Redis GET of <prefix>:deployment). That check's connection cut once: ingest reconnects and
+// applies everything. It used a second connection that nothing reconnected, so every later
+// rehydration failed as "PostgreSQL is unreachable" until the process was restarted.
+TEST(Outage, IngestRidesOutACutWhileCheckingItsDeployment) {
+  const std::string prefix = test::unique_prefix();
+  OwnRedis server(false);
+  const std::string direct = write_config_for(prefix, server.url());
+  Proxy proxy(server.port());
+  proxy.cut_at(prefix + ":deployment", 1);
+  std::string text = test::read_file(direct);
+  text.replace(text.find(server.url()), server.url().size(),
+               "redis://127.0.0.1:" + std::to_string(proxy.port()) + "/0");
+  const std::string path = "/tmp/bk-test-" + prefix + "-cut-deployment.yaml";
+  std::ofstream(path) << text;
+
+  const std::string stream = prefix + ":events";
+  Model model;
+  {
+    redis::Connection c = server.connect();
+    send_all(c, model.events(stream, "c", "m", 200, 20));
+  }
+  const std::string log = "/tmp/bk-outage-cut-deployment-" + prefix + ".log";
+  const int pid = test::spawn_cli({"--config", path, kNow, "ingest"}, log);
+  const test::Reaper reaper{pid};
+  EXPECT_TRUE(caught_up(server, stream, 20s)) << test::read_file(log);
+  EXPECT_TRUE(proxy.cut());
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
+  EXPECT_EQ(board_points(prefix, server), model.sums);
+}
+
 TEST(Outage, TickRetriesABoardOnceAfterItsRedisConnectionIsCut) {
   const std::string prefix = test::unique_prefix();
   const char* boards = R"(  - name: tk
