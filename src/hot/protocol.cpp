@@ -1,11 +1,31 @@
 // Marshalling of HotBatch into the update script's KEYS/ARGV, and parsing of its replies.
 #include "hot/protocol.h"
 
+#include <algorithm>
+#include <limits>
+#include <string_view>
+
 #include "core/error.h"
 #include "redis/error.h"
 
 namespace bk::hot::protocol {
 namespace {
+
+// The milliseconds of a stream entry id at the end of one order token ("<qualifier>ms-seq");
+// 0 when it holds none (a library caller's own token: its marker goes at the next prune).
+std::int64_t entry_ms(std::string_view token) {
+  const std::size_t colon = token.rfind(':');
+  if (colon != std::string_view::npos) token.remove_prefix(colon + 1);
+  const std::size_t dash = token.find('-');
+  if (dash == 0 || dash == std::string_view::npos) return 0;
+  std::int64_t ms = 0;
+  for (std::size_t i = 0; i < dash; ++i) {
+    const char c = token[i];
+    if (c < '0' || c > '9' || ms > (std::numeric_limits<std::int64_t>::max() - 9) / 10) return 0;
+    ms = ms * 10 + (c - '0');
+  }
+  return ms;
+}
 
 char policy_code(Policy p) {
   switch (p) {
@@ -83,9 +103,17 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
   const BoardKeys keys(key_prefix, batch.board);
   const ScoreLayout& first = batch.slots.at(0).layout;
   bool any_id = false, any_token = false;
+  std::int64_t marker_ms = 0;  // the call's in-flight marker: at least every token's ms
   for (const HotEvent& e : batch.events) {
     any_id = any_id || !e.event_id.empty();
-    any_token = any_token || !e.order_token.empty();
+    if (e.order_token.empty()) continue;
+    any_token = true;
+    std::string_view rest = e.order_token;
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(kTokenSeparator);
+      marker_ms = std::max(marker_ms, entry_ms(rest.substr(0, comma)));
+      rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+    }
   }
   const bool inflight = !batch.stream.empty() && any_token;
 
@@ -119,7 +147,8 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
                    : batch.check_inflight ? kInflightCheck
                                           : kInflightMark),
        std::to_string(batch.acknowledged_below_ms),
-       batch.want_points ? "1" : "0"};
+       batch.want_points ? "1" : "0",
+       std::to_string(marker_ms)};
   for (const PeriodSlot& s : batch.slots) {
     a.push_back(registry_member(s.period_name, s.period.id));
     a.push_back(std::to_string(to_epoch_ms(s.period.start)));

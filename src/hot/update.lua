@@ -9,12 +9,13 @@
 --                    member that is waiting for the cold tier (later events must wait too)
 -- then nbuckets      the board's event id buckets (SETs, see hot/protocol.h): the first is
 --                    the current one, which new ids go to
--- then (inflight)    the board's in-flight markers of one stream (ZSET: order token -> the
---                    entry id's ms)
+-- then (inflight)    the board's in-flight markers of one stream (ZSET: one member per call,
+--                    its applied order tokens joined by commas, scored by the highest entry
+--                    id ms among the call's tokens)
 -- then 3 per slot j  (1-based): the live ZSET, its :meta HASH, its :stale SET (members that
 --                    may be hot and cold at once)
 -- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents hold sync
---   nbuckets ids_ttl_ms inflight acknowledged_below_ms points
+--   nbuckets ids_ttl_ms inflight acknowledged_below_ms points marker_ms
 --   hold "1": when an event must look up cold rows, also hold spills of that period from
 --   removing members for 2 seconds, so the look-up cannot go stale (a writer that kept
 --   losing the race to a busy spill asks for this; it guarantees progress)
@@ -22,10 +23,12 @@
 --   written and every event answers {"sync"} (Redis cannot prove which periods spilled)
 --   nbuckets: how many id bucket keys follow KEYS[3]; ids_ttl_ms: the current bucket's TTL
 --   when it is created. An event id is applied at most once while it is in any bucket.
---   inflight: "0" no marker key; "1" each applied event with an order token (a stream
---   entry id) is marked; "2" marked, and an event whose entry is marked already is a "dup"
---   (it was applied before its entry was read again). acknowledged_below_ms: markers of
---   entries below it are dropped first (their entries are acknowledged: never read again).
+--   inflight: "0" no marker key; "1" the applied events with an order token (a stream entry
+--   id) are marked, by one marker for the call; "2" marked, and an event whose entry is
+--   marked already is a "dup" (it was applied before its entry was read again).
+--   acknowledged_below_ms: markers scored below it are dropped first (every entry in them
+--   is acknowledged: never read again). marker_ms: the score of this call's marker, at
+--   least the ms of every order token of the call.
 --   points: "1" an applied event answers {mask, points...}; "0" only its mask (an integer)
 --   per slot (6): registry_member start_ms span_units resolution_ms expire_at_ms end_ms
 --   per event: member value at_ms event_id order_token used, where used is "*" (every slot,
@@ -76,6 +79,7 @@ local hold = ARGV[8] == '1'
 local nbuckets, ids_ttl = tonumber(ARGV[10]), ARGV[11]
 local inflight_mode, acked_below = ARGV[12], tonumber(ARGV[13])
 local want_points = ARGV[14] == '1'
+local marker_ms = ARGV[15]
 local inflight_key = inflight_mode ~= '0' and KEYS[4 + nbuckets] or nil
 local slot_key0 = 3 + nbuckets + (inflight_key and 1 or 0)  -- KEYS before the slots' keys
 
@@ -86,7 +90,7 @@ if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
 end
 
 local slots = {}
-local a = 15
+local a = 16
 for j = 1, nslots do
   slots[j] = {
     reg = ARGV[a], start = tonumber(ARGV[a + 1]), span = tonumber(ARGV[a + 2]),
@@ -355,13 +359,18 @@ if inflight_key then
     redis.call('ZREMRANGEBYSCORE', inflight_key, '-inf', '(' .. fmt(acked_below))
   end
   if inflight_mode == '2' then
-    local tokens = {}
+    -- Entries read again (rare): every marker that may hold one of this call's tokens.
+    local min_ms
     for e = 1, nevents do
-      if events[e].token ~= '' then tokens[#tokens + 1] = events[e].token end
+      for ms in string.gmatch(events[e].token, '(%d+)%-%d+') do
+        ms = tonumber(ms)
+        if not min_ms or ms < min_ms then min_ms = ms end
+      end
     end
-    local found = each_chunk('ZMSCORE', inflight_key, tokens, true)
-    for i = 1, #tokens do
-      if found[i] then marked[tokens[i]] = true end
+    if min_ms then
+      for _, m in ipairs(redis.call('ZRANGE', inflight_key, fmt(min_ms), '+inf', 'BYSCORE')) do
+        for token in string.gmatch(m, '[^,]+') do marked[token] = true end
+      end
     end
   end
 end
@@ -406,13 +415,9 @@ for e = 1, nevents do
       results[e] = {'split'}
       split[ev.member], split_any = true, true
     elseif inflight_key and ev.token ~= '' and type(status) == 'number' then
-      for token in string.gmatch(ev.token, '[^,]+') do
-        if token ~= '!' then
-          marked[token] = true
-          new_marks[#new_marks + 1] = string.match(token, '(%d+)%-%d+$') or '0'
-          new_marks[#new_marks + 1] = token
-        end
-      end
+      new_marks[#new_marks + 1] = ev.token
+      -- An entry read twice within one call (redelivered: not coalesced) applies once.
+      if inflight_mode == '2' then marked[ev.token] = true end
     end
     if status == 'cold' then
       blocked[ev.member] = true
@@ -442,5 +447,8 @@ if #new_ids > 0 then
   each_chunk('SADD', KEYS[4], new_ids, false)
   if redis.call('PTTL', KEYS[4]) == -1 then redis.call('PEXPIRE', KEYS[4], ids_ttl) end
 end
-if #new_marks > 0 then each_chunk('ZADD', inflight_key, new_marks, false) end
+if #new_marks > 0 then
+  -- Coalesced tokens (",!,t1,t2") join as they are: readers split at commas and skip "!".
+  redis.call('ZADD', inflight_key, marker_ms, table.concat(new_marks, ','))
+end
 return results

@@ -97,12 +97,12 @@ TEST(ProtocolTest, TheCommonEventIsAStar) {
                          "lb:{arena}:daily:2026-11-25", "lb:{arena}:daily:2026-11-25:meta",
                          "lb:{arena}:daily:2026-11-25:stale", "lb:{arena}:weekly:2026-W48",
                          "lb:{arena}:weekly:2026-W48:meta", "lb:{arena}:weekly:2026-W48:stale"}));
-  const redis::Args header(c.args.begin(), c.args.begin() + 14);
-  EXPECT_EQ(header,
-            (redis::Args{"b", "d", "e", "0", "1000", "2", "1", "0", "1", "0", "0", "0", "0", "1"}));
-  const redis::Args daily(c.args.begin() + 14, c.args.begin() + 20);
+  const redis::Args header(c.args.begin(), c.args.begin() + 15);
+  EXPECT_EQ(header, (redis::Args{"b", "d", "e", "0", "1000", "2", "1", "0", "1", "0", "0", "0", "0",
+                                 "1", "0"}));
+  const redis::Args daily(c.args.begin() + 15, c.args.begin() + 21);
   EXPECT_EQ(daily, (redis::Args{"daily:2026-11-25", "1000", "86400000", "1", "3000", "2000"}));
-  const redis::Args ev(c.args.begin() + 26, c.args.end());
+  const redis::Args ev(c.args.begin() + 27, c.args.end());
   EXPECT_EQ(ev, (redis::Args{"ann", "5", "1500", "", "", "*"}));
 }
 
@@ -116,7 +116,7 @@ TEST(ProtocolTest, ColdValuesAndPartialSlotsAreSpelledOut) {
   b.events = {e, f};
   const auto c = protocol::marshal_update("lb", b, false);
   EXPECT_EQ(c.args.at(8), "0");  // no cold tier
-  const redis::Args rest(c.args.begin() + 26, c.args.end());
+  const redis::Args rest(c.args.begin() + 27, c.args.end());
   EXPECT_EQ(rest, (redis::Args{"bob", "-3", "1600", "", "", "1", "2", "p7:42",  //
                                "cy", "1", "1700", "", "", "2", "1", "a3", "2", "?"}));
 }
@@ -133,7 +133,7 @@ TEST(ProtocolTest, EventIdsBringTheBoardsIdBuckets) {
   EXPECT_EQ(c.keys.at(9), "lb:{arena}:daily:2026-11-25");
   EXPECT_EQ(c.args.at(9), "6");      // nbuckets
   EXPECT_EQ(c.args.at(10), "5000");  // the current bucket lives until 15'000
-  EXPECT_EQ(c.args.at(29), "e-1");
+  EXPECT_EQ(c.args.at(30), "e-1");
 }
 
 TEST(ProtocolTest, StreamEntriesBringTheInFlightMarkers) {
@@ -146,6 +146,16 @@ TEST(ProtocolTest, StreamEntriesBringTheInFlightMarkers) {
   EXPECT_EQ(c.keys.at(3), "lb:{arena}:inflight:lb:events");
   EXPECT_EQ(c.args.at(11), "1");
   EXPECT_EQ(c.args.at(12), "1699999999000");
+  EXPECT_EQ(c.args.at(14), "1700000000000");  // the call's marker: its highest entry ms
+  // Tokens of coalesced events and of other streams (a qualifier that may hold digits and
+  // dashes): the highest ms of them all; a token that is no entry id counts 0.
+  b.events.push_back(event("bob", 1, 1500));
+  b.events[1].order_token = ",!,s-9:1700000000007-0,s-9:1700000000005-1";
+  b.events.push_back(event("cy", 1, 1500));
+  b.events[2].order_token = "not-an-id";
+  c = protocol::marshal_update("lb", b, true);
+  EXPECT_EQ(c.args.at(14), "1700000000007");
+  b.events.resize(1);
   b.check_inflight = true;
   c = protocol::marshal_update("lb", b, true);
   EXPECT_EQ(c.args.at(11), "2");

@@ -273,6 +273,18 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+std::set<std::string> marked_entries(redis::Connection& conn, const std::string& key) {
+  std::set<std::string> ids;
+  const redis::Reply markers = conn.command({"ZRANGE", key, "0", "-1"});
+  for (const auto& m : markers.checked().elements) {
+    std::istringstream in(m.as_string());
+    for (std::string id; std::getline(in, id, ',');) {
+      if (!id.empty() && id != "!") ids.insert(id);
+    }
+  }
+  return ids;
+}
+
 int spawn_cli(const std::vector<std::string>& args, const std::string& log_path) {
   const pid_t pid = fork();
   if (pid == 0) {

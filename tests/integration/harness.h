@@ -2,6 +2,7 @@
 // tests run in parallel on one Redis), configs from text, and running the real binary.
 #pragma once
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ struct Reaper {
 
 // The whole text of a file ("" when it cannot be read), e.g. a spawned command's log.
 std::string read_file(const std::string& path);
+// The stream entry ids marked in flight on a board (its :inflight:<stream> key: one member
+// per script call, the call's order tokens joined by commas, "!" among them for a forced
+// coalesced replace).
+std::set<std::string> marked_entries(redis::Connection& conn, const std::string& key);
 
 // Runs one SQL statement with psql against the test PostgreSQL; returns its output.
 std::string psql(const std::string& sql);

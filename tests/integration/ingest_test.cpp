@@ -212,23 +212,30 @@ TEST(Ingest, InFlightMarkersLeaveOnceTheirEntriesAreAcknowledged) {
     }
     return false;
   };
+  const auto marked = [&] { return test::marked_entries(conn, markers).size(); };
   burst(500, "a");
   const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"},
                                   "/tmp/bk-ingest-marks-" + prefix + ".log");
   ASSERT_TRUE(caught_up());
-  EXPECT_EQ(conn.command({"ZCARD", markers}).as_int(), 500);
-  std::this_thread::sleep_for(1500ms);  // the consumer looks at the group's bounds meanwhile
+  EXPECT_EQ(marked(), 500U);
+  // The consumer looks at the group's bounds meanwhile: every entry is acknowledged.
+  std::this_thread::sleep_for(1500ms);
   burst(10, "b");
   ASSERT_TRUE(caught_up());
-  // The burst's ten, and the last of the first burst (the bound's millisecond).
-  EXPECT_EQ(conn.command({"ZCARD", markers}).as_int(), 11);
+  std::this_thread::sleep_for(1500ms);
+  burst(10, "c");
+  ASSERT_TRUE(caught_up());
+  // A marker goes once the bound passed its highest entry: the first burst's markers are
+  // gone; the last burst's stay (the bound is not past them yet), and maybe the second's.
+  EXPECT_GE(marked(), 10U);
+  EXPECT_LE(marked(), 20U);
   kill(pid, SIGTERM);
   EXPECT_EQ(test::wait_cli(pid), 0);
   const Config config = test::make_config(prefix, kBoards);
   service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
   std::int64_t total = 0;
   for (const auto& r : lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 1000)) total += r.points;
-  EXPECT_EQ(total, 510);
+  EXPECT_EQ(total, 520);
 }
 
 // A dead letter that cannot be written (its key holds a string) leaves its entry pending,

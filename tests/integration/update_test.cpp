@@ -521,10 +521,7 @@ TEST_F(UpdateTest, BatchedAndCoalescedMatchOneByOneForEveryPolicyOrderAndTieBrea
         }
       }
       const auto marks = [&](const Config& c) {
-        return conn
-            .command({"ZRANGE", hot::BoardKeys(c.redis.key_prefix, board).inflight("s"), "0", "-1"})
-            .checked()
-            .elements.size();
+        return test::marked_entries(conn, hot::BoardKeys(c.redis.key_prefix, board).inflight("s"));
       };
       EXPECT_EQ(marks(a_config), marks(b_config)) << board;
       EXPECT_EQ(marks(c_config), marks(b_config)) << board;
