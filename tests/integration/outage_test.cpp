@@ -685,18 +685,21 @@ TEST(Outage, EventsWaitingForAnUnreachableColdTierApplySoonAfterItReturns) {
   EXPECT_EQ(lb.rank(ref, "m19")->points, 120);
 }
 
-// A Redis connection cut while a board is synced from the cold tier is a Redis failure (the
-// caller reconnects and sends again), never "PostgreSQL is unreachable": reported that way,
-// ingest kept retrying on the dead connection without reconnecting.
-TEST(Outage, ARedisCutWhileSyncingABoardIsARedisFailureNotAColdTierOne) {
-  const std::string prefix = test::unique_prefix();
-  const char* boards = R"(  - name: sy
+// A board "tk" that keeps ten members hot (dates in 2027, a ten-year retention).
+const char* kTenHot = R"(  - name: tk
     periods: [daily]
     max_points: 1000000
     hot_keep: 10
     display: 5
     retention: {default: 3650d}
 )";
+
+// A Redis connection cut while a board is synced from the cold tier is a Redis failure (the
+// caller reconnects and sends again), never "PostgreSQL is unreachable": reported that way,
+// ingest kept retrying on the dead connection without reconnecting.
+TEST(Outage, ARedisCutWhileSyncingABoardIsARedisFailureNotAColdTierOne) {
+  const std::string prefix = test::unique_prefix();
+  const char* boards = kTenHot;
   ASSERT_EQ(test::run_cli({"--config", test::write_config(prefix, boards), "migrate"}).exit_code,
             0);
   const Config config = test::make_config(prefix, boards);
@@ -709,7 +712,7 @@ TEST(Outage, ARedisCutWhileSyncingABoardIsARedisFailureNotAColdTierOne) {
   redis::Connection conn(options);
   cold::ColdStore cold(test::postgres_url(), prefix);
   service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T11:00:00Z")), &cold);
-  const std::vector<service::Update> updates{{"sy", "m1", 5, std::nullopt, ""}};
+  const std::vector<service::Update> updates{{"tk", "m1", 5, std::nullopt, ""}};
   EXPECT_THROW(lb.apply(updates), redis::ConnectionError);
   EXPECT_TRUE(proxy.cut());
 }
@@ -748,13 +751,7 @@ TEST(Outage, IngestRidesOutACutWhileCheckingItsDeployment) {
 
 TEST(Outage, TickRetriesABoardOnceAfterItsRedisConnectionIsCut) {
   const std::string prefix = test::unique_prefix();
-  const char* boards = R"(  - name: tk
-    periods: [daily]
-    max_points: 1000000
-    hot_keep: 10
-    display: 5
-    retention: {default: 3650d}
-)";
+  const char* boards = kTenHot;
   const std::string shared_path = test::write_config(prefix, boards);
   ASSERT_EQ(test::run_cli({"--config", shared_path, "migrate"}).exit_code, 0);
   const Config config = test::make_config(prefix, boards);
