@@ -153,7 +153,11 @@ class Consumer {
     while (!stop_.load()) {
       observer_.loop_turn();
       try {
-        if (!turn()) break;
+        const bool more = turn();
+        // Back only once a whole turn went through: a failure that recurs after the
+        // turn's first commands succeeded must keep counting (and backing off).
+        if (redis_failing_.in_a_row > 0) recovered(Backend::redis, "a turn went through");
+        if (!more) break;
       } catch (const Error& e) {
         if (e.backend() == Backend::none) throw;  // not a server's failure: a bug or config
         failed(e);
@@ -668,10 +672,7 @@ class Consumer {
     observer_.backend_failures(backend, 0);
   }
 
-  void redis_ok() {
-    observer_.redis_round_trip();
-    if (redis_failing_.in_a_row > 0) recovered(Backend::redis, "a command succeeded");
-  }
+  void redis_ok() { observer_.redis_round_trip(); }
 
   // A server failed this turn: whatever was read and not acknowledged is still pending at
   // this consumer (or, when Redis lost it, gone with everything else), so a pass reads it

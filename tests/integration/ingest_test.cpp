@@ -238,6 +238,41 @@ TEST(Ingest, InFlightMarkersLeaveOnceTheirEntriesAreAcknowledged) {
   EXPECT_EQ(total, 520);
 }
 
+// A Redis failure that recurs every turn after the turn's first commands went through (here
+// a board key of the wrong type) counts as failures in a row and backs off; it counted one
+// and retried every 50-100 ms, because any command that succeeded reset the count.
+TEST(Ingest, AFailureThatRecursEveryTurnBacksOff) {
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, kBoards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  const std::string stream = prefix + ":events";
+  redis::Connection conn = test::connect_redis();
+  const std::string live = hot::BoardKeys(prefix, "ing").live("daily", "2027-01-04");
+  conn.command({"SET", live, "not a board"}).checked();
+  conn.command({"XADD", stream, "*", "board", "ing", "member", "m", "value", "4", "at",
+                "2027-01-04T10:00:00Z"})
+      .checked();
+  const std::string log = "/tmp/bk-ingest-backoff-" + prefix + ".log";
+  const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
+  const test::Reaper reaper{pid};
+  std::this_thread::sleep_for(3000ms);  // 4 failures take 700 ms at most, 7 at least 3150
+  const std::string failing = test::read_file(log);
+  EXPECT_NE(failing.find("(4 in a row)"), std::string::npos) << failing;
+  EXPECT_EQ(failing.find("(7 in a row)"), std::string::npos) << failing;
+  EXPECT_EQ(failing.find("redis is back"), std::string::npos) << failing;
+  // Repaired: the entry is applied, and Redis is back.
+  conn.command({"DEL", live}).checked();
+  bool applied = false;
+  for (int i = 0; i < 200 && !applied; ++i, std::this_thread::sleep_for(50ms)) {
+    applied = conn.command({"EXISTS", live}).as_int() == 1;
+  }
+  EXPECT_TRUE(applied) << test::read_file(log);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0);
+  const std::string text = test::read_file(log);
+  EXPECT_NE(text.find("redis is back (a turn went through)"), std::string::npos) << text;
+}
+
 // A dead letter that cannot be written (its key holds a string) leaves its entry pending,
 // reported; once the key is repaired the dead letter is written and the entry acknowledged.
 TEST(Ingest, AnEntryIsAcknowledgedOnlyAfterItsDeadLetterIsWritten) {
