@@ -46,12 +46,12 @@ struct HotEvent {
   std::string order_token;
 };
 
-struct HotBatch {
+// Everything of one update script call but its events.
+struct HotCall {
   std::string board;
   Policy policy = Policy::increment;
   bool hold = false;              // see update.lua: hold spills while this batch looks up cold rows
   std::vector<PeriodSlot> slots;  // all share min/max/order/tie; spans may differ
-  std::vector<HotEvent> events;
   // Idempotency: event ids are remembered per board (not per period) for dedupe_window
   // after `now`, in time buckets (see hot/protocol.h).
   Millis dedupe_window{std::chrono::hours{24}};
@@ -67,20 +67,15 @@ struct HotBatch {
   // false: applied events come back without their points (HotResult::points empty), which
   // the script builds and Redis sends a good deal faster (the stream consumer's case).
   bool want_points = true;
+};
+
+struct HotBatch : HotCall {
+  std::vector<HotEvent> events;
 
   // A copy of everything but the events (for a call that sends some of them again).
   HotBatch without_events() const {
     HotBatch b;
-    b.board = board;
-    b.policy = policy;
-    b.hold = hold;
-    b.slots = slots;
-    b.dedupe_window = dedupe_window;
-    b.now = now;
-    b.stream = stream;
-    b.check_inflight = check_inflight;
-    b.acknowledged_below_ms = acknowledged_below_ms;
-    b.want_points = want_points;
+    static_cast<HotCall&>(b) = *this;
     return b;
   }
 };

@@ -166,6 +166,26 @@ TEST(ProtocolTest, StreamEntriesBringTheInFlightMarkers) {
   EXPECT_EQ(c.args.at(11), "0");
 }
 
+// A call sent again with some of its events keeps every setting of the call.
+TEST(ProtocolTest, ABatchWithoutItsEventsKeepsEverySettingOfTheCall) {
+  HotBatch b = two_slot_batch();
+  b.events = {event("ann", 5, 1500), event("bob", 2, 1600)};
+  b.events[0].event_id = "e-1";
+  b.events[0].order_token = "1700000000000-3";
+  b.hold = true;
+  b.stream = "lb:events";
+  b.check_inflight = true;
+  b.acknowledged_below_ms = 1699999999000;
+  b.want_points = false;
+  HotBatch again = b.without_events();
+  EXPECT_TRUE(again.events.empty());
+  again.events = b.events;
+  const auto original = protocol::marshal_update("lb", b, true);
+  const auto copy = protocol::marshal_update("lb", again, true);
+  EXPECT_EQ(copy.keys, original.keys);
+  EXPECT_EQ(copy.args, original.args);
+}
+
 TEST(ProtocolTest, AppliedRepliesCarryPointsAndTheRehydratedMask) {
   const auto r = protocol::parse_update_reply(array({integer(2), integer(7), integer(-4)}));
   EXPECT_EQ(r.outcome, HotOutcome::applied);
