@@ -116,6 +116,14 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
     }
   }
   const bool inflight = !batch.stream.empty() && any_token;
+  bool any_used = false;  // an event that is not "*": every event carries its used slots
+  for (const HotEvent& e : batch.events) {
+    any_used = any_used || !every_slot_unknown(e, batch.slots.size());
+  }
+  std::string fields;
+  if (any_id) fields += kFieldEventId;
+  if (any_token) fields += kFieldOrderToken;
+  if (any_used) fields += kFieldUsedSlots;
 
   Call c;
   c.keys = {keys.registry(), keys.synced(), keys.held()};
@@ -148,7 +156,8 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
                                           : kInflightMark),
        std::to_string(batch.acknowledged_below_ms),
        batch.want_points ? "1" : "0",
-       std::to_string(marker_ms)};
+       std::to_string(marker_ms),
+       fields};
   for (const PeriodSlot& s : batch.slots) {
     a.push_back(registry_member(s.period_name, s.period.id));
     a.push_back(std::to_string(to_epoch_ms(s.period.start)));
@@ -161,8 +170,9 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
     a.push_back(e.member);
     a.push_back(std::to_string(e.value));
     a.push_back(std::to_string(to_epoch_ms(e.at)));
-    a.push_back(e.event_id);
-    a.push_back(e.order_token);
+    if (any_id) a.push_back(e.event_id);
+    if (any_token) a.push_back(e.order_token);
+    if (!any_used) continue;
     if (every_slot_unknown(e, batch.slots.size())) {
       a.emplace_back(kEverySlot);
     } else {

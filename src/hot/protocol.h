@@ -28,6 +28,12 @@ inline constexpr char kTieNone = 'n';
 // up), "a<gen>" (absent from the cold tier at spill generation <gen>) or "p<gen>:<encoded>"
 // (its cold score).
 inline constexpr std::string_view kEverySlot = "*";
+// ARGV[16], the optional fields every event of the call carries (after member, value and
+// time), a letter each: its event id, its order token, its used slots. A field no event of
+// the call needs is left out: "" for the first two, "*" for the slots.
+inline constexpr char kFieldEventId = 'i';
+inline constexpr char kFieldOrderToken = 't';
+inline constexpr char kFieldUsedSlots = 's';
 inline constexpr std::string_view kColdUnknown = "?";
 inline constexpr char kColdAbsent = 'a';
 inline constexpr char kColdPresent = 'p';

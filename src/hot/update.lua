@@ -15,7 +15,7 @@
 -- then 3 per slot j  (1-based): the live ZSET, its :meta HASH, its :stale SET (members that
 --                    may be hot and cold at once)
 -- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents hold sync
---   nbuckets ids_ttl_ms inflight acknowledged_below_ms points marker_ms
+--   nbuckets ids_ttl_ms inflight acknowledged_below_ms points marker_ms fields
 --   hold "1": when an event must look up cold rows, also hold spills of that period from
 --   removing members for 2 seconds, so the look-up cannot go stale (a writer that kept
 --   losing the race to a busy spill asks for this; it guarantees progress)
@@ -30,10 +30,13 @@
 --   is acknowledged: never read again). marker_ms: the score of this call's marker, at
 --   least the ms of every order token of the call.
 --   points: "1" an applied event answers {mask, points...}; "0" only its mask (an integer)
+--   fields: which optional fields each event carries, a letter each: "i" event_id, "t"
+--     order_token, "s" used. An absent field is "" (event_id, order_token) or "*" (used) for
+--     every event: the common call sends three arguments per event, or four from a stream.
 --   per slot (6): registry_member start_ms span_units resolution_ms expire_at_ms end_ms
---   per event: member value at_ms event_id order_token used, where used is "*" (every slot,
---     in order, nothing known of the cold tier: the common event) or nslots_used followed,
---     per used slot, by: slot cold
+--   per event: member value at_ms [event_id] [order_token] [used], where used is "*" (every
+--     slot, in order, nothing known of the cold tier: the common event) or nslots_used
+--     followed, per used slot, by: slot cold
 --     cold: "?" not looked up; "a<gen>" absent from the cold tier; "p<gen>:<encoded>" its
 --     cold score. <gen> is the period's spill generation when the caller was told to look:
 --     a spill that removed members since then may have moved this member to the cold tier
@@ -52,6 +55,9 @@
 -- the events, one ZADD per period (and one SADD) after. In between, the events see each
 -- other's writes through a table, so the outcome is exactly that of applying them one by
 -- one, in order; the script is atomic, so no client can see the difference.
+-- The Lua side is most of the script's cost, so it allocates little per event: events are
+-- kept in parallel arrays, members are numbered once (1..nm) and every per-member table is
+-- an array indexed by that number.
 --
 -- Scores: encoded = rank_points * (span + 1) + time_part; smaller ranks higher. Every number
 -- handled is an integer below 2^53, so Lua's doubles hold it exactly.
@@ -80,8 +86,12 @@ local nbuckets, ids_ttl = tonumber(ARGV[10]), ARGV[11]
 local inflight_mode, acked_below = ARGV[12], tonumber(ARGV[13])
 local want_points = ARGV[14] == '1'
 local marker_ms = ARGV[15]
+local has_id = string.find(ARGV[16], 'i', 1, true) ~= nil
+local has_token = string.find(ARGV[16], 't', 1, true) ~= nil
+local has_used = string.find(ARGV[16], 's', 1, true) ~= nil
 local inflight_key = inflight_mode ~= '0' and KEYS[4 + nbuckets] or nil
 local slot_key0 = 3 + nbuckets + (inflight_key and 1 or 0)  -- KEYS before the slots' keys
+local desc = order == 'd'
 
 if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
   local out = {}
@@ -90,24 +100,28 @@ if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
 end
 
 local slots = {}
-local a = 16
+local a = 17
 for j = 1, nslots do
+  local span = tonumber(ARGV[a + 2])
   slots[j] = {
-    reg = ARGV[a], start = tonumber(ARGV[a + 1]), span = tonumber(ARGV[a + 2]),
+    reg = ARGV[a], start = tonumber(ARGV[a + 1]), span = span, n = span + 1,
     res = tonumber(ARGV[a + 3]), expire_at = ARGV[a + 4], end_ms = ARGV[a + 5],
     key = KEYS[slot_key0 + 3 * j - 2], meta = KEYS[slot_key0 + 3 * j - 1],
     stale = KEYS[slot_key0 + 3 * j],
+    score = {},  -- member number -> encoded score, false when absent (read, then written)
+    dirty = {},  -- member number -> true once written
   }
   a = a + 6
 end
 
 -- Integers below 2^53 as decimal text. '%d' formats a C long: exact here, and much cheaper
 -- than '%.0f' (glibc formats doubles with multi-precision arithmetic).
-local floor, format = math.floor, string.format
+local floor, format, byte = math.floor, string.format, string.byte
 local function fmt(x) return format('%d', x) end
 
 -- Per period, once per call: closed (being archived), spilled, spill generation, and whether
 -- its expiry (end + retention) is already past on the server's clock.
+local any_refused = false  -- a period is closed or expired: events check their periods
 do
   local t = redis.call('TIME')
   local server_ms = tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
@@ -116,6 +130,7 @@ do
     local m = redis.call('HMGET', s.meta, 'closed', 'spilled', 'gen')
     s.closed, s.spilled, s.gen = m[1] == '1', m[2] == '1', m[3] or '0'
     s.expired = tonumber(s.expire_at) <= server_ms
+    any_refused = any_refused or s.closed or s.expired
   end
 end
 
@@ -137,30 +152,33 @@ local function expire_with_key(s, key)
   if redis.call('PTTL', key) == -1 then redis.call('PEXPIREAT', key, s.expire_at) end
 end
 
+-- Scores are rank_points * n + time_part with n = span + 1 (see above). Both functions work
+-- on exact integers: x % n and (x - x % n) / n are exact for integers below 2^53, and the
+-- remainder is brought into [0, n) in case x / n rounded across an integer.
 local function decode(s, score)
-  local n = s.span + 1
-  local q = floor(score / n)
-  local t = score - q * n
-  if t < 0 then q, t = q - 1, t + n elseif t >= n then q, t = q + 1, t - n end
-  if order == 'd' then return maxp - q end
+  local n = s.n
+  local t = score % n
+  local q = (score - t) / n
+  if t < 0 then q = q - 1 elseif t >= n then q = q + 1 end
+  if desc then return maxp - q end
   return minp + q
 end
 
 local function encode(s, points, at)
-  local rank_points = (order == 'd') and (maxp - points) or (points - minp)
+  local rank_points = desc and (maxp - points) or (points - minp)
   local time_part = 0
   if tie ~= 'n' then
-    local units = floor((at - s.start) / s.res)
+    local d, res = at - s.start, s.res
+    local units = (d - d % res) / res
     if units < 0 or units > s.span then return nil end
     time_part = (tie == 'e') and units or (s.span - units)
   end
-  return rank_points * (s.span + 1) + time_part
+  return rank_points * s.n + time_part
 end
 
 -- A key gets its TTL when it is born (or if it ever lost it) and joins the registry, whose
 -- own TTL follows its longest-lived period so a registry never outlives its boards.
 local function ensure_ttl(s)
-  if s.ttl_ok then return end
   if redis.call('PTTL', s.key) == -1 then
     redis.call('PEXPIREAT', s.key, s.expire_at)
     redis.call('ZADD', KEYS[1], s.end_ms, s.reg)
@@ -168,7 +186,45 @@ local function ensure_ttl(s)
       redis.call('PEXPIREAT', KEYS[1], s.expire_at)
     end
   end
-  s.ttl_ok = true
+end
+
+-- The events, in parallel arrays indexed by event: member number, value, time, and (nil when
+-- absent) id, order token, used slots and their cold look-ups (nil: every slot, in order,
+-- nothing known: the "*" event). Members are numbered in order of first appearance.
+local mem, number_of, nm = {}, {}, 0
+local ev_mi, ev_value, ev_at, ev_id, ev_token, ev_used, ev_cold = {}, {}, {}, {}, {}, {}, {}
+for e = 1, nevents do
+  local m = ARGV[a]
+  local mi = number_of[m]
+  if not mi then
+    nm = nm + 1
+    mi = nm
+    number_of[m], mem[nm] = nm, m
+  end
+  ev_mi[e], ev_value[e], ev_at[e] = mi, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  a = a + 3
+  if has_id then
+    if ARGV[a] ~= '' then ev_id[e] = ARGV[a] end
+    a = a + 1
+  end
+  if has_token then
+    if ARGV[a] ~= '' then ev_token[e] = ARGV[a] end
+    a = a + 1
+  end
+  if has_used then
+    if ARGV[a] == '*' then
+      a = a + 1
+    else
+      local k = tonumber(ARGV[a])
+      a = a + 1
+      local used, cold = {}, {}
+      for i = 1, k do
+        used[i], cold[i] = tonumber(ARGV[a]), ARGV[a + 1]
+        a = a + 2
+      end
+      ev_used[e], ev_cold[e] = used, cold
+    end
+  end
 end
 
 -- Scratch space of apply_event, reused by every event: the plan for used slot i.
@@ -177,23 +233,30 @@ local p_score, p_points, p_write, p_cold = {}, {}, {}, {}
 -- Event ids applied (known before this call, or by an earlier event of it), and the new ones.
 local seen_ids, new_ids = {}, {}
 
-local function apply_event(member, value, at, event_id, used, cold, forced)
-  local nused = #used
-  for i = 1, nused do
-    local s = slots[used[i]]
-    if s.closed then return {'closed', s.reg} end
-    if s.expired then return {'expired', s.reg} end
+-- Event e (of member number mi), unless a refusal comes first. forced: a coalesced replace
+-- whose value changed within it (see order_token).
+local function apply_event(e, mi, forced)
+  local used, cold = ev_used[e], ev_cold[e]
+  local nused = used and #used or nslots
+  if any_refused then
+    for i = 1, nused do
+      local s = slots[used and used[i] or i]
+      if s.closed then return {'closed', s.reg} end
+      if s.expired then return {'expired', s.reg} end
+    end
   end
-  if event_id ~= '' and seen_ids[event_id] then return {'dup'} end
+  local event_id = ev_id[e]
+  if event_id and seen_ids[event_id] then return {'dup'} end
+  local value, at = ev_value[e], ev_at[e]
   -- First pass: compute every period's new score; write nothing unless all are valid.
   local missing
   for i = 1, nused do
-    local j = used[i]
+    local j = used and used[i] or i
     local s = slots[j]
-    local current = s.scores[member]
+    local current = s.score[mi]
     local from_cold = false
     if not current and s.spilled then
-      local c = cold[i]
+      local c = cold and cold[i] or '?'
       local g = s.gen
       if c == '?' then
         missing = missing or {}
@@ -204,7 +267,7 @@ local function apply_event(member, value, at, event_id, used, cold, forced)
         if seen ~= g then
           missing = missing or {}
           missing[#missing + 1] = {j, g}
-        elseif string.sub(c, 1, 1) == 'p' then
+        elseif byte(c, 1) == 112 then  -- "p<gen>:<encoded>"
           current, from_cold = tonumber(string.sub(c, colon + 1)), true
         end
       end
@@ -217,7 +280,7 @@ local function apply_event(member, value, at, event_id, used, cold, forced)
         if policy == 'i' then
           points, changed = old + value, value ~= 0
         elseif policy == 'b' then
-          local better = (order == 'd' and value > old) or (order == 'a' and value < old)
+          local better = (desc and value > old) or (not desc and value < old)
           if better then points, changed = value, true else points, changed = old, false end
         else
           points, changed = value, value ~= old or forced
@@ -248,7 +311,7 @@ local function apply_event(member, value, at, event_id, used, cold, forced)
     end
     return out
   end
-  if hold then
+  if hold and cold then
     -- This writer is done with its look-ups: let spills remove members again.
     for i = 1, nused do
       if cold[i] ~= '?' then redis.call('HDEL', slots[used[i]].meta, 'hold_until') end
@@ -256,18 +319,15 @@ local function apply_event(member, value, at, event_id, used, cold, forced)
   end
   local out, mask, bit = want_points and {0} or nil, 0, 1
   for i = 1, nused do
-    local s = slots[used[i]]
+    local s = slots[used and used[i] or i]
     if p_write[i] then
-      if s.dirty[member] == nil then
-        s.dirty[member] = true
-        s.dirty_members[#s.dirty_members + 1] = member
-      end
-      s.scores[member] = p_score[i]
+      s.dirty[mi] = true
+      s.score[mi] = p_score[i]
     end
     if p_cold[i] then
       -- Hot and cold at once until the caller deletes the cold row: reads skip that row.
       -- rgen tells a merged read running meanwhile to read again.
-      redis.call('SADD', s.stale, member)
+      redis.call('SADD', s.stale, mem[mi])
       expire_with_key(s, s.stale)
       redis.call('HINCRBY', s.meta, 'rgen', 1)
       mask = mask + bit
@@ -275,7 +335,7 @@ local function apply_event(member, value, at, event_id, used, cold, forced)
     if out then out[i + 1] = p_points[i] end
     bit = bit * 2
   end
-  if event_id ~= '' then
+  if event_id then
     seen_ids[event_id] = true
     new_ids[#new_ids + 1] = event_id
   end
@@ -284,59 +344,39 @@ local function apply_event(member, value, at, event_id, used, cold, forced)
   return out
 end
 
--- The slots and cold look-ups of a "*" event, shared by all of them (never modified).
-local all_slots, all_unknown = {}, {}
-for j = 1, nslots do
-  all_slots[j] = j
-  all_unknown[j] = '?'
-end
-
-local events = {}
-for e = 1, nevents do
-  local ev = {member = ARGV[a], value = tonumber(ARGV[a + 1]), at = tonumber(ARGV[a + 2]),
-              id = ARGV[a + 3], token = ARGV[a + 4]}
-  ev.merged = string.byte(ev.token, 1) == 44  -- a leading comma
-  ev.forced = ev.merged and string.byte(ev.token, 2) == 33  -- then "!"
-  if ARGV[a + 5] == '*' then
-    ev.used, ev.cold = all_slots, all_unknown
-    a = a + 6
-  else
-    local k = tonumber(ARGV[a + 5])
-    a = a + 6
-    ev.used, ev.cold = {}, {}
-    for i = 1, k do
-      ev.used[i] = tonumber(ARGV[a])
-      ev.cold[i] = ARGV[a + 1]
-      a = a + 2
-    end
-  end
-  events[e] = ev
-end
-
--- Read: the current score of every member, per period.
+-- Read: the current score of every member, per period (of the members whose events use it).
 for j = 1, nslots do
   local s = slots[j]
-  s.scores, s.dirty, s.dirty_members = {}, {}, {}
-  local members = {}
-  for e = 1, nevents do
-    local ev = events[e]
-    local uses = ev.used == all_slots
-    if not uses then
-      for _, u in ipairs(ev.used) do
-        if u == j then uses = true end
+  local members, numbers = mem, nil  -- numbers[i]: the number of members[i] (nil: i)
+  if has_used then
+    members, numbers = {}, {}
+    local listed = {}
+    for e = 1, nevents do
+      local mi, used = ev_mi[e], ev_used[e]
+      local uses = not used
+      if used then
+        for _, u in ipairs(used) do
+          if u == j then uses = true end
+        end
+      end
+      if uses and not listed[mi] then
+        listed[mi] = true
+        members[#members + 1], numbers[#numbers + 1] = mem[mi], mi
       end
     end
-    if uses then members[#members + 1] = ev.member end
   end
-  local found = each_chunk('ZMSCORE', s.key, members, true)
-  for i = 1, #members do s.scores[members[i]] = found[i] and tonumber(found[i]) end
+  local found, score = each_chunk('ZMSCORE', s.key, members, true), s.score
+  for i = 1, #members do
+    local f = found[i]
+    score[numbers and numbers[i] or i] = f and tonumber(f) or false
+  end
 end
 
 -- Which event ids were applied: in any live bucket of the board.
 if nbuckets > 0 then
   local ids = {}
   for e = 1, nevents do
-    if events[e].id ~= '' then ids[#ids + 1] = events[e].id end
+    if ev_id[e] then ids[#ids + 1] = ev_id[e] end
   end
   for b = 1, nbuckets do
     local key = KEYS[3 + b]
@@ -362,7 +402,7 @@ if inflight_key then
     -- Entries read again (rare): every marker that may hold one of this call's tokens.
     local min_ms
     for e = 1, nevents do
-      for ms in string.gmatch(events[e].token, '(%d+)%-%d+') do
+      for ms in string.gmatch(ev_token[e] or '', '(%d+)%-%d+') do
         ms = tonumber(ms)
         if not min_ms or ms < min_ms then min_ms = ms end
       end
@@ -375,16 +415,19 @@ if inflight_key then
   end
 end
 
--- Holds: which members wait behind an earlier event (only read when the board has any).
+-- Holds: which members (by number) wait behind an earlier event (only read when the board
+-- has any).
 local held, released = {}, {}
-if redis.call('EXISTS', KEYS[3]) == 1 then
-  local members = {}
+if has_token and redis.call('EXISTS', KEYS[3]) == 1 then
+  local numbers, members = {}, {}
   for e = 1, nevents do
-    if events[e].token ~= '' then members[#members + 1] = events[e].member end
+    if ev_token[e] then
+      numbers[#numbers + 1], members[#members + 1] = ev_mi[e], mem[ev_mi[e]]
+    end
   end
   local tokens = each_chunk('HMGET', KEYS[3], members, true)
   for i = 1, #members do
-    if tokens[i] then held[members[i]] = tokens[i] end
+    if tokens[i] then held[numbers[i]] = tokens[i] end
   end
 end
 
@@ -392,39 +435,40 @@ end
 -- earlier one that answered "cold" / "split" (they answer the same; the caller resends them).
 local results, blocked, split, split_any, new_marks = {}, {}, {}, false, {}
 for e = 1, nevents do
-  local ev = events[e]
-  local holder = ev.token ~= '' and held[ev.member]
-  if ev.token ~= '' and marked[ev.token] then
+  local mi, token = ev_mi[e], ev_token[e]
+  local holder = token and held[mi]
+  local merged = token and byte(token, 1) == 44  -- a leading comma
+  if token and marked[token] then
     results[e] = {'dup'}
-  elseif split[ev.member] or (ev.id ~= '' and split_any) then
+  elseif split[mi] or (ev_id[e] and split_any) then
     -- After a split, events with ids go after it too: two members' events may share an id.
     results[e] = {'split'}
-    split[ev.member] = true
-  elseif blocked[ev.member] then
+    split[mi] = true
+  elseif blocked[mi] then
     results[e] = {'blocked'}
-  elseif holder and ev.merged then
+  elseif holder and merged then
     results[e] = {'split'}
-    split[ev.member], split_any = true, true
-  elseif holder and holder ~= ev.token then
+    split[mi], split_any = true, true
+  elseif holder and holder ~= token then
     results[e] = {'waiting'}
   else
-    results[e] = apply_event(ev.member, ev.value, ev.at, ev.id, ev.used, ev.cold, ev.forced)
-    local r = results[e]
+    local r = apply_event(e, mi, merged and byte(token, 2) == 33)  -- then "!"
+    results[e] = r
     local status = type(r) == 'table' and r[1] or r
-    if status == 'range' and ev.merged then
+    if status == 'range' and merged then
       results[e] = {'split'}
-      split[ev.member], split_any = true, true
-    elseif inflight_key and ev.token ~= '' and type(status) == 'number' then
-      new_marks[#new_marks + 1] = ev.token
+      split[mi], split_any = true, true
+    elseif inflight_key and token and type(status) == 'number' then
+      new_marks[#new_marks + 1] = token
       -- An entry read twice within one call (redelivered: not coalesced) applies once.
-      if inflight_mode == '2' then marked[ev.token] = true end
+      if inflight_mode == '2' then marked[token] = true end
     end
     if status == 'cold' then
-      blocked[ev.member] = true
+      blocked[mi] = true
     elseif holder then
       -- The held event is resolved (applied or refused): the member's later events may go.
-      held[ev.member] = nil
-      released[#released + 1] = ev.member
+      held[mi] = nil
+      released[#released + 1] = mem[mi]
     end
   end
 end
@@ -433,12 +477,14 @@ if #released > 0 then each_chunk('HDEL', KEYS[3], released, false) end
 -- Write: every changed member once, with its last score; then TTLs, event ids and markers.
 for j = 1, nslots do
   local s = slots[j]
-  if #s.dirty_members > 0 then
-    local args = {}
-    for _, m in ipairs(s.dirty_members) do
-      args[#args + 1] = fmt(s.scores[m])
-      args[#args + 1] = m
+  local dirty, score, args, k = s.dirty, s.score, {}, 0
+  for mi = 1, nm do
+    if dirty[mi] then
+      args[k + 1], args[k + 2] = fmt(score[mi]), mem[mi]
+      k = k + 2
     end
+  end
+  if k > 0 then
     each_chunk('ZADD', s.key, args, false)
     ensure_ttl(s)
   end

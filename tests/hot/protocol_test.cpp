@@ -87,7 +87,7 @@ TEST(ProtocolTest, IdBucketsCoverTheWindowAndOneBucketAhead) {
   EXPECT_EQ(protocol::id_buckets(at_ms(-1), Millis{4000}).write, -1);
 }
 
-TEST(ProtocolTest, TheCommonEventIsAStar) {
+TEST(ProtocolTest, TheCommonEventIsThreeArguments) {
   HotBatch b = two_slot_batch();
   b.events = {event("ann", 5, 1500)};
   const auto c = protocol::marshal_update("lb", b, true);
@@ -97,13 +97,26 @@ TEST(ProtocolTest, TheCommonEventIsAStar) {
                          "lb:{arena}:daily:2026-11-25", "lb:{arena}:daily:2026-11-25:meta",
                          "lb:{arena}:daily:2026-11-25:stale", "lb:{arena}:weekly:2026-W48",
                          "lb:{arena}:weekly:2026-W48:meta", "lb:{arena}:weekly:2026-W48:stale"}));
-  const redis::Args header(c.args.begin(), c.args.begin() + 15);
+  const redis::Args header(c.args.begin(), c.args.begin() + 16);
   EXPECT_EQ(header, (redis::Args{"b", "d", "e", "0", "1000", "2", "1", "0", "1", "0", "0", "0", "0",
-                                 "1", "0"}));
-  const redis::Args daily(c.args.begin() + 15, c.args.begin() + 21);
+                                 "1", "0", ""}));
+  const redis::Args daily(c.args.begin() + 16, c.args.begin() + 22);
   EXPECT_EQ(daily, (redis::Args{"daily:2026-11-25", "1000", "86400000", "1", "3000", "2000"}));
-  const redis::Args ev(c.args.begin() + 27, c.args.end());
-  EXPECT_EQ(ev, (redis::Args{"ann", "5", "1500", "", "", "*"}));
+  // Every slot, nothing known of the cold tier, no id, no token: member, value, time.
+  const redis::Args ev(c.args.begin() + 28, c.args.end());
+  EXPECT_EQ(ev, (redis::Args{"ann", "5", "1500"}));
+}
+
+TEST(ProtocolTest, AFieldOneEventNeedsIsSentForEveryEventOfTheCall) {
+  HotBatch b = two_slot_batch();
+  b.events = {event("ann", 5, 1500), event("bob", 2, 1600)};
+  b.events[1].order_token = "1700000000000-3";
+  b.events[1].cold[0] = {ColdValue::State::absent, 0, "3"};
+  const auto c = protocol::marshal_update("lb", b, true);
+  EXPECT_EQ(c.args.at(15), "ts");
+  const redis::Args ev(c.args.begin() + 28, c.args.end());
+  EXPECT_EQ(ev, (redis::Args{"ann", "5", "1500", "", "*",  //
+                             "bob", "2", "1600", "1700000000000-3", "2", "1", "a3", "2", "?"}));
 }
 
 TEST(ProtocolTest, ColdValuesAndPartialSlotsAreSpelledOut) {
@@ -116,9 +129,10 @@ TEST(ProtocolTest, ColdValuesAndPartialSlotsAreSpelledOut) {
   b.events = {e, f};
   const auto c = protocol::marshal_update("lb", b, false);
   EXPECT_EQ(c.args.at(8), "0");  // no cold tier
-  const redis::Args rest(c.args.begin() + 27, c.args.end());
-  EXPECT_EQ(rest, (redis::Args{"bob", "-3", "1600", "", "", "1", "2", "p7:42",  //
-                               "cy", "1", "1700", "", "", "2", "1", "a3", "2", "?"}));
+  EXPECT_EQ(c.args.at(15), "s");
+  const redis::Args rest(c.args.begin() + 28, c.args.end());
+  EXPECT_EQ(rest, (redis::Args{"bob", "-3", "1600", "1", "2", "p7:42",  //
+                               "cy", "1", "1700", "2", "1", "a3", "2", "?"}));
 }
 
 TEST(ProtocolTest, EventIdsBringTheBoardsIdBuckets) {
@@ -133,7 +147,8 @@ TEST(ProtocolTest, EventIdsBringTheBoardsIdBuckets) {
   EXPECT_EQ(c.keys.at(9), "lb:{arena}:daily:2026-11-25");
   EXPECT_EQ(c.args.at(9), "6");      // nbuckets
   EXPECT_EQ(c.args.at(10), "5000");  // the current bucket lives until 15'000
-  EXPECT_EQ(c.args.at(30), "e-1");
+  EXPECT_EQ(c.args.at(15), "i");
+  EXPECT_EQ(c.args.at(31), "e-1");
 }
 
 TEST(ProtocolTest, StreamEntriesBringTheInFlightMarkers) {
