@@ -91,7 +91,7 @@ local has_token = string.find(ARGV[16], 't', 1, true) ~= nil
 local has_used = string.find(ARGV[16], 's', 1, true) ~= nil
 local inflight_key = inflight_mode ~= '0' and KEYS[4 + nbuckets] or nil
 local slot_key0 = 3 + nbuckets + (inflight_key and 1 or 0)  -- KEYS before the slots' keys
-local desc = order == 'd'
+local desc, tie_earliest = order == 'd', tie == 'e'
 
 if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
   local out = {}
@@ -152,29 +152,10 @@ local function expire_with_key(s, key)
   if redis.call('PTTL', key) == -1 then redis.call('PEXPIREAT', key, s.expire_at) end
 end
 
--- Scores are rank_points * n + time_part with n = span + 1 (see above). Both functions work
--- on exact integers: x % n and (x - x % n) / n are exact for integers below 2^53, and the
--- remainder is brought into [0, n) in case x / n rounded across an integer.
-local function decode(s, score)
-  local n = s.n
-  local t = score % n
-  local q = (score - t) / n
-  if t < 0 then q = q - 1 elseif t >= n then q = q + 1 end
-  if desc then return maxp - q end
-  return minp + q
-end
-
-local function encode(s, points, at)
-  local rank_points = desc and (maxp - points) or (points - minp)
-  local time_part = 0
-  if tie ~= 'n' then
-    local d, res = at - s.start, s.res
-    local units = (d - d % res) / res
-    if units < 0 or units > s.span then return nil end
-    time_part = (tie == 'e') and units or (s.span - units)
-  end
-  return rank_points * s.n + time_part
-end
+-- Scores are rank_points * n + time_part with n = span + 1 (see above), decoded and encoded
+-- inline in apply_event (the hottest code: a function call there costs as much as the
+-- arithmetic). Both directions work on exact integers: x % n and (x - x % n) / n are exact
+-- below 2^53, and a remainder outside [0, n) (x / n rounded across an integer) is corrected.
 
 -- A key gets its TTL when it is born (or if it ever lost it) and joins the registry, whose
 -- own TTL follows its longest-lived period so a registry never outlives its boards.
@@ -276,7 +257,11 @@ local function apply_event(e, mi, forced)
       local points, changed
       local score = current
       if current then
-        local old = decode(s, current)
+        local n = s.n
+        local t = current % n
+        local q = (current - t) / n
+        if t < 0 then q = q - 1 elseif t >= n then q = q + 1 end
+        local old = desc and (maxp - q) or (minp + q)
         if policy == 'i' then
           points, changed = old + value, value ~= 0
         elseif policy == 'b' then
@@ -290,8 +275,14 @@ local function apply_event(e, mi, forced)
       end
       if points < minp or points > maxp then return {'range', s.reg, fmt(points)} end
       if changed then
-        score = encode(s, points, at)
-        if not score then return {'span', s.reg} end
+        local time_part = 0
+        if tie ~= 'n' then
+          local d, res = at - s.start, s.res
+          local units = (d - d % res) / res
+          if units < 0 or units > s.span then return {'span', s.reg} end
+          time_part = tie_earliest and units or (s.span - units)
+        end
+        score = (desc and (maxp - points) or (points - minp)) * s.n + time_part
       end
       p_score[i], p_points[i], p_write[i], p_cold[i] = score, points, changed or from_cold, from_cold
     end
@@ -339,9 +330,9 @@ local function apply_event(e, mi, forced)
     seen_ids[event_id] = true
     new_ids[#new_ids + 1] = event_id
   end
-  if not out then return mask end
+  if not out then return mask, true end
   out[1] = mask
-  return out
+  return out, true
 end
 
 -- Read: the current score of every member, per period (of the members whose events use it).
@@ -431,13 +422,15 @@ if has_token and redis.call('EXISTS', KEYS[3]) == 1 then
   end
 end
 
+-- A coalesced event's order token (see above) starts with a comma.
+local function merged(token) return token ~= nil and byte(token, 1) == 44 end
+
 -- blocked / split: members whose later events of this call must not be applied before an
 -- earlier one that answered "cold" / "split" (they answer the same; the caller resends them).
 local results, blocked, split, split_any, new_marks = {}, {}, {}, false, {}
 for e = 1, nevents do
   local mi, token = ev_mi[e], ev_token[e]
   local holder = token and held[mi]
-  local merged = token and byte(token, 1) == 44  -- a leading comma
   if token and marked[token] then
     results[e] = {'dup'}
   elseif split[mi] or (ev_id[e] and split_any) then
@@ -446,22 +439,25 @@ for e = 1, nevents do
     split[mi] = true
   elseif blocked[mi] then
     results[e] = {'blocked'}
-  elseif holder and merged then
+  elseif holder and merged(token) then
     results[e] = {'split'}
     split[mi], split_any = true, true
   elseif holder and holder ~= token then
     results[e] = {'waiting'}
   else
-    local r = apply_event(e, mi, merged and byte(token, 2) == 33)  -- then "!"
+    -- forced: a coalesced replace whose value changed within it (only replace looks at it)
+    local r, applied = apply_event(e, mi, policy == 'r' and merged(token) and byte(token, 2) == 33)
     results[e] = r
-    local status = type(r) == 'table' and r[1] or r
-    if status == 'range' and merged then
+    local status = not applied and r[1]
+    if applied then
+      if inflight_key and token then
+        new_marks[#new_marks + 1] = token
+        -- An entry read twice within one call (redelivered: not coalesced) applies once.
+        if inflight_mode == '2' then marked[token] = true end
+      end
+    elseif status == 'range' and merged(token) then
       results[e] = {'split'}
       split[mi], split_any = true, true
-    elseif inflight_key and token and type(status) == 'number' then
-      new_marks[#new_marks + 1] = token
-      -- An entry read twice within one call (redelivered: not coalesced) applies once.
-      if inflight_mode == '2' then marked[token] = true end
     end
     if status == 'cold' then
       blocked[mi] = true
@@ -480,7 +476,7 @@ for j = 1, nslots do
   local dirty, score, args, k = s.dirty, s.score, {}, 0
   for mi = 1, nm do
     if dirty[mi] then
-      args[k + 1], args[k + 2] = fmt(score[mi]), mem[mi]
+      args[k + 1], args[k + 2] = format('%d', score[mi]), mem[mi]
       k = k + 2
     end
   end
