@@ -39,6 +39,26 @@ inline constexpr std::int64_t kAlltimeEndMs = 4102444800000;    // 2100-01-01T00
 
 // Throws RefusedError when t has no period (before the alltime origin, no cron firing).
 Period period_containing(const PeriodSpec& spec, const date::time_zone& zone, Instant t);
+// period_containing for one spec and zone, remembering the last period found: events come
+// in time order, mostly within one period, and finding a period formats its id. Periods
+// partition time into their half-open bounds, so an instant inside the last period found
+// has that period. Not thread-safe (one per caller).
+class PeriodFinder {
+ public:
+  PeriodFinder(const PeriodSpec& spec, const date::time_zone& zone) : spec_(spec), zone_(zone) {}
+  const Period& containing(Instant t) {
+    if (!last_ || t < last_->start || t >= last_->end) {
+      last_ = period_containing(spec_, zone_, t);
+    }
+    return *last_;
+  }
+
+ private:
+  const PeriodSpec& spec_;
+  const date::time_zone& zone_;
+  std::optional<Period> last_;
+};
+
 // The period with this id, or nullopt when the id is malformed or names no period.
 std::optional<Period> period_from_id(const PeriodSpec& spec, const date::time_zone& zone,
                                      std::string_view id);

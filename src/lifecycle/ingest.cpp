@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <random>
@@ -54,14 +55,20 @@ struct Entry {
   bool deleted = false;  // pending, but gone from the stream (XDEL, trimming): nothing to do
 };
 
-std::vector<Entry> entries_of(const redis::Reply& list, std::size_t stream) {
+// The entries of one stream's list (their strings moved out of the reply).
+std::vector<Entry> entries_of(redis::Reply&& list, std::size_t stream) {
   std::vector<Entry> out;
-  for (const redis::Reply& e : list.elements) {
+  out.reserve(list.elements.size());
+  for (redis::Reply& e : list.elements) {
     if (e.type != redis::Reply::Type::array || e.elements.size() < 2) continue;
-    Entry entry{stream, e.at(0).as_string(), {}, e.elements[1].is_nil()};
-    const redis::Reply& f = e.elements[1];
+    e.at(0).as_string();  // checks the type
+    Entry entry{stream, std::move(e.elements[0].str), {}, e.elements[1].is_nil()};
+    redis::Reply& f = e.elements[1];
+    entry.fields.reserve(f.elements.size() / 2);
     for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
-      entry.fields.emplace_back(f.at(i).as_string(), f.at(i + 1).as_string());
+      f.at(i).as_string();
+      f.at(i + 1).as_string();
+      entry.fields.emplace_back(std::move(f.elements[i].str), std::move(f.elements[i + 1].str));
     }
     out.push_back(std::move(entry));
   }
@@ -294,13 +301,15 @@ class Consumer {
 
   // The entries of an XREADGROUP reply ([[stream, entries]...]); `answered` collects the
   // indexes of the streams that had some.
-  std::vector<Entry> entries_of_read(const redis::Reply& r, std::vector<bool>* answered = nullptr) {
+  std::vector<Entry> entries_of_read(redis::Reply r, std::vector<bool>* answered = nullptr) {
     std::vector<Entry> entries;
-    for (const redis::Reply& s : r.elements) {
+    for (redis::Reply& s : r.elements) {
       const std::size_t i = index_of(s.at(0).as_string());
-      auto more = entries_of(s.at(1), i);
+      s.at(1);  // checks there is one
+      auto more = entries_of(std::move(s.elements[1]), i);
       if (answered != nullptr && !more.empty()) (*answered)[i] = true;
-      entries.insert(entries.end(), more.begin(), more.end());
+      entries.insert(entries.end(), std::make_move_iterator(more.begin()),
+                     std::make_move_iterator(more.end()));
     }
     return entries;
   }
@@ -386,13 +395,15 @@ class Consumer {
     for (std::size_t i = 0; i < streams_.size(); ++i) {
       Stream& s = streams_[i];
       if (s.claim_cursor == "0-0" && Steady::now() < s.next_claim) continue;
-      const redis::Reply claimed = group_command(
-          {"XAUTOCLAIM", s.key, o_.group, o_.consumer, std::to_string(o_.reclaim_idle.count()),
-           s.claim_cursor, "COUNT", std::to_string(o_.batch)});
+      redis::Reply claimed = group_command({"XAUTOCLAIM", s.key, o_.group, o_.consumer,
+                                            std::to_string(o_.reclaim_idle.count()), s.claim_cursor,
+                                            "COUNT", std::to_string(o_.batch)});
       s.claim_cursor = claimed.at(0).as_string();
       if (s.claim_cursor == "0-0") s.next_claim = Steady::now() + o_.reclaim_idle / 2;
-      auto more = entries_of(claimed.at(1), i);
-      entries.insert(entries.end(), more.begin(), more.end());
+      claimed.at(1);  // checks there is one
+      auto more = entries_of(std::move(claimed.elements[1]), i);
+      entries.insert(entries.end(), std::make_move_iterator(more.begin()),
+                     std::make_move_iterator(more.end()));
     }
     return entries;
   }

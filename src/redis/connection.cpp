@@ -1,5 +1,5 @@
-// hiredis 0.14 wrapped: every context is owned the moment it exists, every reply is copied
-// into a Reply and freed at once, and every context error becomes one exception type.
+// hiredis 0.14 wrapped: every context is owned the moment it exists, every reply is read
+// into a Reply (hiredis's reader builds it), and every context error becomes one exception type.
 #include "redis/connection.h"
 
 #include <hiredis/hiredis.h>
@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
 
 #include "redis/error.h"
 
@@ -20,39 +21,56 @@ timeval to_timeval(Millis ms) {
   return tv;
 }
 
-struct ReplyFree {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-
-Reply convert(const redisReply& r) {
-  Reply out;
-  switch (r.type) {
-    case REDIS_REPLY_STRING:
-      out.type = Reply::Type::string;
-      out.str.assign(r.str, r.len);
-      break;
-    case REDIS_REPLY_STATUS:
-      out.type = Reply::Type::status;
-      out.str.assign(r.str, r.len);
-      break;
-    case REDIS_REPLY_ERROR:
-      out.type = Reply::Type::error;
-      out.str.assign(r.str, r.len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      out.type = Reply::Type::integer;
-      out.integer = r.integer;
-      break;
-    case REDIS_REPLY_ARRAY:
-      out.type = Reply::Type::array;
-      out.elements.reserve(r.elements);
-      for (std::size_t i = 0; i < r.elements; ++i) out.elements.push_back(convert(*r.element[i]));
-      break;
-    default:
-      out.type = Reply::Type::nil;
-  }
-  return out;
+// hiredis's reader builds each reply straight into a Reply through these object functions,
+// so a reply is allocated once (not as hiredis's redisReply and then again as a copy). An
+// element is constructed in place in its parent's elements, sized when the array is read;
+// hiredis only ever frees the root (on a protocol error, or when its reader goes).
+Reply* place(const redisReadTask* task) {
+  if (task->parent == nullptr) return new Reply();
+  return &static_cast<Reply*>(task->parent->obj)->elements[static_cast<std::size_t>(task->idx)];
 }
+
+template <typename Fill>
+void* create(const redisReadTask* task, Fill fill) noexcept {
+  Reply* r = nullptr;
+  try {
+    r = place(task);
+    fill(*r);
+    return r;
+  } catch (...) {  // out of memory: hiredis reports it (exceptions must not cross C code)
+    if (task->parent == nullptr) delete r;
+    return nullptr;
+  }
+}
+
+void* create_string(const redisReadTask* task, char* str, std::size_t len) {
+  return create(task, [&](Reply& r) {
+    r.type = task->type == REDIS_REPLY_ERROR    ? Reply::Type::error
+             : task->type == REDIS_REPLY_STATUS ? Reply::Type::status
+                                                : Reply::Type::string;
+    r.str.assign(str, len);
+  });
+}
+void* create_array(const redisReadTask* task, int elements) {
+  return create(task, [&](Reply& r) {
+    r.type = Reply::Type::array;
+    r.elements.resize(static_cast<std::size_t>(elements));
+  });
+}
+void* create_integer(const redisReadTask* task, long long value) {
+  return create(task, [&](Reply& r) {
+    r.type = Reply::Type::integer;
+    r.integer = value;
+  });
+}
+void* create_nil(const redisReadTask* task) {
+  return create(task, [](Reply& r) { r.type = Reply::Type::nil; });
+}
+void free_reply(void* reply) {
+  delete static_cast<Reply*>(reply);
+}
+redisReplyObjectFunctions reply_functions{create_string, create_array, create_integer, create_nil,
+                                          free_reply};
 
 std::string endpoint(const Options& o) {
   return o.unix_path.empty() ? o.host + ":" + std::to_string(o.port) : o.unix_path;
@@ -103,6 +121,7 @@ void Connection::open() {
     throw_context_error(ctx_->err, errno,
                         "redis: cannot connect to " + endpoint(options_) + ": " + ctx_->errstr);
   }
+  ctx_->reader->fn = &reply_functions;
 }
 
 void Connection::set_timeout(Millis timeout) {
@@ -160,8 +179,8 @@ void Connection::append(const Args& args) {
 Reply Connection::read_reply() {
   void* raw = nullptr;
   if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) fail("reading a reply");
-  const std::unique_ptr<redisReply, ReplyFree> owned(static_cast<redisReply*>(raw));
-  return convert(*owned);
+  const std::unique_ptr<Reply> owned(static_cast<Reply*>(raw));
+  return std::move(*owned);
 }
 
 Reply Connection::command(const Args& args) {

@@ -126,7 +126,11 @@ std::optional<Leaderboards::Refused> Leaderboards::plan(const Update& u, Planned
   }
   for (const PeriodSpec& spec : out.config->periods) {
     try {
-      Period p = period_containing(spec, *out.config->zone, out.at);
+      auto finder = finders_.find(&spec);
+      if (finder == finders_.end()) {
+        finder = finders_.emplace(&spec, PeriodFinder(spec, *out.config->zone)).first;
+      }
+      Period p = finder->second.containing(out.at);
       if (p.end + out.config->grace <= now) {
         return Refused{Refusal::closed, "period " + spec.name + ":" + p.id + " of board '" +
                                             u.board + "' is closed for writes since " +
@@ -294,22 +298,30 @@ Leaderboards::Batches Leaderboards::make_batches(const std::vector<Update>& upda
       batch.stream = stream;
       batch.want_points = want_points;
       batch.acknowledged_below_ms = acked == acknowledged_below_.end() ? 0 : acked->second;
-      std::map<std::pair<const PeriodSpec*, std::string>, std::size_t> slot_of;
+      std::vector<const PeriodSpec*> slot_specs;  // of each slot of the batch (a handful)
       std::vector<std::size_t> idx;
       std::vector<hot::HotEvent> singles;
+      idx.reserve(chunk.size());
+      singles.reserve(chunk.size());
       for (const std::size_t n : chunk) {
         const Planned& p = g.plans[n];
         const Update& u = updates[g.indexes[n]];
         batch.check_inflight = batch.check_inflight || u.redelivered;
         hot::HotEvent e{u.member, u.value, p.at, u.event_id, {}, {}, u.order_token};
+        e.slots.reserve(p.targets.size());
+        e.cold.resize(p.targets.size());
         for (const auto& t : p.targets) {
-          auto [it, inserted] = slot_of.try_emplace({t.spec, t.period.id}, batch.slots.size());
-          if (inserted) {
+          std::size_t slot = 0;
+          while (slot < slot_specs.size() &&
+                 (slot_specs[slot] != t.spec || batch.slots[slot].period.id != t.period.id)) {
+            ++slot;
+          }
+          if (slot == slot_specs.size()) {
+            slot_specs.push_back(t.spec);
             batch.slots.push_back({t.spec->name, t.period, layout(*t.spec),
                                    t.period.end + p.config->retention_for(*t.spec)});
           }
-          e.slots.push_back(it->second);
-          e.cold.emplace_back();
+          e.slots.push_back(slot);
         }
         singles.push_back(std::move(e));
         idx.push_back(g.indexes[n]);

@@ -12,6 +12,7 @@
 
 #include "cold/cold_store.h"
 #include "config/config.h"
+#include "core/period.h"
 #include "core/time.h"
 #include "hot/hot_board.h"
 #include "redis/connection.h"
@@ -187,6 +188,8 @@ class Leaderboards {
     std::string reason;
   };
   std::optional<Refused> plan(const Update& u, Planned& out) const;
+  // Per period spec of the config: the last period an update fell in (plan's cache).
+  mutable std::unordered_map<const PeriodSpec*, PeriodFinder> finders_;
   struct Group;
   std::map<std::string, Group> plan_all(const std::vector<Update>& updates,
                                         std::vector<UpdateResult>& results) const;

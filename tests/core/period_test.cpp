@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -404,6 +405,43 @@ TEST(PeriodLongest, BoundsTheNominalLength) {
   EXPECT_GE(longest_period(spec_of(PeriodKind::weekly), utc), hours{24 * 7 + 1});
   EXPECT_GE(longest_period(spec_of(PeriodKind::monthly), utc), hours{24 * 31 + 1});
   EXPECT_GE(longest_period(spec_of(PeriodKind::yearly), utc), hours{24 * 366 + 1});
+}
+
+// The finder remembers the last period: whatever order instants come in (ascending, as
+// events mostly do, or shuffled), across DST changes, it gives what period_containing gives.
+TEST(PeriodFinder, GivesWhatPeriodContainingGives) {
+  std::vector<PeriodSpec> specs;
+  for (const PeriodKind kind : kCalendarKinds) specs.push_back(spec_of(kind));
+  specs.push_back(PeriodSpec{PeriodKind::custom, "friday",
+                             std::make_shared<CronSchedule>(CronSchedule::parse("0 18 * * 5"))});
+  specs.push_back(PeriodSpec{PeriodKind::custom, "quarter-hour",
+                             std::make_shared<CronSchedule>(CronSchedule::parse("*/15 * * * *"))});
+  std::mt19937_64 rng(5);
+  const std::int64_t from = to_epoch_ms(at("2026-01-01T00:00:00Z"));
+  for (const char* zone : kZones) {
+    for (const PeriodSpec& spec : specs) {
+      // Instants a few hours apart across a year (every DST change of these zones), then
+      // the same shuffled; some fall on period bounds exactly.
+      std::vector<Instant> instants;
+      std::int64_t t = from;
+      while (instants.size() < 3000) {
+        t += static_cast<std::int64_t>(rng() % (4 * 3600 * 1000));
+        if (rng() % 8 == 0) t -= t % (15 * 60 * 1000);
+        instants.push_back(from_epoch_ms(t));
+      }
+      std::vector<Instant> shuffled = instants;
+      std::shuffle(shuffled.begin(), shuffled.end(), rng);
+      PeriodFinder finder(spec, tz(zone));
+      for (const auto* list : {&instants, &shuffled}) {
+        for (const Instant i : *list) {
+          const Period expected = period_containing(spec, tz(zone), i);
+          ASSERT_EQ(finder.containing(i), expected)
+              << zone << " " << spec.name << " at " << format_rfc3339(i) << ": expected "
+              << describe(expected);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

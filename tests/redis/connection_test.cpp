@@ -28,6 +28,43 @@ TEST(Connection, TypedRepliesAndBinarySafeArguments) {
   EXPECT_THROW(c.command({"GET", key}).as_int(), ReplyError);
 }
 
+// Replies are built by hiredis's reader straight into Reply trees: every type, nested
+// arrays with nil, empty and error elements, a status, and a large array, in one pipeline.
+TEST(Connection, NestedRepliesKeepEveryElementTypeAndOrder) {
+  Connection c = test::connect_redis();
+  const auto replies = c.pipeline(
+      {{"EVAL",
+        "return {1, 'two', {3, {}, {'deep', false}}, redis.error_reply('ERR inner'), "
+        "redis.status_reply('FINE'), 'last'}",
+        "0"},
+       {"EVAL", "local t = {} for i = 1, 5000 do t[i] = tostring(i) end return t", "0"},
+       {"PING"}});
+  ASSERT_EQ(replies.size(), 3U);
+  const Reply& r = replies[0];
+  ASSERT_EQ(r.type, Reply::Type::array);
+  ASSERT_EQ(r.elements.size(), 6U);
+  EXPECT_EQ(r.at(0).as_int(), 1);
+  EXPECT_EQ(r.at(1).as_string(), "two");
+  const Reply& nested = r.at(2);
+  ASSERT_EQ(nested.elements.size(), 3U);
+  EXPECT_EQ(nested.at(0).as_int(), 3);
+  EXPECT_EQ(nested.at(1).type, Reply::Type::array);
+  EXPECT_TRUE(nested.at(1).elements.empty());
+  ASSERT_EQ(nested.at(2).elements.size(), 2U);
+  EXPECT_EQ(nested.at(2).at(0).as_string(), "deep");
+  EXPECT_TRUE(nested.at(2).elements[1].is_nil());  // Lua false is a nil bulk
+  EXPECT_TRUE(r.elements[3].is_error());
+  EXPECT_EQ(r.elements[3].str, "ERR inner");
+  EXPECT_EQ(r.elements[4].type, Reply::Type::status);
+  EXPECT_EQ(r.elements[4].str, "FINE");
+  EXPECT_EQ(r.at(5).as_string(), "last");
+  ASSERT_EQ(replies[1].elements.size(), 5000U);
+  for (std::size_t i = 0; i < 5000; ++i) {
+    ASSERT_EQ(replies[1].at(i).as_string(), std::to_string(i + 1));
+  }
+  EXPECT_EQ(replies[2].as_string(), "PONG");
+}
+
 TEST(Connection, PipelineReadsEveryReplyInOrderEvenAfterAnError) {
   Connection c = test::connect_redis();
   const std::string key = test::unique_prefix() + ":p";
