@@ -108,8 +108,8 @@ for j = 1, nslots do
     res = tonumber(ARGV[a + 3]), expire_at = ARGV[a + 4], end_ms = ARGV[a + 5],
     key = KEYS[slot_key0 + 3 * j - 2], meta = KEYS[slot_key0 + 3 * j - 1],
     stale = KEYS[slot_key0 + 3 * j],
-    score = {},  -- member number -> encoded score, false when absent (read, then written)
-    dirty = {},  -- member number -> true once written
+    -- score: member number -> encoded score, false when absent (read, then written);
+    -- dirty: member number -> true once written (both made by fill_scores)
   }
   a = a + 6
 end
@@ -356,12 +356,23 @@ for j = 1, nslots do
       end
     end
   end
-  local found, score = each_chunk('ZMSCORE', s.key, members, true), s.score
-  for i = 1, #members do
-    local f = found[i]
-    score[numbers and numbers[i] or i] = f and tonumber(f) or false
+  s.read_members, s.read_numbers = members, numbers
+  s.found = each_chunk('ZMSCORE', s.key, members, true)
+end
+
+-- Each period's scores as read (again, after the fast path below gave up), nothing written.
+local function fill_scores()
+  for j = 1, nslots do
+    local s = slots[j]
+    local score, found, numbers = {}, s.found, s.read_numbers
+    for i = 1, #s.read_members do
+      local f = found[i]
+      score[numbers and numbers[i] or i] = f and tonumber(f) or false
+    end
+    s.score, s.dirty = score, {}
   end
 end
+fill_scores()
 
 -- Which event ids were applied: in any live bucket of the board.
 if nbuckets > 0 then
@@ -425,10 +436,84 @@ end
 -- A coalesced event's order token (see above) starts with a comma.
 local function merged(token) return token ~= nil and byte(token, 1) == 44 end
 
+local results, new_marks = {}, {}
+
+-- The common call, applied period by period: every event uses every period, none of them
+-- spilled, closed or expired, no event ids, no holds, no entry read again, and no coalesced
+-- replace. Then every event applies unless one would be refused (range, span): true when it
+-- applied them all, with exactly the writes and replies apply_event would give one by one;
+-- false, having written nothing, when the general path must run instead.
+local function apply_all_at_once()
+  if has_used or nbuckets > 0 or any_refused or inflight_mode == '2' or next(held) then
+    return false
+  end
+  for j = 1, nslots do
+    if slots[j].spilled then return false end
+  end
+  if policy == 'r' and has_token then
+    for e = 1, nevents do
+      if merged(ev_token[e]) then return false end
+    end
+  end
+  local points_of = {}  -- per period, per event: its points (when the caller wants them)
+  for j = 1, nslots do
+    local s = slots[j]
+    local score, dirty, n, start, res, span = s.score, s.dirty, s.n, s.start, s.res, s.span
+    local points_j = want_points and {} or nil
+    for e = 1, nevents do
+      local mi, value = ev_mi[e], ev_value[e]
+      local current = score[mi]
+      local points, changed = value, true
+      if current then
+        local t = current % n
+        local q = (current - t) / n
+        if t < 0 then q = q - 1 elseif t >= n then q = q + 1 end
+        local old = desc and (maxp - q) or (minp + q)
+        if policy == 'i' then
+          points, changed = old + value, value ~= 0
+        elseif policy == 'b' then
+          if not ((desc and value > old) or (not desc and value < old)) then
+            points, changed = old, false
+          end
+        else
+          changed = value ~= old
+        end
+      end
+      if points < minp or points > maxp then return false end
+      if changed then
+        local time_part = 0
+        if tie ~= 'n' then
+          local d = ev_at[e] - start
+          local units = (d - d % res) / res
+          if units < 0 or units > span then return false end
+          time_part = tie_earliest and units or (span - units)
+        end
+        score[mi] = (desc and (maxp - points) or (points - minp)) * n + time_part
+        dirty[mi] = true
+      end
+      if points_j then points_j[e] = points end
+    end
+    points_of[j] = points_j
+  end
+  for e = 1, nevents do
+    if want_points then
+      local out = {0}
+      for j = 1, nslots do out[j + 1] = points_of[j][e] end
+      results[e] = out
+    else
+      results[e] = 0
+    end
+    if inflight_key and ev_token[e] then new_marks[#new_marks + 1] = ev_token[e] end
+  end
+  return true
+end
+
 -- blocked / split: members whose later events of this call must not be applied before an
 -- earlier one that answered "cold" / "split" (they answer the same; the caller resends them).
-local results, blocked, split, split_any, new_marks = {}, {}, {}, false, {}
-for e = 1, nevents do
+local blocked, split, split_any = {}, {}, false
+local all_at_once = apply_all_at_once()
+if not all_at_once then fill_scores() end
+for e = 1, all_at_once and 0 or nevents do
   local mi, token = ev_mi[e], ev_token[e]
   local holder = token and held[mi]
   if token and marked[token] then

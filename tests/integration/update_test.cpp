@@ -441,7 +441,9 @@ TEST_F(UpdateTest, BatchesAcrossBoardsAndPeriodsMatchOneByOne) {
 // Coalescing (one member's increments of a call sent as one event) must be invisible: for
 // every policy, order and tie-break, random events with mixed signs, zeros, range refusals,
 // repeated ids, stream entries and two periods per day give, batched, exactly the results,
-// boards, achieved_at and in-flight markers of one by one.
+// boards, achieved_at and in-flight markers of one by one. Rounds 4-7 are the common call
+// that the script applies period by period (one day, no ids, sums that mostly stay in
+// range; round 7 with refusals, where it falls back to event by event).
 TEST_F(UpdateTest, BatchedAndCoalescedMatchOneByOneForEveryPolicyOrderAndTieBreak) {
   std::string yaml;
   std::vector<std::string> names;
@@ -464,15 +466,22 @@ TEST_F(UpdateTest, BatchedAndCoalescedMatchOneByOneForEveryPolicyOrderAndTieBrea
   // Without points wanted (the stream consumer's way), best and replace coalesce too.
   const Config c_config = test::make_config(test::unique_prefix(), yaml);
   std::mt19937 rng(11);
-  for (int round = 0; round < 4; ++round) {
+  for (int round = 0; round < 8; ++round) {
+    const bool common = round >= 4;
     std::vector<Update> events;
     for (const auto& board : names) {
       for (int i = 0; i < 150; ++i) {
         Update u{board, "m" + std::to_string(rng() % 6), static_cast<std::int64_t>(rng() % 31) - 10,
                  start + Millis{static_cast<std::int64_t>(rng() % (2 * 86400000ULL))}, ""};
+        if (common) {
+          u.member = "c" + std::to_string(rng() % 40);
+          u.value = static_cast<std::int64_t>(rng() % 7) - 3;
+          u.at = start + Millis{static_cast<std::int64_t>(rng() % 86400000ULL)};
+        }
         if (rng() % 9 == 0) u.value = 0;
-        if (rng() % 15 == 0) u.value = 55;  // increments leave the range now and then
-        if (rng() % 10 == 0) u.event_id = "id" + std::to_string(rng() % 20);
+        // increments leave the range now and then
+        if ((!common || round == 7) && rng() % 15 == 0) u.value = 55;
+        if (!common && rng() % 10 == 0) u.event_id = "id" + std::to_string(rng() % 20);
         if (rng() % 2 == 0) {
           u.stream = "s";
           u.order_token = std::to_string(1000 + round * 1000 + i) + "-0";
