@@ -64,16 +64,7 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
   std::vector<std::vector<HotResult>> out;
   out.reserve(replies.size());
   for (std::size_t i = 0; i < replies.size(); ++i) {
-    const redis::Reply& r = replies[i].checked();
-    if (r.elements.size() != batches[i].events.size()) {
-      throw redis::ReplyError("update script returned " + std::to_string(r.elements.size()) +
-                              " results for " + std::to_string(batches[i].events.size()) +
-                              " events");
-    }
-    std::vector<HotResult> results;
-    results.reserve(r.elements.size());
-    for (const redis::Reply& e : r.elements) results.push_back(protocol::parse_update_reply(e));
-    out.push_back(std::move(results));
+    out.push_back(protocol::parse_update_replies(replies[i].checked(), batches[i].events.size()));
   }
   return out;
 }

@@ -235,4 +235,22 @@ HotResult parse_update_reply(const redis::Reply& r) {
   return out;
 }
 
+std::vector<HotResult> parse_update_replies(const redis::Reply& reply, std::size_t events) {
+  if (reply.type == redis::Reply::Type::integer) {
+    if (reply.as_int() != static_cast<std::int64_t>(events)) {
+      throw redis::ReplyError("update script said " + std::to_string(reply.as_int()) +
+                              " events applied for " + std::to_string(events) + " events");
+    }
+    return std::vector<HotResult>(events);
+  }
+  if (reply.type != redis::Reply::Type::array || reply.elements.size() != events) {
+    throw redis::ReplyError("update script returned " + std::to_string(reply.elements.size()) +
+                            " results for " + std::to_string(events) + " events");
+  }
+  std::vector<HotResult> results;
+  results.reserve(events);
+  for (const redis::Reply& e : reply.elements) results.push_back(parse_update_reply(e));
+  return results;
+}
+
 }  // namespace bk::hot::protocol

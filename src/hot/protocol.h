@@ -86,5 +86,9 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
 // The reply for one event. Throws redis::ReplyError for a reply the script never gives, and
 // bk::Error for "span" (an event outside its period: a caller bug).
 HotResult parse_update_reply(const redis::Reply& reply);
+// The replies for a call of `events` events: one per event, or the event count alone when
+// every event applied without points and none rehydrated. Throws redis::ReplyError for any
+// other count.
+std::vector<HotResult> parse_update_replies(const redis::Reply& reply, std::size_t events);
 
 }  // namespace bk::hot::protocol

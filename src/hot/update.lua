@@ -61,7 +61,8 @@
 --
 -- Scores: encoded = rank_points * (span + 1) + time_part; smaller ranks higher. Every number
 -- handled is an integer below 2^53, so Lua's doubles hold it exactly.
--- Returns one array per event:
+-- Returns the number of events when every one applied without points and none rehydrated
+-- (the common call of a stream consumer), else one array per event:
 --   {mask, points...}  applied: integers; bit i-1 of mask is set when used slot i was written
 --     from its cold value (rehydrated), then the new points per used slot (with points "0":
 --     the mask alone, an integer instead of an array)
@@ -138,6 +139,11 @@ end
 -- of a command returning one value per item, concatenated.
 local CHUNK = 1000
 local function each_chunk(cmd, key, list, per_item)
+  if #list == 0 then return {} end
+  if #list <= CHUNK then
+    local r = redis.call(cmd, key, unpack(list))
+    return per_item and r or {}
+  end
   local out = {}
   for i = 1, #list, CHUNK do
     local r = redis.call(cmd, key, unpack(list, i, math.min(i + CHUNK - 1, #list)))
@@ -500,8 +506,6 @@ local function apply_all_at_once()
       local out = {0}
       for j = 1, nslots do out[j + 1] = points_of[j][e] end
       results[e] = out
-    else
-      results[e] = 0
     end
     if inflight_key and ev_token[e] then new_marks[#new_marks + 1] = ev_token[e] end
   end
@@ -578,4 +582,5 @@ if #new_marks > 0 then
   -- Coalesced tokens (",!,t1,t2") join as they are: readers split at commas and skip "!".
   redis.call('ZADD', inflight_key, marker_ms, table.concat(new_marks, ','))
 end
+if all_at_once and not want_points then return nevents end
 return results

@@ -64,6 +64,7 @@ struct Options {
   std::int64_t distinct = 50'000;         // distinct members the update events hit
   std::int64_t ingest_members = 100'000;  // members the ingest (and peer) events are drawn from
   std::int64_t flat_events = 0;           // --flat-events: also our memory after this many (0: not)
+  std::int64_t flat_members = 20'000;     // ... over this many members, which --events also reach
   std::string peer;                       // --peer DIR: run the peer, its npm install in DIR
   std::int64_t samples = 2'000;           // rehydrating updates timed one by one
   int rounds = 3;                         // update rounds (alternating with the baseline)
@@ -399,15 +400,14 @@ struct Bench {
     // As the CLI and ingest run it: with a cold tier, connected on first need (the board's
     // sync with the cold tier, once), so the safety-net checks are part of what is timed.
     std::unique_ptr<bk::cold::ColdStore> cold;
-    bk::service::Leaderboards boards(config, redis, bk::Clock(day + bk::Millis{43'200'000}),
-                                     [&]() -> bk::cold::ColdStore& {
-                                       if (!cold) {
-                                         cold = std::make_unique<bk::cold::ColdStore>(
-                                             pg_url, config.postgres.schema);
-                                         cold->migrate();
-                                       }
-                                       return *cold;
-                                     });
+    bk::service::Leaderboards boards(
+        config, redis, bk::Clock(day + bk::Millis{43'200'000}), [&]() -> bk::cold::ColdStore& {
+          if (!cold) {
+            cold = std::make_unique<bk::cold::ColdStore>(pg_url, config.postgres.schema);
+            cold->migrate();
+          }
+          return *cold;
+        });
     RawRedis raw(redis_url);
     const std::vector<std::string> raw_keys = {
         key_prefix + ":raw:daily", key_prefix + ":raw:weekly", key_prefix + ":raw:monthly"};
@@ -758,8 +758,12 @@ struct Bench {
     double ours = 0, raw = 0;       // row 2: uniform events, against the plain consumer
     std::int64_t members = 0;       // distinct members the uniform events hit
     std::int64_t zipf_members = 0;  // ... and the Zipf events
-    Side uniform, zipf, flat;       // ours
-    Side peer_uniform, peer_zipf;   // the peer (when --peer was given)
+    Side uniform, zipf;             // ours
+    // Flatness: ours after --events and after --flat-events uniform events over the same
+    // --flat-members members (both runs reach all of them: a fixed member count).
+    Side flat_base, flat;
+    std::int64_t flat_base_members = 0, flat_members = 0;
+    Side peer_uniform, peer_zipf;  // the peer (when --peer was given)
   };
 
   IngestFigures bench_ingest() {
@@ -836,11 +840,21 @@ struct Bench {
       check_boards("ingest vs the peer, Zipf", prefix + "z", skewed, &f.peer_zipf);
     }
 
-    // Flatness: our memory after more uniform events over the same members.
+    // Flatness: our memory for a fixed member count, after --events and after --flat-events
+    // uniform events over --flat-members members (few enough that both runs reach them all,
+    // so what grows with the events alone shows; over --ingest-members the larger run also
+    // reaches more members, and the boards grow with them).
     if (opt.flat_events > 0) {
-      std::fprintf(stderr, "    %s uniform events (memory)\n", fmt_int(opt.flat_events).c_str());
-      const auto more = uniform_events(opt.flat_events, opt.ingest_members);
+      std::fprintf(stderr, "    %s and %s uniform events over %s members (memory)\n",
+                   fmt_int(opt.events).c_str(), fmt_int(opt.flat_events).c_str(),
+                   fmt_int(opt.flat_members).c_str());
+      const auto base = uniform_events(opt.events, opt.flat_members);
+      f.flat_base = ingest_ours(prefix + "fb", base);
+      f.flat_base_members = distinct_members(base);
+      check_boards("ingest, " + fmt_int(opt.events) + " events", prefix + "fb", base, nullptr);
+      const auto more = uniform_events(opt.flat_events, opt.flat_members);
       f.flat = ingest_ours(prefix + "f", more);
+      f.flat_members = distinct_members(more);
       check_boards("ingest, " + fmt_int(opt.flat_events) + " events", prefix + "f", more, nullptr);
     }
     return f;
@@ -1145,10 +1159,11 @@ int run(const Options& opt) {
           "<= 1.3x");
     }
     if (opt.flat_events > 0) {
-      row("  ours at " + fmt_int(opt.flat_events) + " events vs " + fmt_int(opt.events),
-          mb(in.flat.memory), "at " + fmt_int(opt.events) + ": " + mb(in.uniform.memory),
+      row("  ours, " + fmt_int(opt.flat_members) + " members: " + fmt_int(opt.flat_events) +
+              " events vs " + fmt_int(opt.events),
+          mb(in.flat.memory), "at " + fmt_int(opt.events) + ": " + mb(in.flat_base.memory),
           fmt("%.2fx",
-              static_cast<double>(in.flat.memory) / static_cast<double>(in.uniform.memory)),
+              static_cast<double>(in.flat.memory) / static_cast<double>(in.flat_base.memory)),
           "<= 1.1x");
     }
     std::printf(
@@ -1159,7 +1174,9 @@ int run(const Options& opt) {
         mb(in.zipf.memory).c_str());
     if (!opt.peer.empty()) std::printf(", the peer's %s", mb(in.peer_zipf.memory).c_str());
     if (opt.flat_events > 0) {
-      std::printf("; ingest of %s events %s/s", fmt_int(opt.flat_events).c_str(),
+      std::printf("; flatness runs hit %s and %s of %s members, ingest of %s events %s/s",
+                  fmt_int(in.flat_base_members).c_str(), fmt_int(in.flat_members).c_str(),
+                  fmt_int(opt.flat_members).c_str(), fmt_int(opt.flat_events).c_str(),
                   fmt_int(static_cast<std::int64_t>(in.flat.rate)).c_str());
     }
     std::printf("\nalso: Redis server us/event by command (commandstats), uniform: boardkeeper %s",
@@ -1207,6 +1224,8 @@ int main(int argc, char** argv) {
       opt.ingest_members = value();
     } else if (a == "--flat-events") {
       opt.flat_events = value();
+    } else if (a == "--flat-members") {
+      opt.flat_members = value();
     } else if (a == "--peer") {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "--peer needs a directory\n");
@@ -1226,13 +1245,15 @@ int main(int argc, char** argv) {
           stderr,
           "usage: bk_bench [--members N] [--keep N] [--events N] [--distinct N] [--samples N] "
           "[--rounds N] [--chunk N] [--updates-only] [--ingest-members N] [--flat-events N] "
-          "[--peer DIR]\n"
+          "[--flat-members N] [--peer DIR]\n"
           "  --events N          events per update round and per ingest run (default 300,000)\n"
           "  --distinct N        members the update events hit (default 50,000)\n"
           "  --ingest-members N  members the ingest and peer events are drawn from, uniform\n"
           "                      and Zipf s = 1.1 (default 100,000)\n"
-          "  --flat-events N     also ingest N uniform events over the same members and compare\n"
-          "                      Redis memory with the --events run (default: not)\n"
+          "  --flat-events N     also compare Redis memory after N and after --events uniform\n"
+          "                      events over --flat-members members (default: not)\n"
+          "  --flat-members N    members of that comparison; --events should reach them all\n"
+          "                      (default 20,000)\n"
           "  --peer DIR          run the peer (redis-rank, tests/bench/peer) with the npm\n"
           "                      packages installed in DIR (tests/bench/peer/npm-ci.sh DIR)\n");
       return a == "--help" ? 0 : 2;

@@ -242,6 +242,27 @@ TEST(ProtocolTest, StatusReplies) {
   EXPECT_EQ(cold.cold_gens, (std::vector<std::string>{"5", "0"}));
 }
 
+TEST(ProtocolTest, ACallWhoseEventsAllAppliedWithoutPointsIsAnsweredByItsEventCount) {
+  const auto all = protocol::parse_update_replies(integer(3), 3);
+  ASSERT_EQ(all.size(), 3U);
+  for (const HotResult& r : all) {
+    EXPECT_EQ(r.outcome, HotOutcome::applied);
+    EXPECT_TRUE(r.points.empty());
+    EXPECT_TRUE(r.rehydrated.empty());
+  }
+  EXPECT_THROW(protocol::parse_update_replies(integer(2), 3), redis::ReplyError);
+}
+
+TEST(ProtocolTest, OtherwiseACallIsAnsweredEventByEvent) {
+  const auto each = protocol::parse_update_replies(array({integer(1), array({text("dup")})}), 2);
+  ASSERT_EQ(each.size(), 2U);
+  EXPECT_EQ(each[0].outcome, HotOutcome::applied);
+  EXPECT_EQ(each[0].rehydrated, (std::vector<bool>{true}));
+  EXPECT_EQ(each[1].outcome, HotOutcome::duplicate);
+  EXPECT_THROW(protocol::parse_update_replies(array({integer(0)}), 2), redis::ReplyError);
+  EXPECT_THROW(protocol::parse_update_replies(text("OK"), 1), redis::ReplyError);
+}
+
 TEST(ProtocolTest, RepliesTheScriptNeverGivesAreErrors) {
   EXPECT_THROW(protocol::parse_update_reply(array({text("maybe")})), redis::ReplyError);
   EXPECT_THROW(protocol::parse_update_reply(array({text("span"), text("daily:x")})), Error);
