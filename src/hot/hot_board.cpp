@@ -53,14 +53,15 @@ PeriodKeys::PeriodKeys(const BoardKeys& board, std::string_view period, std::str
       synced(board.synced()) {}
 
 std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
-                                                    const std::vector<HotBatch>& batches) {
+                                                    const std::vector<HotBatch>& batches,
+                                                    const std::function<void()>& while_waiting) {
   std::vector<std::pair<redis::Args, redis::Args>> calls;
   calls.reserve(batches.size());
   for (const HotBatch& b : batches) {
     protocol::Call c = protocol::marshal_update(prefix_, b, cold_tier_);
     calls.emplace_back(std::move(c.keys), std::move(c.args));
   }
-  const std::vector<redis::Reply> replies = update_.eval_pipelined(conn, calls);
+  const std::vector<redis::Reply> replies = update_.eval_pipelined(conn, calls, while_waiting);
   std::vector<std::vector<HotResult>> out;
   out.reserve(replies.size());
   for (std::size_t i = 0; i < replies.size(); ++i) {

@@ -2,6 +2,7 @@
 // read slices, ranks and neighbourhoods. Scores stay encoded here; decoding is the caller's.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -148,8 +149,10 @@ class HotBoard {
   explicit HotBoard(std::string key_prefix, bool cold_tier = false);
 
   // Applies each batch with one script call; batches are pipelined. Results per event.
+  // `while_waiting` runs once while the calls are at the server (see Connection::pipeline).
   std::vector<std::vector<HotResult>> apply(redis::Connection& conn,
-                                            const std::vector<HotBatch>& batches);
+                                            const std::vector<HotBatch>& batches,
+                                            const std::function<void()>& while_waiting = {});
 
   // Entries at positions [offset, offset + count) in listing order, with ranks.
   // Reads of a period that has not spilled. `spilled` (read atomically with the rest) says

@@ -127,6 +127,11 @@ bool starts_with(const std::string& text, std::string_view prefix) {
   return text.compare(0, prefix.size(), prefix) == 0;
 }
 
+redis::Options with_role(redis::Options options, const char* role) {
+  options.role = role;
+  return options;
+}
+
 const char* name_of(Backend backend) {
   return backend == Backend::redis ? "redis" : backend == Backend::postgres ? "postgresql" : "?";
 }
@@ -145,7 +150,12 @@ class Consumer {
  public:
   Consumer(redis::Connection& redis, service::Leaderboards& boards, const IngestOptions& o,
            const std::atomic<bool>& stop, IngestObserver& observer)
-      : redis_(redis), boards_(boards), o_(o), stop_(stop), observer_(observer) {
+      : redis_(redis),
+        reader_(with_role(redis.options(), "read-ahead"), redis::Connect::later),
+        boards_(boards),
+        o_(o),
+        stop_(stop),
+        observer_(observer) {
     if (o.streams.empty()) throw Error("ingest: no stream to consume");
     for (std::size_t i = 0; i < o.streams.size(); ++i) {
       Stream s;
@@ -157,7 +167,8 @@ class Consumer {
   }
 
   IngestStats run() {
-    while (!stop_.load()) {
+    // A batch already read ahead is processed before a stop (it is pending at this consumer).
+    while (!stop_.load() || next_) {
       observer_.loop_turn();
       try {
         const bool more = turn();
@@ -176,6 +187,8 @@ class Consumer {
 
  private:
   redis::Connection& redis_;
+  // Reads the next batch of new entries while the current one applies (see read_ahead).
+  redis::Connection reader_;
   service::Leaderboards& boards_;
   const IngestOptions& o_;
   const std::atomic<bool>& stop_;
@@ -223,18 +236,48 @@ class Consumer {
     Steady::time_point since;
   } redis_failing_, postgres_failing_;
 
+  // A batch: its entries, and what parsing made of them.
+  struct Batch {
+    std::vector<Entry> entries;
+    std::int64_t reclaimed = 0;  // of them, taken over from other consumers
+    bool redelivered = false;    // read again from a pending list: some may be applied
+    std::vector<Verdict> verdicts;
+    std::vector<std::string> reasons;
+    std::vector<std::string> labels;  // why each dead letter is dead
+    std::vector<service::Update> updates;
+    std::vector<std::size_t> index;  // entry of each update
+    // Planned while the batch before it applied (read ahead), or not yet.
+    std::optional<service::Leaderboards::Prepared> prepared;
+  };
+  // Read ahead: the next batch of new entries, read (on reader_) and planned while the
+  // current batch's script calls run at the server, so that the client's work overlaps
+  // Redis's. Its entries are pending at this consumer from the moment they are read, so a
+  // batch read ahead is always the next one processed: before a pass over the pending list
+  // (which would meet them too) and before a stop. A failure to read ahead leaves them
+  // pending for such a pass, scheduled at once.
+  std::unique_ptr<Batch> next_;  // read and planned, not processed yet
+  bool reading_ahead_ = false;   // a read was sent on reader_, its reply not read yet
+  bool reader_broken_ = false;   // reader_ must reconnect before its next read
+
   // One read and its batch; false when draining found nothing left.
   bool turn() {
     if (reconnect_ || !redis_.connected()) {
       redis_.reconnect();
       reconnect_ = false;
     }
+    if (next_) {
+      std::unique_ptr<Batch> next = std::move(next_);
+      process(*next, true);
+      bound_streams_if_due(false);
+      return true;
+    }
     std::vector<Entry> entries;
     std::int64_t reclaimed = 0;
     if (own_.running || (own_.scheduled && Steady::now() >= own_.at)) {
       entries = read_own();
       if (!entries.empty()) {
-        process(std::move(entries), 0, true);
+        Batch batch = parsed(std::move(entries), 0, true);
+        process(batch, false);
         bound_streams_if_due(false);
         return true;
       }
@@ -244,9 +287,11 @@ class Consumer {
       entries = reclaim();
       reclaimed = static_cast<std::int64_t>(entries.size());
     }
-    if (entries.empty()) entries = read_new();
+    const bool fresh = entries.empty();  // new entries, not taken over from others
+    if (fresh) entries = read_new();
     if (!entries.empty()) {
-      process(std::move(entries), reclaimed, reclaimed > 0);
+      Batch batch = parsed(std::move(entries), reclaimed, reclaimed > 0);
+      process(batch, fresh);
       bound_streams_if_due(false);
       return true;
     }
@@ -408,18 +453,80 @@ class Consumer {
     return entries;
   }
 
-  std::vector<Entry> read_new() {
-    // With --drain an empty read ends the run, so it does not wait for new entries.
+  // XREADGROUP of new entries; `block`: waiting up to o_.block for some.
+  redis::Args read_new_command(bool block) const {
     redis::Args read{"XREADGROUP", "GROUP", o_.group,
                      o_.consumer,  "COUNT", std::to_string(o_.batch)};
-    if (!o_.drain) {
+    if (block) {
       read.push_back("BLOCK");
       read.push_back(std::to_string(o_.block.count()));
     }
     read.push_back("STREAMS");
     for (const Stream& s : streams_) read.push_back(s.key);
     for (std::size_t i = 0; i < streams_.size(); ++i) read.push_back(">");
-    return entries_of_read(group_command(read));
+    return read;
+  }
+
+  std::vector<Entry> read_new() {
+    // With --drain an empty read ends the run, so it does not wait for new entries.
+    return entries_of_read(group_command(read_new_command(!o_.drain)));
+  }
+
+  // Sends the read of the batch after `current` on reader_ when that batch will be the next
+  // one anyway: new entries (no pass over the pending list or take-over due), one stream,
+  // not stopping. Never blocks: with nothing new, the next turn reads (and waits) as usual.
+  bool start_read_ahead(bool current_is_fresh) {
+    if (!current_is_fresh || streams_.size() != 1 || stop_.load() || own_.running ||
+        (own_.scheduled && Steady::now() >= own_.at) || claim_due()) {
+      return false;
+    }
+    try {
+      if (reader_broken_ || !reader_.connected()) {
+        reader_.reconnect();
+        reader_broken_ = false;
+      }
+      reader_.send(read_new_command(false));
+    } catch (const Error& e) {
+      if (e.backend() == Backend::none) throw;
+      reader_broken_ = true;
+      spdlog::debug("ingest: no read ahead: {}", e.what());
+      return false;  // nothing was read: the next turn reads as usual
+    }
+    reading_ahead_ = true;
+    return true;
+  }
+
+  // While the current batch applies: the read ahead's entries, parsed and planned. Never
+  // throws a server's failure (the current batch's replies are still to be read): the
+  // entries stay pending, and a pass over them is scheduled now.
+  void finish_read_ahead() {
+    if (!reading_ahead_) return;
+    reading_ahead_ = false;
+    try {
+      redis::Reply r = reader_.receive();
+      r.checked();
+      redis_ok();
+      auto next = std::make_unique<Batch>(parsed(entries_of_read(std::move(r)), 0, false));
+      if (next->entries.empty()) return;
+      next->prepared = boards_.prepare(next->updates, kStatusOnly);
+      next_ = std::move(next);
+    } catch (const Error& e) {
+      if (e.backend() == Backend::none) throw;
+      read_ahead_failed(e.what());
+    }
+  }
+
+  // What a read ahead may have delivered is pending at this consumer: a pass reads it.
+  void read_ahead_failed(const std::string& why) {
+    reading_ahead_ = false;
+    reader_broken_ = true;
+    next_.reset();
+    spdlog::warn(
+        "ingest: reading ahead failed: {}; its entries are read again from the pending list", why);
+    own_.running = false;
+    for (Stream& s : streams_) s.own_cursor.clear();
+    own_.scheduled = true;
+    own_.at = Steady::now();
   }
 
   // No entry pending in the whole group, on any stream: not here, nor at another (perhaps
@@ -430,37 +537,53 @@ class Consumer {
     });
   }
 
-  // `redelivered`: the entries were read again from a pending list (this consumer's own, or
-  // taken over from another): some may have been applied before.
-  void process(std::vector<Entry> entries, std::int64_t reclaimed, bool redelivered) {
+  // The events of `entries`; the malformed ones are dead letters. `redelivered`: the entries
+  // were read again from a pending list (this consumer's own, or taken over from another):
+  // some may have been applied before.
+  Batch parsed(std::vector<Entry> entries, std::int64_t reclaimed, bool redelivered) const {
+    Batch b;
+    b.entries = std::move(entries);
+    b.reclaimed = reclaimed;
+    b.redelivered = redelivered;
+    const std::size_t n = b.entries.size();
+    b.verdicts.assign(n, Verdict::acknowledge);
+    b.reasons.resize(n);
+    b.labels.resize(n);
+    b.updates.reserve(n);
+    b.index.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (b.entries[i].deleted) continue;  // acknowledged: nothing left to apply
+      service::Update u;
+      const Stream& from = streams_[b.entries[i].stream];
+      if (auto why = parse(b.entries[i], from.key, from.qualifier, redelivered, u)) {
+        b.verdicts[i] = Verdict::dead_letter;
+        b.reasons[i] = "malformed event: " + *why;
+        b.labels[i] = "malformed";
+        continue;
+      }
+      b.updates.push_back(std::move(u));
+      b.index.push_back(i);
+    }
+    return b;
+  }
+
+  // Applies the batch, writes its dead letters, acknowledges what is done and leaves the
+  // rest pending. `fresh`: new entries (see start_read_ahead).
+  void process(Batch& b, bool fresh) {
     const auto started = Steady::now();
     const service::Leaderboards::Counters before = boards_.counters();
     IngestStats batch;
-    batch.read = static_cast<std::int64_t>(entries.size());
-    batch.reclaimed = reclaimed;
+    batch.read = static_cast<std::int64_t>(b.entries.size());
+    batch.reclaimed = b.reclaimed;
+    const std::vector<Entry>& entries = b.entries;
+    std::vector<Verdict>& verdicts = b.verdicts;
+    std::vector<std::string>& reasons = b.reasons;
+    std::vector<std::string>& labels = b.labels;
 
-    std::vector<Verdict> verdicts(entries.size(), Verdict::acknowledge);
-    std::vector<std::string> reasons(entries.size());
-    std::vector<std::string> labels(entries.size());  // why each dead letter is dead
-    std::vector<service::Update> updates;
-    std::vector<std::size_t> index;  // entry of each update
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (entries[i].deleted) continue;  // acknowledged: nothing left to apply
-      service::Update u;
-      const Stream& from = streams_[entries[i].stream];
-      if (auto why = parse(entries[i], from.key, from.qualifier, redelivered, u)) {
-        verdicts[i] = Verdict::dead_letter;
-        reasons[i] = "malformed event: " + *why;
-        labels[i] = "malformed";
-        continue;
-      }
-      updates.push_back(std::move(u));
-      index.push_back(i);
-    }
-    const auto results = apply_per_stream(updates);
+    const auto results = apply_batch(b, start_read_ahead(fresh));
     std::string cold_reason;  // why the cold tier failed, as the service said it
     for (std::size_t k = 0; k < results.size(); ++k) {
-      const std::size_t i = index[k];
+      const std::size_t i = b.index[k];
       switch (results[k].status) {
         case service::UpdateStatus::applied:
           ++batch.applied;
@@ -567,10 +690,26 @@ class Consumer {
     acknowledged_since_bounds_ = true;
   }
 
+  // Points are not used here.
+  static constexpr auto kStatusOnly = service::Leaderboards::Detail::status;
+
+  // The batch's updates; `read_ahead`: a read was sent on reader_, finished while the
+  // batch's script calls run (one stream only).
+  std::vector<service::UpdateResult> apply_batch(Batch& b, bool read_ahead) {
+    if (!read_ahead && !b.prepared) return apply_per_stream(b.updates);
+    if (!b.prepared) b.prepared = boards_.prepare(b.updates, kStatusOnly);
+    service::Leaderboards::Prepared prepared = std::move(*b.prepared);
+    b.prepared.reset();
+    if (!read_ahead) return boards_.apply(std::move(prepared));
+    auto results = boards_.apply(std::move(prepared), [this] { finish_read_ahead(); });
+    finish_read_ahead();  // a no-op: the service ran it (kept so a reply is never left unread)
+    return results;
+  }
+
   // The updates of each stream in one call (the service takes one stream's entries per
   // board and call; the order between streams is not kept anyway), results in order.
   std::vector<service::UpdateResult> apply_per_stream(const std::vector<service::Update>& updates) {
-    constexpr auto kStatus = service::Leaderboards::Detail::status;  // points are not used here
+    const auto kStatus = kStatusOnly;
     if (streams_.size() == 1) return boards_.apply(updates, kStatus);
     std::map<std::string, std::vector<std::size_t>> of_stream;
     for (std::size_t k = 0; k < updates.size(); ++k) of_stream[updates[k].stream].push_back(k);
@@ -695,6 +834,11 @@ class Consumer {
     spdlog::warn("ingest: {} failed ({} in a row): {}; retrying in {} ms", name_of(backend), n,
                  e.what(), wait.count());
     if (backend == Backend::redis && e.transient()) reconnect_ = true;
+    // A read ahead sent and not read (the failure came first), or read: its entries are
+    // pending, for the pass below.
+    if (reading_ahead_) reader_broken_ = true;
+    reading_ahead_ = false;
+    next_.reset();
     own_.running = false;
     for (Stream& s : streams_) s.own_cursor.clear();
     own_.scheduled = true;

@@ -140,8 +140,10 @@ void Connection::authenticate() {
 }
 
 void Connection::name_client() {
-  // Operators see who is connected (CLIENT LIST): "boardkeeper:<pid>".
-  command({"CLIENT", "SETNAME", "boardkeeper:" + std::to_string(getpid())}).checked();
+  // Operators see who is connected (CLIENT LIST): "boardkeeper:<pid>[:<role>]".
+  std::string name = "boardkeeper:" + std::to_string(getpid());
+  if (!options_.role.empty()) name += ":" + options_.role;
+  command({"CLIENT", "SETNAME", name}).checked();
 }
 
 void Connection::select_db() {
@@ -188,8 +190,36 @@ Reply Connection::command(const Args& args) {
   return read_reply();
 }
 
-std::vector<Reply> Connection::pipeline(const std::vector<Args>& commands) {
+// Writes what is buffered (hiredis otherwise writes it when the first reply is read).
+void Connection::flush() {
+  int done = 0;
+  while (done == 0) {
+    if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) fail("sending commands");
+  }
+}
+
+void Connection::send(const Args& args) {
+  append(args);
+  flush();
+}
+
+Reply Connection::receive() {
+  if (!ctx_) throw ConnectionError("redis " + endpoint(options_) + ": not connected");
+  return read_reply();
+}
+
+std::vector<Reply> Connection::pipeline(const std::vector<Args>& commands,
+                                        const std::function<void()>& while_waiting) {
   for (const auto& c : commands) append(c);
+  if (while_waiting) {
+    flush();
+    try {
+      while_waiting();
+    } catch (...) {
+      ctx_.reset();  // its replies would answer the next commands
+      throw;
+    }
+  }
   std::vector<Reply> replies;
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply());

@@ -2,6 +2,7 @@
 // replies. Not thread-safe: give each thread its own Connection.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,7 +35,15 @@ class Connection {
   // Sends one command and returns its reply (an error reply is returned, not thrown).
   Reply command(const Args& args);
   // Sends every command, then reads every reply, in order, even when some are errors.
-  std::vector<Reply> pipeline(const std::vector<Args>& commands);
+  // `while_waiting`, when given, runs once every command is written and before any reply is
+  // read: work that overlaps the server's (it must not use this connection). Should it
+  // throw, this connection is dropped (its replies are unread) and the exception goes on.
+  std::vector<Reply> pipeline(const std::vector<Args>& commands,
+                              const std::function<void()>& while_waiting = {});
+  // One command written now, its reply read later by receive(): replies come in the order
+  // of the commands sent.
+  void send(const Args& args);
+  Reply receive();
 
   // Replaces the server connection in place, with the same options (AUTH, CLIENT SETNAME,
   // SELECT again), so everything holding this Connection keeps a valid one. Throws
@@ -63,6 +72,7 @@ class Connection {
   void name_client();
   void select_db();
   void append(const Args& args);
+  void flush();
   Reply read_reply();
   [[noreturn]] void fail(std::string_view doing);
 };

@@ -31,12 +31,13 @@ Reply Script::eval(Connection& conn, const Args& keys, const Args& args) {
 }
 
 std::vector<Reply> Script::eval_pipelined(Connection& conn,
-                                          const std::vector<std::pair<Args, Args>>& calls) {
+                                          const std::vector<std::pair<Args, Args>>& calls,
+                                          const std::function<void()>& while_waiting) {
   if (sha_.empty()) load(conn);
   std::vector<Args> commands;
   commands.reserve(calls.size());
   for (const auto& [keys, args] : calls) commands.push_back(evalsha_command(keys, args));
-  std::vector<Reply> replies = conn.pipeline(commands);
+  std::vector<Reply> replies = conn.pipeline(commands, while_waiting);
   bool reloaded = false;
   for (std::size_t i = 0; i < replies.size(); ++i) {
     if (replies[i].is_error() && replies[i].str.rfind("NOSCRIPT", 0) == 0) {

@@ -16,6 +16,9 @@ struct Options {
   int db = 0;
   Millis connect_timeout{2000};
   Millis command_timeout{10000};
+  // Not part of the URL: what this connection is for, when a process holds several. CLIENT
+  // LIST names a connection "boardkeeper:<pid>", or "boardkeeper:<pid>:<role>" with one.
+  std::string role;
 };
 
 // redis://[[user]:password@]host[:port][/db] (host: a name, an IPv4 address or an IPv6 one in

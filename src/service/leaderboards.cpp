@@ -170,12 +170,35 @@ struct Leaderboards::Batches {
   std::vector<std::vector<std::vector<std::size_t>>> of;  // per batch, per sent event: its singles
 };
 
+Leaderboards::Prepared::Prepared() = default;
+Leaderboards::Prepared::Prepared(Prepared&&) noexcept = default;
+Leaderboards::Prepared& Leaderboards::Prepared::operator=(Prepared&&) noexcept = default;
+Leaderboards::Prepared::~Prepared() = default;
+
 std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates, Detail detail) {
-  std::vector<UpdateResult> results(updates.size());
-  auto groups = plan_all(updates, results);
-  Batches b = make_batches(updates, groups, detail == Detail::points);
+  return apply(prepare(updates, detail));
+}
+
+Leaderboards::Prepared Leaderboards::prepare(const std::vector<Update>& updates, Detail detail) {
+  Prepared p;
+  p.updates_ = &updates;
+  p.results_.resize(updates.size());
+  auto groups = plan_all(updates, p.results_);
+  p.batches_ = std::make_unique<Batches>(make_batches(updates, groups, detail == Detail::points));
+  return p;
+}
+
+std::vector<UpdateResult> Leaderboards::apply(Prepared&& prepared,
+                                              const std::function<void()>& while_waiting) {
+  if (!prepared.batches_)
+    throw Error("internal: apply() of a Prepared that prepare() did not make");
+  const std::vector<Update>& updates = *prepared.updates_;
+  std::vector<UpdateResult> results = std::move(prepared.results_);
+  Batches& b = *prepared.batches_;
+  for (const hot::HotBatch& batch : b.batches) register_board(batch.board);
+  if (b.batches.empty() && while_waiting) while_waiting();
   if (!b.batches.empty()) {
-    const auto hot_results = apply_with_rehydration(b.batches);
+    const auto hot_results = apply_with_rehydration(b.batches, while_waiting);
     // Coalesced events the script split go again as their events, one by one.
     std::vector<hot::HotBatch> split;
     std::vector<std::size_t> split_from;  // the batch each split batch comes from
@@ -280,7 +303,6 @@ Leaderboards::Batches Leaderboards::make_batches(const std::vector<Update>& upda
   const Instant now = clock_.now();
   for (auto& [board, g] : groups) {
     const std::string& stream = g.stream;
-    register_board(board);
     const std::size_t nchunks = (g.indexes.size() + kEventsPerCall - 1) / kEventsPerCall;
     std::vector<std::vector<std::size_t>> chunks(nchunks);
     for (std::size_t n = 0; n < g.indexes.size(); ++n) {
@@ -573,8 +595,8 @@ void Leaderboards::sync_where_needed(const std::vector<hot::HotBatch>& batches,
 }
 
 std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
-    std::vector<hot::HotBatch>& batches) {
-  auto results = hot_.apply(redis_, batches);
+    std::vector<hot::HotBatch>& batches, const std::function<void()>& while_waiting) {
+  auto results = hot_.apply(redis_, batches, while_waiting);
   cold_failure_.clear();
   if (!has_cold()) return results;
   sync_where_needed(batches, results);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -119,6 +120,8 @@ std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::Hot
                         const std::string& board, const std::vector<cold::PeriodKey>& with_rows);
 
 class Leaderboards {
+  struct Batches;
+
  public:
   // `cold` may be null for boards that never spill; a spilled period then cannot be
   // updated or read (the cold tier would be needed) and says so.
@@ -136,6 +139,29 @@ class Leaderboards {
   std::vector<UpdateResult> apply(const std::vector<Update>& updates,
                                   Detail detail = Detail::points);
   UpdateResult apply(const Update& update);
+
+  // apply() in two steps, for a caller that overlaps its own work with the server's:
+  // prepare() validates and plans without a round trip (refusals are decided here, against
+  // the clock of that moment); apply(Prepared) writes. `updates` must outlive the Prepared.
+  // `while_waiting` runs once, while the first script calls are at the server, or before
+  // apply returns when none were sent (see redis::Connection::pipeline); it may prepare the
+  // next updates, and must not use this object's Redis connection.
+  class Prepared {
+   public:
+    Prepared();
+    Prepared(Prepared&&) noexcept;
+    Prepared& operator=(Prepared&&) noexcept;
+    ~Prepared();
+
+   private:
+    friend class Leaderboards;
+    const std::vector<Update>* updates_ = nullptr;
+    std::vector<UpdateResult> results_;
+    std::unique_ptr<Batches> batches_;
+  };
+  Prepared prepare(const std::vector<Update>& updates, Detail detail = Detail::points);
+  std::vector<UpdateResult> apply(Prepared&& prepared,
+                                  const std::function<void()>& while_waiting = {});
 
   // Every entry of `stream` below this id's milliseconds is acknowledged in the consumer
   // group: their in-flight markers may go (see Update::order_token).
@@ -193,7 +219,6 @@ class Leaderboards {
   struct Group;
   std::map<std::string, Group> plan_all(const std::vector<Update>& updates,
                                         std::vector<UpdateResult>& results) const;
-  struct Batches;
   Batches make_batches(const std::vector<Update>& updates, std::map<std::string, Group>& groups,
                        bool want_points);
   std::vector<std::vector<std::size_t>> coalesce(hot::HotBatch& batch,
@@ -214,7 +239,7 @@ class Leaderboards {
   std::string cold_failure_;  // why the cold tier failed during the current apply()
   Standing decode_scored(const PeriodRef& ref, const ScoredMember& m, std::int64_t rank) const;
   std::vector<std::vector<hot::HotResult>> apply_with_rehydration(
-      std::vector<hot::HotBatch>& batches);
+      std::vector<hot::HotBatch>& batches, const std::function<void()>& while_waiting = {});
   void sync_where_needed(const std::vector<hot::HotBatch>& batches,
                          std::vector<std::vector<hot::HotResult>>& results);
   void update_holds(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);

@@ -266,6 +266,55 @@ TEST(Outage, IngestRidesOutKilledConnectionsAndCountsEveryEventOnce) {
   for (const auto& [member, sum] : model.sums) EXPECT_EQ(points.at(member), sum) << member;
 }
 
+// The consumer reads the next batch on a second connection while a batch applies. Cutting
+// that connection alone, again and again, loses nothing and applies nothing twice: what it
+// may have read is pending, and a pass over the pending list reads it again at once (long
+// before reclaim_idle, 30 s by default, would let any consumer take it over).
+TEST(Outage, CuttingTheReadAheadConnectionLosesNothingAndAppliesNothingTwice) {
+  const std::string prefix = test::unique_prefix();
+  OwnRedis server(false);
+  const std::string path = write_config_for(prefix, server.url());
+  const std::string stream = prefix + ":events";
+  const std::string log = "/tmp/bk-outage-read-ahead-" + prefix + ".log";
+  const int pid = test::spawn_cli({"--config", path, kNow, "ingest"}, log);
+  const test::Reaper reaper{pid};
+  const std::string name = "boardkeeper:" + std::to_string(pid) + ":read-ahead";
+
+  // A killer cuts the connection as often as it can, so that some cuts fall after the
+  // server delivered a read (its entries are pending) and before the consumer read them.
+  std::atomic<bool> producing{true};
+  std::atomic<std::int64_t> killed{0};
+  std::thread killer([&] {
+    redis::Connection k = server.connect();
+    while (producing.load()) {
+      std::istringstream list(k.command({"CLIENT", "LIST", "TYPE", "normal"}).as_string());
+      for (std::string line; std::getline(list, line);) {
+        if (line.find(" name=" + name + " ") == std::string::npos) continue;
+        const auto at = line.find("id=") + 3;
+        const std::string id = line.substr(at, line.find(' ', at) - at);
+        const redis::Reply r = k.command({"CLIENT", "KILL", "ID", id});
+        if (!r.is_error()) killed += r.as_int();
+      }
+    }
+  });
+  Model model;
+  redis::Connection c = server.connect();
+  for (int round = 0; round < 150; ++round) {
+    send_all(c, model.events(stream, "r", "m", 500, 300));
+    std::this_thread::sleep_for(5ms);
+  }
+  producing = false;
+  killer.join();
+  EXPECT_GT(killed.load(), 3);
+  EXPECT_TRUE(caught_up(server, stream, 15s)) << test::read_file(log);
+  EXPECT_TRUE(alive(pid)) << test::read_file(log);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
+  const auto points = board_points(prefix, server);
+  EXPECT_EQ(points.size(), model.sums.size());
+  for (const auto& [member, sum] : model.sums) EXPECT_EQ(points.at(member), sum) << member;
+}
+
 TEST(Outage, BackoffDoublesFromItsFirstDelayUpToItsCapWithJitterBelowIt) {
   const lifecycle::Backoff b{Millis{100}, Millis{10000}};
   EXPECT_EQ(b.delay(1, 1.0), Millis{100});

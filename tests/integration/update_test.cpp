@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -181,6 +182,49 @@ TEST_F(UpdateTest, TiesBreakByWhoReachedThePointsFirst) {
   EXPECT_EQ(rows[1].rank, 2);
   EXPECT_EQ(rows[2].rank, 2);
   EXPECT_FALSE(rows[2].achieved_at);
+}
+
+// The two-step apply a stream consumer uses to overlap its work with Redis's: prepare()
+// makes no round trip (a board is registered when applied, not when prepared), the wait
+// runs once per apply (also when every update was refused and nothing is sent), and the
+// results are apply()'s.
+TEST_F(UpdateTest, APreparedApplyRunsItsWaitOnceAndGivesWhatApplyGives) {
+  Leaderboards lb = boards(now);
+  const Instant t = at("2026-11-22T10:00:00+08:00");
+  const std::vector<Update> first{{"pts", "ann", 5, t, ""}, {"pts", "bob", 7, t, ""}};
+  const std::vector<Update> second{{"pts", "ann", 3, t, ""}, {"nope", "ann", 1, t, ""}};
+  const std::vector<Update> refused{{"nope", "bob", 1, t, ""}};
+  const std::string registry = hot::boards_key(prefix);
+
+  Leaderboards::Prepared p1 = lb.prepare(first, Leaderboards::Detail::status);
+  EXPECT_EQ(conn.command({"SISMEMBER", registry, "pts"}).as_int(), 0);
+  std::optional<Leaderboards::Prepared> p2;
+  int waits = 0;
+  const auto r1 = lb.apply(std::move(p1), [&] {
+    ++waits;
+    p2 = lb.prepare(second, Leaderboards::Detail::points);
+  });
+  EXPECT_EQ(waits, 1);
+  EXPECT_EQ(conn.command({"SISMEMBER", registry, "pts"}).as_int(), 1);
+  ASSERT_EQ(r1.size(), 2U);
+  EXPECT_EQ(r1[0].status, UpdateStatus::applied);
+  EXPECT_EQ(r1[1].status, UpdateStatus::applied);
+  ASSERT_TRUE(p2.has_value());
+  const auto r2 = lb.apply(std::move(*p2), [&] { ++waits; });
+  EXPECT_EQ(waits, 2);
+  ASSERT_EQ(r2.size(), 2U);
+  EXPECT_EQ(r2[0].status, UpdateStatus::applied);
+  ASSERT_FALSE(r2[0].points.empty());
+  EXPECT_EQ(r2[0].points[0].points, 8);
+  EXPECT_EQ(r2[1].status, UpdateStatus::refused);
+  EXPECT_EQ(r2[1].refusal, service::Refusal::unknown_board);
+  const auto r3 = lb.apply(lb.prepare(refused), [&] { ++waits; });
+  EXPECT_EQ(waits, 3);
+  EXPECT_EQ(r3.at(0).refusal, service::Refusal::unknown_board);
+  const auto rows = all(lb, "pts", "daily");
+  ASSERT_EQ(rows.size(), 2U);
+  EXPECT_EQ(rows[0].member, "ann");
+  EXPECT_EQ(rows[0].points, 8);
 }
 
 TEST_F(UpdateTest, RepeatedEventIdCountsOnce) {

@@ -32,13 +32,13 @@ TEST(Connection, TypedRepliesAndBinarySafeArguments) {
 // arrays with nil, empty and error elements, a status, and a large array, in one pipeline.
 TEST(Connection, NestedRepliesKeepEveryElementTypeAndOrder) {
   Connection c = test::connect_redis();
-  const auto replies = c.pipeline(
-      {{"EVAL",
-        "return {1, 'two', {3, {}, {'deep', false}}, redis.error_reply('ERR inner'), "
-        "redis.status_reply('FINE'), 'last'}",
-        "0"},
-       {"EVAL", "local t = {} for i = 1, 5000 do t[i] = tostring(i) end return t", "0"},
-       {"PING"}});
+  const auto replies =
+      c.pipeline({{"EVAL",
+                   "return {1, 'two', {3, {}, {'deep', false}}, redis.error_reply('ERR inner'), "
+                   "redis.status_reply('FINE'), 'last'}",
+                   "0"},
+                  {"EVAL", "local t = {} for i = 1, 5000 do t[i] = tostring(i) end return t", "0"},
+                  {"PING"}});
   ASSERT_EQ(replies.size(), 3U);
   const Reply& r = replies[0];
   ASSERT_EQ(r.type, Reply::Type::array);
@@ -63,6 +63,47 @@ TEST(Connection, NestedRepliesKeepEveryElementTypeAndOrder) {
     ASSERT_EQ(replies[1].at(i).as_string(), std::to_string(i + 1));
   }
   EXPECT_EQ(replies[2].as_string(), "PONG");
+}
+
+// while_waiting runs once, after every command reached the server and before a reply is
+// read: another connection already sees the writes, and the replies still come in order.
+TEST(Connection, APipelinesWaitRunsOnceWithEveryCommandSentAndNoReplyRead) {
+  Connection c = test::connect_redis();
+  Connection other = test::connect_redis();
+  const std::string key = test::unique_prefix() + ":w";
+  int runs = 0;
+  std::string seen;
+  const auto replies = c.pipeline({{"SET", key, "1", "PX", "60000"}, {"INCR", key}}, [&] {
+    ++runs;
+    // The server runs commands in order; a command of another connection sent now waits
+    // for nothing of this one to be read.
+    for (int i = 0; i < 200 && seen != "2"; ++i) {
+      seen = other.command({"GET", key}).as_string();
+      if (seen != "2") usleep(1000);
+    }
+  });
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(seen, "2");
+  ASSERT_EQ(replies.size(), 2U);
+  EXPECT_EQ(replies[0].as_string(), "OK");
+  EXPECT_EQ(replies[1].as_int(), 2);
+  EXPECT_EQ(c.command({"PING"}).as_string(), "PONG");
+
+  // Sent now, read later, in order.
+  c.send({"INCR", key});
+  c.send({"GET", key});
+  EXPECT_EQ(c.receive().as_int(), 3);
+  EXPECT_EQ(c.receive().as_string(), "3");
+}
+
+// A wait that throws leaves replies unread: the connection is dropped, not left misaligned.
+TEST(Connection, APipelineWhoseWaitThrowsDropsTheConnection) {
+  Connection c = test::connect_redis();
+  EXPECT_THROW(c.pipeline({{"PING"}}, [] { throw Error("no"); }), Error);
+  EXPECT_FALSE(c.connected());
+  EXPECT_THROW(c.command({"PING"}), ConnectionError);
+  c.reconnect();
+  EXPECT_EQ(c.command({"PING"}).as_string(), "PONG");
 }
 
 TEST(Connection, PipelineReadsEveryReplyInOrderEvenAfterAnError) {
