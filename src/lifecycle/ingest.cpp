@@ -187,7 +187,7 @@ class Consumer {
 
  private:
   redis::Connection& redis_;
-  // Reads the next batch of new entries while the current one applies (see read_ahead).
+  // Reads the next batch of new entries while the current one applies (see next_).
   redis::Connection reader_;
   service::Leaderboards& boards_;
   const IngestOptions& o_;
