@@ -198,8 +198,8 @@ void Connection::flush() {
   }
 }
 
-void Connection::send(const Args& args) {
-  append(args);
+void Connection::send(const std::vector<Args>& commands) {
+  for (const auto& c : commands) append(c);
   flush();
 }
 

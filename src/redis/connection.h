@@ -40,9 +40,9 @@ class Connection {
   // throw, this connection is dropped (its replies are unread) and the exception goes on.
   std::vector<Reply> pipeline(const std::vector<Args>& commands,
                               const std::function<void()>& while_waiting = {});
-  // One command written now, its reply read later by receive(): replies come in the order
-  // of the commands sent.
-  void send(const Args& args);
+  // Commands written now (in one write), their replies read later by receive(), one call
+  // each, in the order of the commands sent.
+  void send(const std::vector<Args>& commands);
   Reply receive();
 
   // Replaces the server connection in place, with the same options (AUTH, CLIENT SETNAME,
