@@ -33,7 +33,36 @@ std::string StreamId::text() const {
 }
 
 StreamKeeper::StreamKeeper()
-    : bounds_(embedded::hot_lua::stream_bounds_lua), leave_(embedded::hot_lua::stream_leave_lua) {}
+    : bounds_(embedded::hot_lua::stream_bounds_lua),
+      leave_(embedded::hot_lua::stream_leave_lua),
+      dead_letter_(embedded::hot_lua::stream_dead_letter_lua) {}
+
+std::vector<std::string> StreamKeeper::dead_letter(redis::Connection& conn, const GroupRef& ref,
+                                                   const std::string& dead,
+                                                   std::int64_t dead_maxlen,
+                                                   const std::vector<DeadLetter>& letters) {
+  if (letters.empty()) return {};
+  redis::Args args{ref.group, std::to_string(dead_maxlen)};
+  for (const DeadLetter& l : letters) {
+    args.push_back(l.id);
+    args.push_back(l.reason);
+    const std::size_t n = l.fields != nullptr ? l.fields->size() : 0;
+    args.push_back(std::to_string(2 * n));
+    for (std::size_t i = 0; i < n; ++i) {
+      args.push_back((*l.fields)[i].first);
+      args.push_back((*l.fields)[i].second);
+    }
+  }
+  const redis::Reply r = dead_letter_.eval(conn, {ref.stream, dead}, args).checked();
+  if (r.elements.size() != letters.size()) {
+    throw redis::ReplyError("dead-letter script answered " + std::to_string(r.elements.size()) +
+                            " letters for " + std::to_string(letters.size()));
+  }
+  std::vector<std::string> out;
+  out.reserve(letters.size());
+  for (const redis::Reply& e : r.elements) out.push_back(e.as_string());
+  return out;
+}
 
 StreamBounds StreamKeeper::bounds(redis::Connection& conn, const GroupRef& ref, Trim trim) {
   const redis::Reply r =

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "redis/connection.h"
 #include "redis/script.h"
@@ -59,6 +61,13 @@ enum class Departure {
   no_group,  // the stream or the group does not exist
 };
 
+// An entry for the dead-letter stream: its id, why it is dead, and its fields.
+struct DeadLetter {
+  std::string id;
+  std::string reason;
+  const std::vector<std::pair<std::string, std::string>>* fields = nullptr;
+};
+
 // The scripts of one connection's user (each caches its SHA1 per server, see redis::Script).
 class StreamKeeper {
  public:
@@ -73,9 +82,18 @@ class StreamKeeper {
   // script). Throws redis errors.
   Departure leave(redis::Connection& conn, const GroupRef& ref, const std::string& consumer);
 
+  // Writes each letter to `dead` (XADD MAXLEN ~ dead_maxlen, fields "reason", "stream_id"
+  // and the entry's) and acknowledges its entry in the group, in one script: both or
+  // neither. Per letter: "" when done, else why Redis refused it (it stays pending).
+  // Throws redis errors.
+  std::vector<std::string> dead_letter(redis::Connection& conn, const GroupRef& ref,
+                                       const std::string& dead, std::int64_t dead_maxlen,
+                                       const std::vector<DeadLetter>& letters);
+
  private:
   redis::Script bounds_;
   redis::Script leave_;
+  redis::Script dead_letter_;
 };
 
 }  // namespace bk::hot

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "redis/error.h"
@@ -39,6 +40,7 @@ IngestStats& IngestStats::operator+=(const IngestStats& other) {
   rehydrated += other.rehydrated;
   postgres_errors += other.postgres_errors;
   trimmed += other.trimmed;
+  taken_over += other.taken_over;
   for (const auto& [reason, n] : other.dead_by_reason) dead_by_reason[reason] += n;
   for (const auto& [stream, id] : other.acknowledged_below) acknowledged_below[stream] = id;
   return *this;
@@ -138,8 +140,9 @@ const char* name_of(Backend backend) {
 
 // What becomes of each entry of a batch.
 enum class Verdict {
-  acknowledge,  // applied, a duplicate, gone from the stream, or its dead letter written
-  dead_letter,  // refused or malformed: to <stream>:dead first, then acknowledged
+  acknowledge,  // applied, a duplicate, or gone from the stream
+  dead_letter,  // refused or malformed: to <stream>:dead, acknowledged with it
+  done,         // its dead letter written and the entry acknowledged (one script)
   hold,         // stays pending at this consumer and is read again (a retry pass)
 };
 
@@ -248,6 +251,7 @@ class Consumer {
     std::vector<std::size_t> index;  // entry of each update
     // Planned while the batch before it applied (read ahead), or not yet.
     std::optional<service::Leaderboards::Prepared> prepared;
+    Steady::time_point read_at = Steady::now();
   };
   // Read ahead: the next batch of new entries, read (on reader_) and planned while the
   // current batch's script calls run at the server, so that the client's work overlaps
@@ -267,7 +271,9 @@ class Consumer {
     }
     if (next_) {
       std::unique_ptr<Batch> next = std::move(next_);
-      process(*next, true);
+      const bool aged = Steady::now() - next->read_at >= o_.reclaim_idle / 2;
+      if (aged) next = still_ours(*next);
+      process(*next, !aged);
       bound_streams_if_due(false);
       return true;
     }
@@ -485,7 +491,7 @@ class Consumer {
         reader_.reconnect();
         reader_broken_ = false;
       }
-      reader_.send(read_new_command(false));
+      reader_.send({read_new_command(false)});
     } catch (const Error& e) {
       if (e.backend() == Backend::none) throw;
       reader_broken_ = true;
@@ -514,6 +520,39 @@ class Consumer {
       if (e.backend() == Backend::none) throw;
       read_ahead_failed(e.what());
     }
+  }
+
+  // A batch read ahead that waited long enough (half reclaim_idle) for another consumer
+  // to have taken its entries over, perhaps applied and acknowledged them (when the batch
+  // before was slow): only the entries nobody touched since this consumer read them are
+  // kept. XCLAIM ... JUSTID with a minimum idle time of the batch's age less half
+  // reclaim_idle returns exactly those (a take-over, at least reclaim_idle after the read,
+  // reset the others' idle time; acknowledged ones are gone) and keeps them here. They go
+  // as entries read again (looked up in the in-flight markers); the others are left to
+  // whoever has them.
+  std::unique_ptr<Batch> still_ours(const Batch& b) {
+    const auto age = std::chrono::duration_cast<Millis>(Steady::now() - b.read_at);
+    const Stream& s = streams_.at(0);  // read ahead: one stream
+    redis::Args claim{
+        "XCLAIM", s.key, o_.group, o_.consumer,
+        std::to_string(std::max<std::int64_t>(0, (age - o_.reclaim_idle / 2).count()))};
+    for (const Entry& e : b.entries) claim.push_back(e.id);
+    claim.push_back("JUSTID");
+    std::set<std::string> kept;
+    for (const redis::Reply& id : group_command(claim).elements) kept.insert(id.as_string());
+    std::vector<Entry> entries;
+    for (const Entry& e : b.entries) {
+      if (kept.count(e.id) != 0) entries.push_back(e);
+    }
+    const std::size_t dropped = b.entries.size() - entries.size();
+    stats_.taken_over += static_cast<std::int64_t>(dropped);
+    if (dropped > 0) {
+      spdlog::warn(
+          "ingest: {} entries read ahead were taken over by another consumer while the batch "
+          "before applied (longer than half of reclaim_idle, {} ms): left to it",
+          dropped, o_.reclaim_idle.count());
+    }
+    return std::make_unique<Batch>(parsed(std::move(entries), 0, true));
   }
 
   // What a read ahead may have delivered is pending at this consumer: a pass reads it.
@@ -622,47 +661,45 @@ class Consumer {
                   stats_.dead);
   }
 
-  // Every dead letter is written and its reply checked before anything is acknowledged: an
-  // entry whose dead letter Redis refused (OOM at maxmemory, a key of the wrong type...)
-  // stays pending, reported, and is retried. A broken connection throws: nothing of the
-  // batch is acknowledged then. Each dead-letter stream is capped near dead_maxlen
-  // (MAXLEN ~ drops whole radix-tree nodes only, which costs little).
+  // Each dead letter is written and its entry acknowledged in one script per stream (see
+  // hot::StreamKeeper::dead_letter): an entry whose dead letter Redis refused (OOM at
+  // maxmemory, a key of the wrong type...) stays pending, reported, and is retried; a
+  // consumer killed midway leaves no entry both dead-lettered and pending. Each dead-letter
+  // stream is capped near dead_maxlen (MAXLEN ~ drops whole radix-tree nodes only, which
+  // costs little).
   void write_dead_letters(const std::vector<Entry>& entries, std::vector<Verdict>& verdicts,
                           const std::vector<std::string>& reasons,
                           const std::vector<std::string>& labels, IngestStats& batch) {
-    std::vector<redis::Args> adds;
-    std::vector<std::size_t> which;
-    const std::string cap = std::to_string(o_.dead_maxlen);
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (verdicts[i] != Verdict::dead_letter) continue;
-      redis::Args add{"XADD", streams_[entries[i].stream].dead, "MAXLEN", "~", cap, "*"};
-      add.insert(add.end(), {"reason", reasons[i], "stream_id", entries[i].id});
-      for (const auto& [k, v] : entries[i].fields) {
-        add.push_back(k);
-        add.push_back(v);
-      }
-      adds.push_back(std::move(add));
-      which.push_back(i);
-    }
-    if (adds.empty()) return;
-    const std::vector<redis::Reply> replies = redis_.pipeline(adds);
-    redis_ok();
     std::int64_t refused = 0;
-    for (std::size_t j = 0; j < replies.size(); ++j) {
-      const std::size_t i = which[j];
-      if (!replies[j].is_error()) {
-        verdicts[i] = Verdict::acknowledge;
-        ++batch.dead;
-        ++batch.dead_by_reason[labels[i]];
-        continue;
+    for (std::size_t s = 0; s < streams_.size(); ++s) {
+      std::vector<hot::DeadLetter> letters;
+      std::vector<std::size_t> which;
+      for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (entries[i].stream != s || verdicts[i] != Verdict::dead_letter) continue;
+        letters.push_back({entries[i].id, reasons[i], &entries[i].fields});
+        which.push_back(i);
       }
-      verdicts[i] = Verdict::hold;
-      if (++refused <= kLoggedPerBatch) {
-        const Stream& s = streams_[entries[i].stream];
-        spdlog::error(
-            "ingest: stream entry {} of {} ({}) is left pending: its dead letter could not be "
-            "written to {}: {}",
-            entries[i].id, s.key, labels[i], s.dead, replies[j].str);
+      if (letters.empty()) continue;
+      const Stream& st = streams_[s];
+      const std::vector<std::string> errors =
+          keeper_.dead_letter(redis_, {st.key, o_.group}, st.dead, o_.dead_maxlen, letters);
+      redis_ok();
+      acknowledged_since_bounds_ = true;
+      for (std::size_t j = 0; j < errors.size(); ++j) {
+        const std::size_t i = which[j];
+        if (errors[j].empty()) {
+          verdicts[i] = Verdict::done;
+          ++batch.dead;
+          ++batch.dead_by_reason[labels[i]];
+          continue;
+        }
+        verdicts[i] = Verdict::hold;
+        if (++refused <= kLoggedPerBatch) {
+          spdlog::error(
+              "ingest: stream entry {} of {} ({}) is left pending: its dead letter could not be "
+              "written to {}: {}",
+              entries[i].id, st.key, labels[i], st.dead, errors[j]);
+        }
       }
     }
     if (refused > kLoggedPerBatch) {

@@ -68,6 +68,9 @@ struct IngestStats {
   std::int64_t rehydrated = 0;            // member periods brought back from the cold tier
   std::int64_t postgres_errors = 0;       // batches in which the cold tier was unreachable
   std::int64_t trimmed = 0;               // stream entries trimmed (acknowledged by every group)
+  // Read ahead, then taken over by another consumer before they applied here (the batch
+  // before took longer than half of reclaim_idle): left to that consumer.
+  std::int64_t taken_over = 0;
   // Of `dead`, by why: "malformed" or a service::refusal_label ("closed", ...).
   std::map<std::string, std::int64_t> dead_by_reason;
   // Per stream, as its bounds were last looked at: every entry below this id is acknowledged

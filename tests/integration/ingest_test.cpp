@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <fstream>
 #include <map>
 #include <random>
@@ -14,6 +15,7 @@
 
 #include "harness.h"
 #include "hot/keys.h"
+#include "lifecycle/ingest.h"
 #include "service/leaderboards.h"
 
 namespace bk {
@@ -121,6 +123,79 @@ TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
     EXPECT_EQ(e.at(1).at(0).as_string(), "reason");
     EXPECT_NE(e.at(1).at(1).as_string().find("value 'x'"), std::string::npos);
   }
+}
+
+// A batch read ahead waits, pending at its consumer, while the batch before it applies. When
+// that took long enough for another consumer to take its entries over (reclaim_idle), apply
+// and acknowledge them (which lets their in-flight markers go), the first must leave them
+// alone. Two consumers in this process; the first one's first batch is made slow (its
+// observer sleeps past reclaim_idle), and the entries carry no ids.
+TEST(Ingest, ABatchReadAheadThatWaitedPastReclaimIdleIsAppliedOnce) {
+  const std::string prefix = test::unique_prefix();
+  const Config config = test::make_config(prefix, kBoards);
+  const std::string stream = prefix + ":events";
+  const Instant now = *parse_rfc3339("2027-01-04T12:00:00Z");
+  redis::Connection producer = test::connect_redis();
+  std::map<std::string, std::int64_t> want;
+  std::vector<redis::Args> adds;
+  for (int n = 0; n < 3000; ++n) {
+    const std::string member = "m" + std::to_string(n % 97);
+    want[member] += 1 + n % 7;
+    adds.push_back({"XADD", stream, "*", "board", "ing", "member", member, "value",
+                    std::to_string(1 + n % 7), "at", std::to_string(to_epoch_ms(now) - 60000 + n)});
+  }
+  for (const auto& r : producer.pipeline(adds)) r.checked();
+
+  struct Slow : lifecycle::IngestObserver {
+    std::atomic<bool> sleeping{false};
+    void batch_done(const lifecycle::IngestStats& /*batch*/,
+                    std::chrono::duration<double> /*took*/) override {
+      if (sleeping.exchange(true)) return;
+      std::this_thread::sleep_for(1500ms);  // past reclaim_idle: the other takes over
+    }
+  } slow;
+  std::atomic<bool> stop{false};
+  auto options = [&](const char* consumer) {
+    lifecycle::IngestOptions o;
+    o.streams = {stream};
+    o.consumer = consumer;
+    o.block = 100ms;
+    o.reclaim_idle = 500ms;
+    return o;
+  };
+  const lifecycle::IngestOptions o1 = options("first"), o2 = options("second");
+  lifecycle::IngestStats s1, s2;
+  std::thread first([&] {
+    redis::Connection c = test::connect_redis();
+    service::Leaderboards lb(config, c, Clock(now));
+    s1 = lifecycle::ingest(c, lb, o1, stop, &slow);
+  });
+  while (!slow.sleeping.load()) std::this_thread::sleep_for(5ms);
+  std::thread second([&] {
+    redis::Connection c = test::connect_redis();
+    service::Leaderboards lb(config, c, Clock(now));
+    s2 = lifecycle::ingest(c, lb, o2, stop);
+  });
+  redis::Connection conn = test::connect_redis();
+  bool caught_up = false;
+  for (int i = 0; i < 200 && !caught_up; ++i) {
+    std::this_thread::sleep_for(50ms);
+    const redis::Reply groups = conn.command({"XINFO", "GROUPS", stream}).checked();
+    caught_up = !groups.elements.empty() && field(groups.at(0), "lag") == 0 &&
+                field(groups.at(0), "pending") == 0;
+  }
+  stop = true;
+  first.join();
+  second.join();
+  EXPECT_TRUE(caught_up);
+  // The scenario happened: the second took entries over, the first left them to it.
+  EXPECT_GT(s2.reclaimed, 0);
+  EXPECT_GT(s1.taken_over, 0);
+  EXPECT_EQ(s1.applied + s2.applied, 3000);
+  service::Leaderboards lb(config, conn, Clock(now));
+  const auto rows = lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 1000);
+  ASSERT_EQ(rows.size(), want.size());
+  for (const auto& r : rows) EXPECT_EQ(r.points, want[r.member]) << r.member;
 }
 
 // PRODUCT.md: a stream entry is applied exactly once however long it stays pending, also

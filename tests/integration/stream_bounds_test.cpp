@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "hot/stream.h"
 #include "service/leaderboards.h"
 
 namespace bk {
@@ -233,6 +234,43 @@ TEST(StreamBounds, TheDeadLetterStreamStaysNearDeadMaxlen) {
       s.conn.command({"XREVRANGE", s.stream + ":dead", "+", "-", "COUNT", "1"}).checked();
   const auto& f = newest.at(0).at(1);
   EXPECT_EQ(f.at(3).as_string(), last);  // reason, stream_id, ...
+}
+
+// A dead letter and its entry's acknowledgement go in one script: both, or (refused) neither.
+TEST(StreamBounds, ADeadLetterIsWrittenAndItsEntryAcknowledgedTogetherOrNotAtAll) {
+  Env s;
+  const auto ids = s.add_events(s.stream, 3);
+  s.conn.command({"XGROUP", "CREATE", s.stream, "g", "0"}).checked();
+  s.conn.command({"XREADGROUP", "GROUP", "g", "c", "COUNT", "10", "STREAMS", s.stream, ">"})
+      .checked();
+  const std::vector<std::pair<std::string, std::string>> fields{{"board", "ing"}, {"member", "m0"}};
+  hot::StreamKeeper keeper;
+  const std::string dead = s.stream + ":dead";
+  const auto errors = keeper.dead_letter(s.conn, {s.stream, "g"}, dead, 1000,
+                                         {{ids[0], "why not", &fields}, {ids[1], "nor", nullptr}});
+  EXPECT_EQ(errors, (std::vector<std::string>{"", ""}));
+  const redis::Reply letters = s.conn.command({"XRANGE", dead, "-", "+"}).checked();
+  ASSERT_EQ(letters.elements.size(), 2U);
+  const redis::Reply& first = letters.at(0).at(1);
+  ASSERT_EQ(first.elements.size(), 8U);
+  EXPECT_EQ(first.at(1).as_string(), "why not");
+  EXPECT_EQ(first.at(3).as_string(), ids[0]);
+  EXPECT_EQ(first.at(7).as_string(), "m0");
+  EXPECT_EQ(letters.at(1).at(1).elements.size(), 4U);
+  // Only the third entry is still pending.
+  const redis::Reply pending =
+      s.conn.command({"XPENDING", s.stream, "g", "-", "+", "10"}).checked();
+  ASSERT_EQ(pending.elements.size(), 1U);
+  EXPECT_EQ(pending.at(0).at(0).as_string(), ids[2]);
+
+  // A dead-letter key of the wrong type refuses the letter: nothing written, still pending.
+  const std::string wrong = s.prefix + ":not-a-stream";
+  s.conn.command({"SET", wrong, "x"}).checked();
+  const auto refused =
+      keeper.dead_letter(s.conn, {s.stream, "g"}, wrong, 1000, {{ids[2], "no room", nullptr}});
+  ASSERT_EQ(refused.size(), 1U);
+  EXPECT_NE(refused[0].find("WRONGTYPE"), std::string::npos) << refused[0];
+  EXPECT_EQ(s.conn.command({"XPENDING", s.stream, "g"}).checked().at(0).as_int(), 1);
 }
 
 // --- leaving the group -------------------------------------------------------------------
