@@ -269,9 +269,11 @@ int ingest(Context& ctx, const IngestArgs& args) {
   const std::string message = fmt::format(
       "ingest: {} read, {} applied, {} duplicates, {} dead-lettered, {} reclaimed, {} left "
       "pending (cold tier unreachable), {} left pending (an earlier event held), {} left "
-      "pending (dead letter refused), {} rehydrated, {} trimmed{}",
+      "pending (dead letter refused), {} rehydrated, {} trimmed, {} read ahead and taken over by "
+      "another consumer{}",
       s.read, s.applied, s.duplicates, s.dead, s.reclaimed, s.unavailable, s.waiting,
-      s.dead_letter_failures, s.rehydrated, s.trimmed, g_stop.load() ? " (stopped by signal)" : "");
+      s.dead_letter_failures, s.rehydrated, s.trimmed, s.taken_over,
+      g_stop.load() ? " (stopped by signal)" : "");
   JsonLine numbers;
   numbers.num("read", s.read)
       .num("applied", s.applied)
@@ -282,7 +284,8 @@ int ingest(Context& ctx, const IngestArgs& args) {
       .num("waiting", s.waiting)
       .num("dead_letter_failures", s.dead_letter_failures)
       .num("rehydrated", s.rehydrated)
-      .num("trimmed", s.trimmed);
+      .num("trimmed", s.trimmed)
+      .num("taken_over", s.taken_over);
   log_info_with_fields(message, numbers.fields());
   if (ctx.format() == Format::json) std::cout << numbers.done() << "\n";
   return 0;
