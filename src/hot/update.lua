@@ -448,7 +448,10 @@ local results, new_marks = {}, {}
 -- spilled, closed or expired, no event ids, no holds, no entry read again, and no coalesced
 -- replace. Then every event applies unless one would be refused (range, span): true when it
 -- applied them all, with exactly the writes and replies apply_event would give one by one;
--- false, having written nothing, when the general path must run instead.
+-- false, having written nothing, when the general path must run instead. The score
+-- arithmetic is apply_event's, written inline again on purpose (a function call per event
+-- and period costs as much as the arithmetic); the coalescing property test holds the two
+-- paths to the same boards.
 local function apply_all_at_once()
   if has_used or nbuckets > 0 or any_refused or inflight_mode == '2' or next(held) then
     return false

@@ -243,7 +243,6 @@ class Consumer {
   struct Batch {
     std::vector<Entry> entries;
     std::int64_t reclaimed = 0;  // of them, taken over from other consumers
-    bool redelivered = false;    // read again from a pending list: some may be applied
     std::vector<Verdict> verdicts;
     std::vector<std::string> reasons;
     std::vector<std::string> labels;  // why each dead letter is dead
@@ -583,7 +582,6 @@ class Consumer {
     Batch b;
     b.entries = std::move(entries);
     b.reclaimed = reclaimed;
-    b.redelivered = redelivered;
     const std::size_t n = b.entries.size();
     b.verdicts.assign(n, Verdict::acknowledge);
     b.reasons.resize(n);
@@ -746,8 +744,7 @@ class Consumer {
   // The updates of each stream in one call (the service takes one stream's entries per
   // board and call; the order between streams is not kept anyway), results in order.
   std::vector<service::UpdateResult> apply_per_stream(const std::vector<service::Update>& updates) {
-    const auto kStatus = kStatusOnly;
-    if (streams_.size() == 1) return boards_.apply(updates, kStatus);
+    if (streams_.size() == 1) return boards_.apply(updates, kStatusOnly);
     std::map<std::string, std::vector<std::size_t>> of_stream;
     for (std::size_t k = 0; k < updates.size(); ++k) of_stream[updates[k].stream].push_back(k);
     std::vector<service::UpdateResult> results(updates.size());
@@ -755,7 +752,7 @@ class Consumer {
       std::vector<service::Update> part;
       part.reserve(ks.size());
       for (const std::size_t k : ks) part.push_back(updates[k]);
-      auto got = boards_.apply(part, kStatus);
+      auto got = boards_.apply(part, kStatusOnly);
       for (std::size_t j = 0; j < ks.size(); ++j) results[ks[j]] = std::move(got[j]);
     }
     return results;
