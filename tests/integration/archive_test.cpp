@@ -317,7 +317,16 @@ TEST_F(ArchiveTest, PostgresOrRedisGoingAwayMidArchiveLosesNothing) {
     test::psql("BEGIN; LOCK TABLE " + prefix + ".history_rows_y2027m01 IN ACCESS EXCLUSIVE MODE; " +
                "SELECT pg_sleep(4); COMMIT;");
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // The tick starts once the lock is held (a fixed pause lost the race on a loaded machine:
+  // the tick archived before psql had the lock).
+  for (int i = 0; i < 400; ++i) {
+    if (count("SELECT count(*) FROM pg_locks WHERE granted AND mode = 'AccessExclusiveLock' "
+              "AND relation = '" +
+              prefix + ".history_rows_y2027m01'::regclass") > 0) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
   const std::string log = "/tmp/bk-archive-down-" + prefix + ".log";
   int pid = test::spawn_cli({"--config", path, "--now=2027-03-01T00:00:00Z", "tick"}, log);
   for (int i = 0; i < 200; ++i) {
