@@ -70,6 +70,7 @@ struct Options {
   int rounds = 3;                         // update rounds (alternating with the baseline)
   std::int64_t chunk = 0;                 // --chunk for tick (0: the product's default)
   bool updates_only = false;              // --updates-only: phase 1 alone (for profiling)
+  bool ingest_only = false;  // --ingest-only: our ingest of the uniform events alone (ditto)
 };
 
 // The skew of the Zipf events (ingest and the peer).
@@ -1096,6 +1097,19 @@ int run(const Options& opt) {
          b.write_config("migrate", b.config_text(b.prefix, Bench::board_yaml("x", "[daily]", 10))),
          "migrate"},
         b.dir + "/migrate.log");
+    if (opt.ingest_only) {
+      const auto side =
+          b.ingest_ours(b.prefix + "io", b.uniform_events(opt.events, opt.ingest_members));
+      std::printf("ingest: %.0f events/s, server %.2f us/event (CPU %.2f)\n", side.rate,
+                  side.server.usec / static_cast<double>(side.events),
+                  side.server.cpu_usec / static_cast<double>(side.events));
+      for (const auto& [name, usec] : side.server.top_level)
+        std::printf("  %s %.2f\n", name.c_str(), usec / static_cast<double>(side.events));
+      for (const auto& [name, usec] : side.server.nested)
+        std::printf("  (nested) %s %.2f\n", name.c_str(), usec / static_cast<double>(side.events));
+      b.cleanup();
+      return 0;
+    }
     std::fprintf(stderr, "1/4 updates: %d rounds of %s events\n", opt.rounds,
                  fmt_int(opt.events).c_str());
     const auto u = b.bench_updates();
@@ -1276,14 +1290,19 @@ int main(int argc, char** argv) {
       opt.chunk = value();
     } else if (a == "--updates-only") {
       opt.updates_only = true;
+    } else if (a == "--ingest-only") {
+      opt.ingest_only = true;
     } else if (a == "--rounds") {
       opt.rounds = static_cast<int>(value());
     } else {
       std::fprintf(
           stderr,
           "usage: bk_bench [--members N] [--keep N] [--events N] [--distinct N] [--samples N] "
-          "[--rounds N] [--chunk N] [--updates-only] [--ingest-members N] [--flat-events N] "
-          "[--flat-members N] [--peer DIR]\n"
+          "[--rounds N] [--chunk N] [--updates-only] [--ingest-only] [--ingest-members N] "
+          "[--flat-events N] [--flat-members N] [--peer DIR]\n"
+          "  --updates-only      the update phase alone, one line (for profiling)\n"
+          "  --ingest-only       our ingest of the uniform events alone, one line: events/s and\n"
+          "                      the server's µs per event (for profiling)\n"
           "  --events N          events per update round and per ingest run (default 300,000)\n"
           "  --distinct N        members the update events hit (default 50,000)\n"
           "  --ingest-members N  members the ingest and peer events are drawn from, uniform\n"
