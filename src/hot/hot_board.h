@@ -40,7 +40,7 @@ struct HotEvent {
   Instant at;
   std::string event_id;            // empty: no idempotency
   std::vector<std::size_t> slots;  // indexes into HotBatch::slots
-  std::vector<ColdValue> cold;     // parallel to slots
+  std::vector<ColdValue> cold;     // parallel to slots; past its end: unknown
   // "" or the event's place in its stream: while an earlier event of the member is held
   // (waiting for the cold tier), an event with another token waits too. Several tokens
   // joined by protocol::kTokenSeparator: a coalesced event (see update.lua).

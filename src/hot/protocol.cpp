@@ -103,9 +103,14 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
   const BoardKeys keys(key_prefix, batch.board);
   const ScoreLayout& first = batch.slots.at(0).layout;
   bool any_id = false, any_token = false;
+  // Every event has a token of one entry (no separator, so not coalesced): they travel
+  // joined, as one argument (see kFieldJoinedTokens).
+  bool join_tokens = true;
   std::int64_t marker_ms = 0;  // the call's in-flight marker: at least every token's ms
   for (const HotEvent& e : batch.events) {
     any_id = any_id || !e.event_id.empty();
+    join_tokens = join_tokens && !e.order_token.empty() &&
+                  e.order_token.find(kTokenSeparator) == std::string::npos;
     if (e.order_token.empty()) continue;
     any_token = true;
     std::string_view rest = e.order_token;
@@ -120,10 +125,37 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
   for (const HotEvent& e : batch.events) {
     any_used = any_used || !every_slot_unknown(e, batch.slots.size());
   }
+  // Values and times packed into one number per event when every event's fit (see
+  // kFieldPacked): times within kPackTimeSpan ms of the earliest, values of 32 bits.
+  bool pack = !batch.events.empty();
+  std::int64_t at_base = pack ? to_epoch_ms(batch.events.front().at) : 0;
+  for (const HotEvent& e : batch.events) at_base = std::min(at_base, to_epoch_ms(e.at));
+  for (const HotEvent& e : batch.events) {
+    // at >= at_base: the difference fits in 64 unsigned bits whatever the two are.
+    const std::uint64_t offset =
+        static_cast<std::uint64_t>(to_epoch_ms(e.at)) - static_cast<std::uint64_t>(at_base);
+    pack = pack && offset < static_cast<std::uint64_t>(kPackTimeSpan) &&
+           e.value >= -kPackValueBias && e.value < kPackValueBias;
+  }
   std::string fields;
+  if (pack) fields += kFieldPacked;
   if (any_id) fields += kFieldEventId;
-  if (any_token) fields += kFieldOrderToken;
+  if (join_tokens) {
+    fields += kFieldJoinedTokens;
+  } else if (any_token) {
+    fields += kFieldOrderToken;
+  }
   if (any_used) fields += kFieldUsedSlots;
+  std::string joined;
+  if (join_tokens) {
+    std::size_t size = 0;
+    for (const HotEvent& e : batch.events) size += e.order_token.size() + 1;
+    joined.reserve(size);
+    for (const HotEvent& e : batch.events) {
+      if (!joined.empty()) joined += kTokenSeparator;
+      joined += e.order_token;
+    }
+  }
 
   Call c;
   c.keys = {keys.registry(), keys.synced(), keys.held()};
@@ -157,7 +189,9 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
        std::to_string(batch.acknowledged_below_ms),
        batch.want_points ? "1" : "0",
        std::to_string(marker_ms),
-       fields};
+       fields,
+       std::move(joined),
+       pack ? std::to_string(at_base) : std::string()};
   for (const PeriodSlot& s : batch.slots) {
     a.push_back(registry_member(s.period_name, s.period.id));
     a.push_back(std::to_string(to_epoch_ms(s.period.start)));
@@ -168,10 +202,15 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
   }
   for (const HotEvent& e : batch.events) {
     a.push_back(e.member);
-    a.push_back(std::to_string(e.value));
-    a.push_back(std::to_string(to_epoch_ms(e.at)));
+    if (pack) {
+      a.push_back(std::to_string((to_epoch_ms(e.at) - at_base) * kPackTimeShift + e.value +
+                                 kPackValueBias));
+    } else {
+      a.push_back(std::to_string(e.value));
+      a.push_back(std::to_string(to_epoch_ms(e.at)));
+    }
     if (any_id) a.push_back(e.event_id);
-    if (any_token) a.push_back(e.order_token);
+    if (any_token && !join_tokens) a.push_back(e.order_token);
     if (!any_used) continue;
     if (every_slot_unknown(e, batch.slots.size())) {
       a.emplace_back(kEverySlot);
@@ -242,6 +281,25 @@ std::vector<HotResult> parse_update_replies(const redis::Reply& reply, std::size
                               " events applied for " + std::to_string(events) + " events");
     }
     return std::vector<HotResult>(events);
+  }
+  if (reply.type == redis::Reply::Type::array && !reply.elements.empty() &&
+      reply.elements[0].type == redis::Reply::Type::string && reply.elements[0].str == kAllPoints) {
+    // Every event applied, none rehydrated (rehydrated stays empty): their points, event by
+    // event, slot by slot.
+    const std::size_t values = reply.elements.size() - 1;
+    if (events == 0 || values == 0 || values % events != 0) {
+      throw redis::ReplyError("update script returned " + std::to_string(values) + " points for " +
+                              std::to_string(events) + " events");
+    }
+    const std::size_t slots = values / events;
+    std::vector<HotResult> results(events);
+    for (std::size_t e = 0; e < events; ++e) {
+      results[e].points.reserve(slots);
+      for (std::size_t j = 0; j < slots; ++j) {
+        results[e].points.push_back(reply.elements[1 + e * slots + j].as_int());
+      }
+    }
+    return results;
   }
   if (reply.type != redis::Reply::Type::array || reply.elements.size() != events) {
     throw redis::ReplyError("update script returned " + std::to_string(reply.elements.size()) +

@@ -34,6 +34,17 @@ inline constexpr std::string_view kEverySlot = "*";
 inline constexpr char kFieldEventId = 'i';
 inline constexpr char kFieldOrderToken = 't';
 inline constexpr char kFieldUsedSlots = 's';
+// Instead of kFieldOrderToken: every event has the token of one entry (none coalesced), and
+// ARGV[17] holds them joined by kTokenSeparator, in event order (else ARGV[17] is empty).
+inline constexpr char kFieldJoinedTokens = 'j';
+// Each event's value and time as one number, (at - at_base) * kPackTimeShift + value +
+// kPackValueBias, when every event of the call has 0 <= at - at_base < kPackTimeSpan and
+// -kPackValueBias <= value < kPackValueBias; ARGV[18] is at_base (else empty). Below 2^52: a
+// Lua double holds it exactly.
+inline constexpr char kFieldPacked = 'p';
+inline constexpr std::int64_t kPackValueBias = std::int64_t{1} << 31;
+inline constexpr std::int64_t kPackTimeShift = std::int64_t{1} << 32;
+inline constexpr std::int64_t kPackTimeSpan = std::int64_t{1} << 20;
 inline constexpr std::string_view kColdUnknown = "?";
 inline constexpr char kColdAbsent = 'a';
 inline constexpr char kColdPresent = 'p';
@@ -56,6 +67,9 @@ inline constexpr std::string_view kSync = "sync";
 inline constexpr std::string_view kSpan = "span";
 inline constexpr std::string_view kExpired = "expired";
 inline constexpr std::string_view kSplit = "split";
+// The first element of a call's reply when every event applied with points and none
+// rehydrated: then each event's points per slot, event by event.
+inline constexpr std::string_view kAllPoints = "points";
 // A coalesced event's order token (HotEvent::order_token) is this separator, then its
 // events' tokens each after one more: ",tok1,tok2" (just "," when they have none).
 inline constexpr char kTokenSeparator = ',';
@@ -86,9 +100,10 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
 // The reply for one event. Throws redis::ReplyError for a reply the script never gives, and
 // bk::Error for "span" (an event outside its period: a caller bug).
 HotResult parse_update_reply(const redis::Reply& reply);
-// The replies for a call of `events` events: one per event, or the event count alone when
-// every event applied without points and none rehydrated. Throws redis::ReplyError for any
-// other count.
+// The replies for a call of `events` events: one per event, the event count alone when
+// every event applied without points and none rehydrated, or kAllPoints and the points of
+// every event when every event applied with points and none rehydrated. Throws
+// redis::ReplyError for any other count.
 std::vector<HotResult> parse_update_replies(const redis::Reply& reply, std::size_t events);
 
 }  // namespace bk::hot::protocol

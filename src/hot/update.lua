@@ -15,7 +15,7 @@
 -- then 3 per slot j  (1-based): the live ZSET, its :meta HASH, its :stale SET (members that
 --                    may be hot and cold at once)
 -- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents hold sync
---   nbuckets ids_ttl_ms inflight acknowledged_below_ms points marker_ms fields
+--   nbuckets ids_ttl_ms inflight acknowledged_below_ms points marker_ms fields joined at_base
 --   hold "1": when an event must look up cold rows, also hold spills of that period from
 --   removing members for 2 seconds, so the look-up cannot go stale (a writer that kept
 --   losing the race to a busy spill asks for this; it guarantees progress)
@@ -30,12 +30,22 @@
 --   is acknowledged: never read again). marker_ms: the score of this call's marker, at
 --   least the ms of every order token of the call.
 --   points: "1" an applied event answers {mask, points...}; "0" only its mask (an integer)
+--     (see Returns for the short forms of a call whose events all applied)
 --   fields: which optional fields each event carries, a letter each: "i" event_id, "t"
 --     order_token, "s" used. An absent field is "" (event_id, order_token) or "*" (used) for
---     every event: the common call sends three arguments per event, or four from a stream.
+--     every event. Two more letters say how the rest travels: "j", every event has an order
+--     token, none coalesced, and they come joined by commas in `joined` instead of one per
+--     event (a stream consumer's common call: the joined text is the call's in-flight marker
+--     as it is, and the events are split out of it only on the general path); "p", each
+--     event's value and time come as one integer, packed = (at_ms - at_base) * 2^32 + (value
+--     + 2^31), below 2^52 so exact in a double (the caller packs a call whose values fit 32
+--     bits and whose times lie within 2^20 ms of its earliest, at_base). The common call
+--     sends two arguments per event.
+--   joined: the events' order tokens joined by commas with "j" in fields, else "".
+--   at_base: with "p" in fields, the ms the packed times count from, else "".
 --   per slot (6): registry_member start_ms span_units resolution_ms expire_at_ms end_ms
---   per event: member value at_ms [event_id] [order_token] [used], where used is "*" (every
---     slot, in order, nothing known of the cold tier: the common event) or nslots_used
+--   per event: member, value at_ms (or packed), [event_id] [order_token] [used], where used is
+--     "*" (every slot, in order, nothing known of the cold tier: the common event) or nslots_used
 --     followed, per used slot, by: slot cold
 --     cold: "?" not looked up; "a<gen>" absent from the cold tier; "p<gen>:<encoded>" its
 --     cold score. <gen> is the period's spill generation when the caller was told to look:
@@ -62,7 +72,9 @@
 -- Scores: encoded = rank_points * (span + 1) + time_part; smaller ranks higher. Every number
 -- handled is an integer below 2^53, so Lua's doubles hold it exactly.
 -- Returns the number of events when every one applied without points and none rehydrated
--- (the common call of a stream consumer), else one array per event:
+-- (the common call of a stream consumer); {"points", then each event's points per slot, event
+-- by event} when every one applied with points on the fast path (none rehydrated); else one
+-- array per event:
 --   {mask, points...}  applied: integers; bit i-1 of mask is set when used slot i was written
 --     from its cold value (rehydrated), then the new points per used slot (with points "0":
 --     the mask alone, an integer instead of an array)
@@ -88,8 +100,12 @@ local inflight_mode, acked_below = ARGV[12], tonumber(ARGV[13])
 local want_points = ARGV[14] == '1'
 local marker_ms = ARGV[15]
 local has_id = string.find(ARGV[16], 'i', 1, true) ~= nil
-local has_token = string.find(ARGV[16], 't', 1, true) ~= nil
+local token_field = string.find(ARGV[16], 't', 1, true) ~= nil  -- one token per event
+local joined = string.find(ARGV[16], 'j', 1, true) ~= nil and ARGV[17] or nil
+local has_token = token_field or joined ~= nil
 local has_used = string.find(ARGV[16], 's', 1, true) ~= nil
+local packed = string.find(ARGV[16], 'p', 1, true) ~= nil
+local at_base = packed and tonumber(ARGV[18]) or 0
 local inflight_key = inflight_mode ~= '0' and KEYS[4 + nbuckets] or nil
 local slot_key0 = 3 + nbuckets + (inflight_key and 1 or 0)  -- KEYS before the slots' keys
 local desc, tie_earliest = order == 'd', tie == 'e'
@@ -101,7 +117,7 @@ if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
 end
 
 local slots = {}
-local a = 17
+local a = 19
 for j = 1, nslots do
   local span = tonumber(ARGV[a + 2])
   slots[j] = {
@@ -135,18 +151,19 @@ do
   end
 end
 
--- redis.call(cmd, key, list[i..j]...) in chunks that stay within Lua's stack; the replies
--- of a command returning one value per item, concatenated.
+-- redis.call(cmd, key, list[1..n]...) (n: #list unless given) in chunks that stay within
+-- Lua's stack; the replies of a command returning one value per item, concatenated.
 local CHUNK = 1000
-local function each_chunk(cmd, key, list, per_item)
-  if #list == 0 then return {} end
-  if #list <= CHUNK then
-    local r = redis.call(cmd, key, unpack(list))
+local function each_chunk(cmd, key, list, per_item, n)
+  n = n or #list
+  if n == 0 then return {} end
+  if n <= CHUNK then
+    local r = redis.call(cmd, key, unpack(list, 1, n))
     return per_item and r or {}
   end
   local out = {}
-  for i = 1, #list, CHUNK do
-    local r = redis.call(cmd, key, unpack(list, i, math.min(i + CHUNK - 1, #list)))
+  for i = 1, n, CHUNK do
+    local r = redis.call(cmd, key, unpack(list, i, math.min(i + CHUNK - 1, n)))
     if per_item then
       for k = 1, #r do out[#out + 1] = r[k] end
     end
@@ -180,38 +197,61 @@ end
 -- nothing known: the "*" event). Members are numbered in order of first appearance.
 local mem, number_of, nm = {}, {}, 0
 local ev_mi, ev_value, ev_at, ev_id, ev_token, ev_used, ev_cold = {}, {}, {}, {}, {}, {}, {}
+local argv = ARGV  -- a local: the loop below reads it several times per event
 for e = 1, nevents do
-  local m = ARGV[a]
+  local m = argv[a]
   local mi = number_of[m]
   if not mi then
     nm = nm + 1
     mi = nm
     number_of[m], mem[nm] = nm, m
   end
-  ev_mi[e], ev_value[e], ev_at[e] = mi, tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-  a = a + 3
+  -- x + 0 rather than tonumber(x): Lua 5.1's tonumber parses a string twice (strtod in
+  -- lua_isnumber, again in lua_tonumber) and is a C call; arithmetic parses it once. The
+  -- client sends integers only (a non-number raises a script error, never a wrong number).
+  if packed then
+    local x = argv[a + 1] + 0
+    local v = x % 4294967296  -- exact: the divisor is a power of two
+    ev_mi[e], ev_value[e], ev_at[e] = mi, v - 2147483648, at_base + (x - v) / 4294967296
+    a = a + 2
+  else
+    ev_mi[e], ev_value[e], ev_at[e] = mi, argv[a + 1] + 0, argv[a + 2] + 0
+    a = a + 3
+  end
   if has_id then
-    if ARGV[a] ~= '' then ev_id[e] = ARGV[a] end
+    if argv[a] ~= '' then ev_id[e] = argv[a] end
     a = a + 1
   end
-  if has_token then
-    if ARGV[a] ~= '' then ev_token[e] = ARGV[a] end
+  if token_field then
+    if argv[a] ~= '' then ev_token[e] = argv[a] end
     a = a + 1
   end
   if has_used then
-    if ARGV[a] == '*' then
+    if argv[a] == '*' then
       a = a + 1
     else
-      local k = tonumber(ARGV[a])
+      local k = tonumber(argv[a])
       a = a + 1
       local used, cold = {}, {}
       for i = 1, k do
-        used[i], cold[i] = tonumber(ARGV[a]), ARGV[a + 1]
+        used[i], cold[i] = tonumber(argv[a]), argv[a + 1]
         a = a + 2
       end
       ev_used[e], ev_cold[e] = used, cold
     end
   end
+end
+
+-- A joined call's tokens, one per event, where an event's own token is needed (the general
+-- path, holds, entries read again); the fast path marks the joined text as it is.
+local function split_joined()
+  if not joined or ev_token[1] then return end
+  local e = 0
+  for token in string.gmatch(joined, '[^,]+') do
+    e = e + 1
+    ev_token[e] = token
+  end
+  if e ~= nevents then error('update: ' .. e .. ' joined tokens for ' .. nevents .. ' events') end
 end
 
 -- Scratch space of apply_event, reused by every event: the plan for used slot i.
@@ -363,22 +403,35 @@ for j = 1, nslots do
     end
   end
   s.read_members, s.read_numbers = members, numbers
-  s.found = each_chunk('ZMSCORE', s.key, members, true)
 end
+local function read_scores()
+  for j = 1, nslots do
+    local s = slots[j]
+    s.found = each_chunk('ZMSCORE', s.key, s.read_members, true)
+  end
+end
+read_scores()
 
--- Each period's scores as read (again, after the fast path below gave up), nothing written.
+-- Each period's scores as read, for the general path.
 local function fill_scores()
   for j = 1, nslots do
     local s = slots[j]
     local score, found, numbers = {}, s.found, s.read_numbers
-    for i = 1, #s.read_members do
-      local f = found[i]
-      score[numbers and numbers[i] or i] = f and tonumber(f) or false
+    -- f + 0: see the events' values above (ZMSCORE answers integers as decimal text).
+    if numbers then
+      for i = 1, #s.read_members do
+        local f = found[i]
+        score[numbers[i]] = f and f + 0 or false
+      end
+    else
+      for i = 1, #s.read_members do
+        local f = found[i]
+        score[i] = f and f + 0 or false
+      end
     end
     s.score, s.dirty = score, {}
   end
 end
-fill_scores()
 
 -- Which event ids were applied: in any live bucket of the board.
 if nbuckets > 0 then
@@ -408,6 +461,7 @@ if inflight_key then
   end
   if inflight_mode == '2' then
     -- Entries read again (rare): every marker that may hold one of this call's tokens.
+    split_joined()
     local min_ms
     for e = 1, nevents do
       for ms in string.gmatch(ev_token[e] or '', '(%d+)%-%d+') do
@@ -427,6 +481,7 @@ end
 -- has any).
 local held, released = {}, {}
 if has_token and redis.call('EXISTS', KEYS[3]) == 1 then
+  split_joined()
   local numbers, members = {}, {}
   for e = 1, nevents do
     if ev_token[e] then
@@ -443,74 +498,104 @@ end
 local function merged(token) return token ~= nil and byte(token, 1) == 44 end
 
 local results, new_marks = {}, {}
+local flat_points  -- the fast path's reply with points (see Returns)
 
 -- The common call, applied period by period: every event uses every period, none of them
 -- spilled, closed or expired, no event ids, no holds, no entry read again, and no coalesced
 -- replace. Then every event applies unless one would be refused (range, span): true when it
 -- applied them all, with exactly the writes and replies apply_event would give one by one;
 -- false, having written nothing, when the general path must run instead. The score
--- arithmetic is apply_event's, written inline again on purpose (a function call per event
--- and period costs as much as the arithmetic); the coalescing property test holds the two
--- paths to the same boards.
+-- arithmetic is apply_event's, written again on purpose in fewer steps (a function call per
+-- event and period costs as much as the arithmetic); the coalescing property test holds the
+-- two paths to the same boards.
+-- The second result is true when it gave up after it began: the scores as read are gone.
 local function apply_all_at_once()
   if has_used or nbuckets > 0 or any_refused or inflight_mode == '2' or next(held) then
-    return false
+    return false, false
   end
   for j = 1, nslots do
-    if slots[j].spilled then return false end
+    if slots[j].spilled then return false, false end
   end
   if policy == 'r' and has_token then
     for e = 1, nevents do
-      if merged(ev_token[e]) then return false end
+      if merged(ev_token[e]) then return false, false end
     end
   end
+  -- The arithmetic works on q, the score without its time part (see "Scores"): q = q0 +
+  -- sgn * points, so the range check is 0 <= q <= width, a better value has the smaller q,
+  -- and an increment adds sgn * value to it. Everything the loop reads is a local.
+  local inc, best, tied = policy == 'i', policy == 'b', tie ~= 'n'
+  local q0, sgn, width = desc and maxp or -minp, desc and -1 or 1, maxp - minp
+  local ev_mi, ev_value, ev_at = ev_mi, ev_value, ev_at
   local points_of = {}  -- per period, per event: its points (when the caller wants them)
   for j = 1, nslots do
     local s = slots[j]
+    -- ZMSCORE's reply is the score table (members are numbered in order: nothing is left
+    -- out without used slots): decimal text as read, a number once written, false if absent.
+    s.score, s.dirty = s.found, {}
     local score, dirty, n, start, res, span = s.score, s.dirty, s.n, s.start, s.res, s.span
+    local tbase, tsgn = tie_earliest and 0 or span, tie_earliest and 1 or -1  -- time part
     local points_j = want_points and {} or nil
     for e = 1, nevents do
       local mi, value = ev_mi[e], ev_value[e]
       local current = score[mi]
-      local points, changed = value, true
+      local q, changed
       if current then
+        current = current + 0
         local t = current % n
-        local q = (current - t) / n
+        q = (current - t) / n
         if t < 0 then q = q - 1 elseif t >= n then q = q + 1 end
-        local old = desc and (maxp - q) or (minp + q)
-        if policy == 'i' then
-          points, changed = old + value, value ~= 0
-        elseif policy == 'b' then
-          if not ((desc and value > old) or (not desc and value < old)) then
-            points, changed = old, false
-          end
+        if inc then
+          changed = value ~= 0
+          q = q + sgn * value
+        elseif best then
+          local qv = q0 + sgn * value
+          changed = qv < q
+          if changed then q = qv end
         else
-          changed = value ~= old
+          local qv = q0 + sgn * value
+          changed = qv ~= q
+          q = qv
         end
+      else
+        q, changed = q0 + sgn * value, true
       end
-      if points < minp or points > maxp then return false end
+      if q < 0 or q > width then return false, true end
       if changed then
         local time_part = 0
-        if tie ~= 'n' then
+        if tied then
           local d = ev_at[e] - start
           local units = (d - d % res) / res
-          if units < 0 or units > span then return false end
-          time_part = tie_earliest and units or (span - units)
+          if units < 0 or units > span then return false, true end
+          time_part = tbase + tsgn * units
         end
-        score[mi] = (desc and (maxp - points) or (points - minp)) * n + time_part
+        score[mi] = q * n + time_part
         dirty[mi] = true
       end
-      if points_j then points_j[e] = points end
+      if points_j then points_j[e] = (q - q0) * sgn end
     end
     points_of[j] = points_j
   end
-  for e = 1, nevents do
-    if want_points then
-      local out = {0}
-      for j = 1, nslots do out[j + 1] = points_of[j][e] end
-      results[e] = out
+  if want_points then
+    -- One flat array: a table per event would cost more than the arithmetic above (built
+    -- here and again by Redis when it converts the reply).
+    local flat, k = {'points'}, 1
+    for e = 1, nevents do
+      for j = 1, nslots do
+        k = k + 1
+        flat[k] = points_of[j][e]
+      end
     end
-    if inflight_key and ev_token[e] then new_marks[#new_marks + 1] = ev_token[e] end
+    flat_points = flat
+  end
+  if inflight_key then
+    if joined then
+      new_marks[1] = joined
+    else
+      for e = 1, nevents do
+        if ev_token[e] then new_marks[#new_marks + 1] = ev_token[e] end
+      end
+    end
   end
   return true
 end
@@ -518,8 +603,12 @@ end
 -- blocked / split: members whose later events of this call must not be applied before an
 -- earlier one that answered "cold" / "split" (they answer the same; the caller resends them).
 local blocked, split, split_any = {}, {}, false
-local all_at_once = apply_all_at_once()
-if not all_at_once then fill_scores() end
+local all_at_once, began = apply_all_at_once()
+if not all_at_once then
+  if began then read_scores() end  -- nothing was written: read them again
+  fill_scores()
+  split_joined()
+end
 for e = 1, all_at_once and 0 or nevents do
   local mi, token = ev_mi[e], ev_token[e]
   local holder = token and held[mi]
@@ -563,9 +652,10 @@ end
 if #released > 0 then each_chunk('HDEL', KEYS[3], released, false) end
 
 -- Write: every changed member once, with its last score; then TTLs, event ids and markers.
+local args = {}  -- of every period's ZADD in turn, its first k entries
 for j = 1, nslots do
   local s = slots[j]
-  local dirty, score, args, k = s.dirty, s.score, {}, 0
+  local dirty, score, k = s.dirty, s.score, 0
   for mi = 1, nm do
     if dirty[mi] then
       args[k + 1], args[k + 2] = format('%d', score[mi]), mem[mi]
@@ -573,7 +663,7 @@ for j = 1, nslots do
     end
   end
   if k > 0 then
-    each_chunk('ZADD', s.key, args, false)
+    each_chunk('ZADD', s.key, args, false, k)
     ensure_ttl(s)
   end
 end
@@ -585,5 +675,5 @@ if #new_marks > 0 then
   -- Coalesced tokens (",!,t1,t2") join as they are: readers split at commas and skip "!".
   redis.call('ZADD', inflight_key, marker_ms, table.concat(new_marks, ','))
 end
-if all_at_once and not want_points then return nevents end
+if all_at_once then return flat_points or nevents end
 return results

@@ -329,9 +329,9 @@ Leaderboards::Batches Leaderboards::make_batches(const std::vector<Update>& upda
         const Planned& p = g.plans[n];
         const Update& u = updates[g.indexes[n]];
         batch.check_inflight = batch.check_inflight || u.redelivered;
+        // No cold values: nothing is known of the cold tier yet (see HotEvent::cold).
         hot::HotEvent e{u.member, u.value, p.at, u.event_id, {}, {}, u.order_token};
         e.slots.reserve(p.targets.size());
-        e.cold.resize(p.targets.size());
         for (const auto& t : p.targets) {
           std::size_t slot = 0;
           while (slot < slot_specs.size() &&

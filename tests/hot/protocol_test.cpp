@@ -87,7 +87,7 @@ TEST(ProtocolTest, IdBucketsCoverTheWindowAndOneBucketAhead) {
   EXPECT_EQ(protocol::id_buckets(at_ms(-1), Millis{4000}).write, -1);
 }
 
-TEST(ProtocolTest, TheCommonEventIsThreeArguments) {
+TEST(ProtocolTest, TheCommonEventIsTwoArguments) {
   HotBatch b = two_slot_batch();
   b.events = {event("ann", 5, 1500)};
   const auto c = protocol::marshal_update("lb", b, true);
@@ -97,14 +97,40 @@ TEST(ProtocolTest, TheCommonEventIsThreeArguments) {
                          "lb:{arena}:daily:2026-11-25", "lb:{arena}:daily:2026-11-25:meta",
                          "lb:{arena}:daily:2026-11-25:stale", "lb:{arena}:weekly:2026-W48",
                          "lb:{arena}:weekly:2026-W48:meta", "lb:{arena}:weekly:2026-W48:stale"}));
-  const redis::Args header(c.args.begin(), c.args.begin() + 16);
+  const redis::Args header(c.args.begin(), c.args.begin() + 18);
   EXPECT_EQ(header, (redis::Args{"b", "d", "e", "0", "1000", "2", "1", "0", "1", "0", "0", "0", "0",
-                                 "1", "0", ""}));
-  const redis::Args daily(c.args.begin() + 16, c.args.begin() + 22);
+                                 "1", "0", "p", "", "1500"}));
+  const redis::Args daily(c.args.begin() + 18, c.args.begin() + 24);
   EXPECT_EQ(daily, (redis::Args{"daily:2026-11-25", "1000", "86400000", "1", "3000", "2000"}));
-  // Every slot, nothing known of the cold tier, no id, no token: member, value, time.
-  const redis::Args ev(c.args.begin() + 28, c.args.end());
-  EXPECT_EQ(ev, (redis::Args{"ann", "5", "1500"}));
+  // Every slot, nothing known of the cold tier, no id, no token: the member, then its value
+  // and time packed: 0 ms after at_base (1500) * 2^32 + (5 + 2^31).
+  const redis::Args ev(c.args.begin() + 30, c.args.end());
+  EXPECT_EQ(ev, (redis::Args{"ann", "2147483653"}));
+}
+
+TEST(ProtocolTest, ValuesAndTimesArePackedWhereEveryEventOfTheCallFits) {
+  HotBatch b = two_slot_batch();
+  b.events = {event("bob", 2147483647, 1600 + 1048575), event("ann", -2147483648, 1600)};
+  auto c = protocol::marshal_update("lb", b, true);
+  EXPECT_EQ(c.args.at(15), "p");
+  EXPECT_EQ(c.args.at(17), "1600");  // the earliest time
+  // bob: (2^20 - 1) ms * 2^32 + 2^32 - 1 = 2^52 - 1; ann: 0 ms and -2^31 + 2^31.
+  EXPECT_EQ(c.args.at(31), "4503599627370495");
+  EXPECT_EQ(c.args.at(33), "0");
+  // One time 2^20 ms after the earliest: every event of the call sends value and time.
+  b.events[0].at = at_ms(1600 + 1048576);
+  c = protocol::marshal_update("lb", b, true);
+  EXPECT_EQ(c.args.at(15), "");
+  EXPECT_EQ(c.args.at(17), "");
+  const redis::Args ev(c.args.begin() + 30, c.args.end());
+  EXPECT_EQ(ev, (redis::Args{"bob", "2147483647", "1050176", "ann", "-2147483648", "1600"}));
+  // A value beyond 32 bits, either way, does the same.
+  b.events[0].at = at_ms(1600);
+  b.events[0].value = 2147483648;
+  EXPECT_EQ(protocol::marshal_update("lb", b, true).args.at(15), "");
+  b.events[0].value = 2147483647;
+  b.events[1].value = -2147483649;
+  EXPECT_EQ(protocol::marshal_update("lb", b, true).args.at(15), "");
 }
 
 TEST(ProtocolTest, AFieldOneEventNeedsIsSentForEveryEventOfTheCall) {
@@ -113,10 +139,12 @@ TEST(ProtocolTest, AFieldOneEventNeedsIsSentForEveryEventOfTheCall) {
   b.events[1].order_token = "1700000000000-3";
   b.events[1].cold[0] = {ColdValue::State::absent, 0, "3"};
   const auto c = protocol::marshal_update("lb", b, true);
-  EXPECT_EQ(c.args.at(15), "ts");
-  const redis::Args ev(c.args.begin() + 28, c.args.end());
-  EXPECT_EQ(ev, (redis::Args{"ann", "5", "1500", "", "*",  //
-                             "bob", "2", "1600", "1700000000000-3", "2", "1", "a3", "2", "?"}));
+  EXPECT_EQ(c.args.at(15), "pts");
+  EXPECT_EQ(c.args.at(16), "");  // not every event has a token: one token per event
+  const redis::Args ev(c.args.begin() + 30, c.args.end());
+  // bob's 2 points 100 ms after ann's time: 100 * 2^32 + 2 + 2^31.
+  EXPECT_EQ(ev, (redis::Args{"ann", "2147483653", "", "*",  //
+                             "bob", "431644213250", "1700000000000-3", "2", "1", "a3", "2", "?"}));
 }
 
 TEST(ProtocolTest, ColdValuesAndPartialSlotsAreSpelledOut) {
@@ -129,10 +157,11 @@ TEST(ProtocolTest, ColdValuesAndPartialSlotsAreSpelledOut) {
   b.events = {e, f};
   const auto c = protocol::marshal_update("lb", b, false);
   EXPECT_EQ(c.args.at(8), "0");  // no cold tier
-  EXPECT_EQ(c.args.at(15), "s");
-  const redis::Args rest(c.args.begin() + 28, c.args.end());
-  EXPECT_EQ(rest, (redis::Args{"bob", "-3", "1600", "1", "2", "p7:42",  //
-                               "cy", "1", "1700", "2", "1", "a3", "2", "?"}));
+  EXPECT_EQ(c.args.at(15), "ps");
+  const redis::Args rest(c.args.begin() + 30, c.args.end());
+  // Packed from 1600: bob -3 + 2^31 at 0 ms; cy 1 + 2^31 at 100 ms.
+  EXPECT_EQ(rest, (redis::Args{"bob", "2147483645", "1", "2", "p7:42",  //
+                               "cy", "431644213249", "2", "1", "a3", "2", "?"}));
 }
 
 TEST(ProtocolTest, EventIdsBringTheBoardsIdBuckets) {
@@ -147,8 +176,8 @@ TEST(ProtocolTest, EventIdsBringTheBoardsIdBuckets) {
   EXPECT_EQ(c.keys.at(9), "lb:{arena}:daily:2026-11-25");
   EXPECT_EQ(c.args.at(9), "6");      // nbuckets
   EXPECT_EQ(c.args.at(10), "5000");  // the current bucket lives until 15'000
-  EXPECT_EQ(c.args.at(15), "i");
-  EXPECT_EQ(c.args.at(31), "e-1");
+  EXPECT_EQ(c.args.at(15), "pi");
+  EXPECT_EQ(c.args.at(32), "e-1");
 }
 
 TEST(ProtocolTest, StreamEntriesBringTheInFlightMarkers) {
@@ -179,6 +208,26 @@ TEST(ProtocolTest, StreamEntriesBringTheInFlightMarkers) {
   c = protocol::marshal_update("lb", b, true);
   EXPECT_EQ(c.keys.at(3), "lb:{arena}:daily:2026-11-25");
   EXPECT_EQ(c.args.at(11), "0");
+}
+
+TEST(ProtocolTest, EveryEventWithTheTokenOfOneEntrySendsThemJoinedOnce) {
+  HotBatch b = two_slot_batch();
+  b.events = {event("ann", 5, 1500), event("bob", 2, 1600)};
+  b.events[0].order_token = "1700000000000-3";
+  b.events[1].order_token = "s-9:1700000000001-0";
+  b.stream = "lb:events";
+  auto c = protocol::marshal_update("lb", b, true);
+  EXPECT_EQ(c.args.at(15), "pj");
+  EXPECT_EQ(c.args.at(16), "1700000000000-3,s-9:1700000000001-0");
+  EXPECT_EQ(c.args.at(14), "1700000000001");
+  const redis::Args ev(c.args.begin() + 30, c.args.end());
+  EXPECT_EQ(ev, (redis::Args{"ann", "2147483653", "bob", "431644213250"}));
+  // A coalesced event (its token holds the separator) sends every token on its own.
+  b.events[1].order_token = ",1700000000001-0,1700000000002-0";
+  c = protocol::marshal_update("lb", b, true);
+  EXPECT_EQ(c.args.at(15), "pt");
+  EXPECT_EQ(c.args.at(16), "");
+  EXPECT_EQ(c.args.at(32), "1700000000000-3");
 }
 
 // A call sent again with some of its events keeps every setting of the call.
@@ -251,6 +300,24 @@ TEST(ProtocolTest, ACallWhoseEventsAllAppliedWithoutPointsIsAnsweredByItsEventCo
     EXPECT_TRUE(r.rehydrated.empty());
   }
   EXPECT_THROW(protocol::parse_update_replies(integer(2), 3), redis::ReplyError);
+}
+
+TEST(ProtocolTest, ACallWhoseEventsAllAppliedWithPointsIsAnsweredByTheirPointsFlat) {
+  // Two events of three slots each.
+  const auto all =
+      protocol::parse_update_replies(array({text("points"), integer(5), integer(6), integer(7),
+                                            integer(-1), integer(0), integer(2)}),
+                                     2);
+  ASSERT_EQ(all.size(), 2U);
+  EXPECT_EQ(all[0].outcome, HotOutcome::applied);
+  EXPECT_EQ(all[0].points, (std::vector<std::int64_t>{5, 6, 7}));
+  EXPECT_EQ(all[1].points, (std::vector<std::int64_t>{-1, 0, 2}));
+  EXPECT_TRUE(all[1].rehydrated.empty());  // none was
+  // Points that do not divide among the events, or none.
+  EXPECT_THROW(protocol::parse_update_replies(
+                   array({text("points"), integer(1), integer(2), integer(3)}), 2),
+               redis::ReplyError);
+  EXPECT_THROW(protocol::parse_update_replies(array({text("points")}), 1), redis::ReplyError);
 }
 
 TEST(ProtocolTest, OtherwiseACallIsAnsweredEventByEvent) {

@@ -520,7 +520,10 @@ TEST_F(UpdateTest, BatchedAndCoalescedMatchOneByOneForEveryPolicyOrderAndTieBrea
         if (common) {
           u.member = "c" + std::to_string(rng() % 40);
           u.value = static_cast<std::int64_t>(rng() % 7) - 3;
-          u.at = start + Millis{static_cast<std::int64_t>(rng() % 86400000ULL)};
+          // The last two rounds within 10 minutes: the batched calls pack value and time
+          // (one-by-one calls always do).
+          u.at = start +
+                 Millis{static_cast<std::int64_t>(rng() % (round >= 6 ? 600000ULL : 86400000ULL))};
         }
         if (rng() % 9 == 0) u.value = 0;
         // increments leave the range now and then
