@@ -192,6 +192,7 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
        fields,
        std::move(joined),
        pack ? std::to_string(at_base) : std::string()};
+  a.reserve(a.size() + 6 * batch.slots.size() + (pack ? 2 : 3) * batch.events.size());
   for (const PeriodSlot& s : batch.slots) {
     a.push_back(registry_member(s.period_name, s.period.id));
     a.push_back(std::to_string(to_epoch_ms(s.period.start)));

@@ -124,6 +124,7 @@ std::optional<Leaderboards::Refused> Leaderboards::plan(const Update& u, Planned
                                            format_duration(out.config->max_clock_skew) +
                                            ") ahead of now (" + format_rfc3339(now) + ")"};
   }
+  out.targets.reserve(out.config->periods.size());
   for (const PeriodSpec& spec : out.config->periods) {
     try {
       auto finder = finders_.find(&spec);
@@ -389,6 +390,10 @@ std::vector<std::vector<std::size_t>> Leaderboards::coalesce(
     return l.order == Order::desc ? a > b : a < b;
   };
   std::unordered_map<std::string_view, std::size_t> event_of;  // member -> its coalesced event
+  batch.events.reserve(singles.size());
+  of.reserve(singles.size());
+  forced.reserve(singles.size());
+  event_of.reserve(singles.size());
   for (std::size_t p = 0; p < singles.size(); ++p) {
     const hot::HotEvent& e = singles[p];
     const bool joinable = may && e.event_id.empty();
@@ -453,6 +458,7 @@ void Leaderboards::report(const hot::HotBatch& batch, const hot::HotResult& r,
                           const hot::HotEvent& e, const Update& u, UpdateResult& out) const {
   switch (r.outcome) {
     case hot::HotOutcome::applied:
+      if (!r.points.empty()) out.points.reserve(e.slots.size());
       for (std::size_t k = 0; k < e.slots.size() && !r.points.empty(); ++k) {
         const hot::PeriodSlot& s = batch.slots[e.slots[k]];
         out.points.push_back({s.period_name, s.period.id, r.points.at(k)});
