@@ -61,7 +61,7 @@ struct HotCall {
   // leaves an in-flight marker on the board (<prefix>:{board}:inflight:<stream>), so that an
   // entry read again from a pending list is applied once however long it stayed pending.
   std::string stream;
-  bool check_inflight = false;  // some entries were read again: look their markers up
+  bool check_inflight = false;  // entries read again, or the call sent again: look them up
   // Every entry of the stream below this id's milliseconds is acknowledged: their markers
   // are dropped (0: nothing known).
   std::int64_t acknowledged_below_ms = 0;

@@ -288,6 +288,7 @@ std::vector<HotResult> parse_update_replies(const redis::Reply& reply, std::size
     // Every event applied, none rehydrated (rehydrated stays empty): their points, event by
     // event, slot by slot.
     const std::size_t values = reply.elements.size() - 1;
+    if (events == 0 && values == 0) return {};
     if (events == 0 || values == 0 || values % events != 0) {
       throw redis::ReplyError("update script returned " + std::to_string(values) + " points for " +
                               std::to_string(events) + " events");

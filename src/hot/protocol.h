@@ -51,7 +51,8 @@ inline constexpr char kColdPresent = 'p';
 
 // ARGV[12], in-flight markers of stream entries (see HotBatch::stream): none; written for
 // every applied event with an order token; written and also checked (the call holds entries
-// read again from a pending list, which may have been applied before).
+// read again from a pending list, or is sent again after look-ups in PostgreSQL: either way
+// another consumer may have applied some of them).
 inline constexpr std::string_view kInflightOff = "0";
 inline constexpr std::string_view kInflightMark = "1";
 inline constexpr std::string_view kInflightCheck = "2";

@@ -25,7 +25,9 @@
 --   when it is created. An event id is applied at most once while it is in any bucket.
 --   inflight: "0" no marker key; "1" the applied events with an order token (a stream entry
 --   id) are marked, by one marker for the call; "2" marked, and an event whose entry is
---   marked already is a "dup" (it was applied before its entry was read again).
+--   marked already is a "dup" (it was applied before its entry was read again, or, for a
+--   call sent again after look-ups, by another consumer that took the entry over), and a
+--   coalesced event with a marked entry answers {"split"}.
 --   acknowledged_below_ms: markers scored below it are dropped first (every entry in them
 --   is acknowledged: never read again). marker_ms: the score of this call's marker, at
 --   least the ms of every order token of the call.
@@ -55,8 +57,9 @@
 --     another token waits, the held event itself clears the hold once it is resolved.
 --     ",tok1,tok2,..." (just "," without tokens): the event stands for several events of one
 --     member, coalesced by the caller where applying it is exactly what one by one would
---     give (each token is marked in flight). Where it might not be (the member is held, or the sum leaves the
---     range, which one by one would refuse only in part), it answers {"split"}: nothing
+--     give (each token is marked in flight). Where it might not be (the member is held, the
+--     sum leaves the range, which one by one would refuse only in part, or, with inflight
+--     "2", one of its entries is marked), it answers {"split"}: nothing
 --     was written for it, the caller sends the events one by one. ",!,tok1,...": a coalesced
 --     replace whose value changed within it: it changes the time even if the value is the
 --     member's current one.
@@ -497,6 +500,16 @@ end
 -- A coalesced event's order token (see above) starts with a comma.
 local function merged(token) return token ~= nil and byte(token, 1) == 44 end
 
+-- A coalesced event one of whose entries is marked already (a checked call: the caller
+-- sends it again after its cold look-ups, and another consumer may have applied some of
+-- its entries meanwhile): its entries must be looked up one by one.
+local function part_marked(token)
+  for t in string.gmatch(token, '[^,]+') do
+    if t ~= '!' and marked[t] then return true end
+  end
+  return false
+end
+
 local results, new_marks = {}, {}
 local flat_points  -- the fast path's reply with points (see Returns)
 
@@ -620,7 +633,7 @@ for e = 1, all_at_once and 0 or nevents do
     split[mi] = true
   elseif blocked[mi] then
     results[e] = {'blocked'}
-  elseif holder and merged(token) then
+  elseif merged(token) and (holder or (inflight_mode == '2' and part_marked(token))) then
     results[e] = {'split'}
     split[mi], split_any = true, true
   elseif holder and holder ~= token then
@@ -633,8 +646,11 @@ for e = 1, all_at_once and 0 or nevents do
     if applied then
       if inflight_key and token then
         new_marks[#new_marks + 1] = token
-        -- An entry read twice within one call (redelivered: not coalesced) applies once.
-        if inflight_mode == '2' then marked[token] = true end
+        -- An entry read twice within one call applies once (a coalesced event's entries
+        -- each count).
+        if inflight_mode == '2' then
+          for t in string.gmatch(token, '[^,]+') do marked[t] = true end
+        end
       end
     elseif status == 'range' and merged(token) then
       results[e] = {'split'}

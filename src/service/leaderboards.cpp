@@ -16,6 +16,16 @@
 namespace bk::service {
 namespace {
 
+// A call sent again after look-ups in PostgreSQL (a sync, cold rows) or split: time has
+// passed since its stream entries were read, and another consumer may have taken some of
+// them over (after reclaim_idle) and applied them. So it goes checked: entries already
+// marked in flight are duplicates, and a coalesced event with one of them is split (see
+// update.lua). Without a stream there is nothing to check.
+hot::HotBatch resent(hot::HotBatch batch) {
+  if (!batch.stream.empty()) batch.check_inflight = true;
+  return batch;
+}
+
 // Chunk size of one script call: large enough to amortise the round trip, small enough
 // that one call never blocks Redis for long.
 constexpr std::size_t kEventsPerCall = 1000;
@@ -204,7 +214,7 @@ std::vector<UpdateResult> Leaderboards::apply(Prepared&& prepared,
     std::vector<hot::HotBatch> split;
     std::vector<std::size_t> split_from;  // the batch each split batch comes from
     for (std::size_t k = 0; k < b.batches.size(); ++k) {
-      hot::HotBatch again = b.batches[k].without_events();
+      hot::HotBatch again = resent(b.batches[k].without_events());
       for (std::size_t n = 0; n < b.batches[k].events.size(); ++n) {
         const hot::HotResult& r = hot_results[k][n];
         const std::vector<std::size_t>& parts = b.of[k][n];
@@ -594,7 +604,7 @@ void Leaderboards::sync_where_needed(const std::vector<hot::HotBatch>& batches,
     }
     std::vector<hot::HotBatch> subset;
     subset.reserve(again.size());
-    for (const std::size_t b : again) subset.push_back(batches[b]);
+    for (const std::size_t b : again) subset.push_back(resent(batches[b]));
     auto redone = hot_.apply(redis_, subset);
     for (std::size_t i = 0; i < again.size(); ++i) results[again[i]] = std::move(redone[i]);
   }
@@ -661,7 +671,7 @@ std::vector<std::vector<hot::HotResult>> Leaderboards::apply_with_rehydration(
     for (const Pending& p : pending) {
       auto [it, inserted] = retry_of.try_emplace(p.batch, retry.size());
       if (inserted) {
-        hot::HotBatch b = batches[p.batch].without_events();
+        hot::HotBatch b = resent(batches[p.batch].without_events());
         // After two lost races, hold the period's spills while looking up again.
         b.hold = round >= 2;
         retry.push_back(std::move(b));

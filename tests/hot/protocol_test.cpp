@@ -318,6 +318,7 @@ TEST(ProtocolTest, ACallWhoseEventsAllAppliedWithPointsIsAnsweredByTheirPointsFl
                    array({text("points"), integer(1), integer(2), integer(3)}), 2),
                redis::ReplyError);
   EXPECT_THROW(protocol::parse_update_replies(array({text("points")}), 1), redis::ReplyError);
+  EXPECT_TRUE(protocol::parse_update_replies(array({text("points")}), 0).empty());
 }
 
 TEST(ProtocolTest, OtherwiseACallIsAnsweredEventByEvent) {

@@ -359,6 +359,46 @@ TEST_F(SpillTest, ASpillNeverMovesMembersOfAFrozenPeriod) {
   EXPECT_EQ(cold.reader().count({"big", "daily", "2026-11-22"}), 0);
 }
 
+// A stream batch whose member needs its cold rows is sent again after the look-up: time
+// enough for another consumer to take its entries over (reclaim_idle) and apply some of
+// them. The resend is checked against the in-flight markers, so those are not applied
+// twice. Here the other consumer's work is entry 1000-0 marked before the batch (the
+// script knows entries by id alone; our first send, a fresh read, does not look).
+TEST_F(SpillTest, AStreamBatchSentAgainAfterItsColdLookUpSkipsEntriesAppliedMeanwhile) {
+  Leaderboards lb(config, conn, Clock(now), &cold);
+  std::map<std::string, Model> model;
+  std::vector<Update> updates;
+  for (int i = 0; i < 150; ++i) {
+    updates.push_back({"big", "s" + std::to_string(i), 1000 + i, now - std::chrono::hours{2}, ""});
+  }
+  add(lb, model, updates);
+  cold::Archive archive(test::postgres_url(), prefix);
+  lifecycle::Tick(config, conn, cold, archive, Clock(now)).run({});
+  ASSERT_EQ(cold.reader().count({"big", "daily", "2026-11-22"}), 50);  // s0..s49
+
+  const Instant t = now - std::chrono::hours{1};
+  Update other{"big", "s149", 1, t, ""};
+  other.order_token = "1000-0";
+  other.stream = "s";
+  ASSERT_EQ(lb.apply(other).status, UpdateStatus::applied);
+
+  // s0 is cold: two increments of one sign coalesce, the call answers "cold", and the
+  // event goes again with s0's cold row.
+  Update first{"big", "s0", 5, t, ""};
+  first.order_token = "1000-0";
+  first.stream = "s";
+  Update second{"big", "s0", 7, t + std::chrono::seconds{1}, ""};
+  second.order_token = "1001-0";
+  second.stream = "s";
+  const auto got = lb.apply(std::vector<Update>{first, second});
+  ASSERT_EQ(got.size(), 2U);
+  EXPECT_EQ(got[0].status, UpdateStatus::duplicate) << got[0].reason;
+  EXPECT_EQ(got[1].status, UpdateStatus::applied) << got[1].reason;
+  const auto s0 = lb.rank(lb.resolve("big", "daily", std::nullopt), "s0");
+  ASSERT_TRUE(s0.has_value());
+  EXPECT_EQ(s0->points, 1000 + 7);
+}
+
 TEST_F(SpillTest, DryRunChangesNothing) {
   Leaderboards lb(config, conn, Clock(now), &cold);
   std::map<std::string, Model> model;
