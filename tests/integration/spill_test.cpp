@@ -368,6 +368,7 @@ TEST_F(SpillTest, AStreamBatchSentAgainAfterItsColdLookUpSkipsEntriesAppliedMean
   Leaderboards lb(config, conn, Clock(now), &cold);
   std::map<std::string, Model> model;
   std::vector<Update> updates;
+  updates.reserve(150);
   for (int i = 0; i < 150; ++i) {
     updates.push_back({"big", "s" + std::to_string(i), 1000 + i, now - std::chrono::hours{2}, ""});
   }
