@@ -83,8 +83,11 @@ class StreamKeeper {
   Departure leave(redis::Connection& conn, const GroupRef& ref, const std::string& consumer);
 
   // Writes each letter to `dead` (XADD MAXLEN ~ dead_maxlen, fields "reason", "stream_id"
-  // and the entry's) and acknowledges its entry in the group, in one script: both or
-  // neither. Per letter: "" when done, else why Redis refused it (it stays pending).
+  // and the entry's) and acknowledges its entry in the group, in one script: a killed
+  // consumer never leaves one without the other. Per letter: "" when done, else why Redis
+  // refused it: the XADD (nothing written, the entry stays pending) or, the letter written,
+  // the XACK (only when the group is gone or the stream key replaced: nothing is pending
+  // then either).
   // Throws redis errors.
   std::vector<std::string> dead_letter(redis::Connection& conn, const GroupRef& ref,
                                        const std::string& dead, std::int64_t dead_maxlen,

@@ -421,16 +421,9 @@ local function fill_scores()
     local s = slots[j]
     local score, found, numbers = {}, s.found, s.read_numbers
     -- f + 0: see the events' values above (ZMSCORE answers integers as decimal text).
-    if numbers then
-      for i = 1, #s.read_members do
-        local f = found[i]
-        score[numbers[i]] = f and f + 0 or false
-      end
-    else
-      for i = 1, #s.read_members do
-        local f = found[i]
-        score[i] = f and f + 0 or false
-      end
+    for i = 1, #s.read_members do
+      local f = found[i]
+      score[numbers and numbers[i] or i] = f and f + 0 or false
     end
     s.score, s.dirty = score, {}
   end
