@@ -17,6 +17,7 @@ lifecycle::ArchiveProgressFn archive_progress_display() {
   struct State {
     bool started = false;
     bool shown = false;
+    bool merging = false;
     Clock::time_point start, last;
   };
   auto state = std::make_shared<State>();
@@ -32,16 +33,30 @@ lifecycle::ArchiveProgressFn archive_progress_display() {
       state->start = state->last = now;
       return;
     }
-    if (state->shown && now - state->last < std::chrono::milliseconds{500}) return;
+    // The merge's line is always shown: it may be the longest part of a big archive.
+    const bool merge_starts = p.merging && !state->merging;
+    if (!merge_starts && state->shown && now - state->last < std::chrono::milliseconds{500}) return;
     state->last = now;
     state->shown = true;
-    const double seconds = std::chrono::duration<double>(now - state->start).count();
-    const double rate = seconds > 0 ? static_cast<double>(p.written) / seconds : 0;
-    const double percent =
-        p.total > 0 ? 100.0 * static_cast<double>(p.written) / static_cast<double>(p.total) : 0;
-    std::fprintf(stderr, "\r\033[Karchiving %s %s %s: %lld / %lld rows (%.0f%%), %.0f rows/s",
-                 p.target->board.c_str(), p.target->spec->name.c_str(), p.target->period.id.c_str(),
-                 static_cast<long long>(p.written), static_cast<long long>(p.total), percent, rate);
+    state->merging = p.merging;
+    const auto& t = *p.target;
+    if (p.merging) {
+      std::fprintf(stderr,
+                   "\r\033[Karchiving %s %s %s: merging %lld hot members with up to %lld cold "
+                   "rows in PostgreSQL",
+                   t.board.c_str(), t.spec->name.c_str(), t.period.id.c_str(),
+                   static_cast<long long>(p.hot_copied), static_cast<long long>(p.cold_total));
+    } else {
+      const double seconds = std::chrono::duration<double>(now - state->start).count();
+      const double rate = seconds > 0 ? static_cast<double>(p.hot_copied) / seconds : 0;
+      const double percent = p.hot_total > 0 ? 100.0 * static_cast<double>(p.hot_copied) /
+                                                   static_cast<double>(p.hot_total)
+                                             : 0;
+      std::fprintf(
+          stderr, "\r\033[Karchiving %s %s %s: %lld / %lld hot members copied (%.0f%%), %.0f/s",
+          t.board.c_str(), t.spec->name.c_str(), t.period.id.c_str(),
+          static_cast<long long>(p.hot_copied), static_cast<long long>(p.hot_total), percent, rate);
+    }
     std::fflush(stderr);
   };
 }

@@ -6,8 +6,9 @@
 namespace bk::cli {
 
 // A progress callback for Tick, or an empty one when no progress should be shown. The line
-// appears at the first report after the start (512 rows: smaller archives show nothing),
-// is refreshed at most twice a second, and is erased when the archive ends.
+// appears at the first report after the start (one chunk of hot members copied: smaller
+// archives show nothing but the merge), is refreshed at most twice a second (the merge's
+// line always shows), and is erased when the archive ends.
 lifecycle::ArchiveProgressFn archive_progress_display();
 
 }  // namespace bk::cli

@@ -20,11 +20,62 @@ std::string period_lock(const std::string& schema, const PeriodKey& key) {
   return "bk-period/" + schema + "/" + key.board + "/" + key.period + "/" + key.period_id;
 }
 
-constexpr const char* kEpochMs = "(extract(epoch FROM {})*1000)::bigint";
-
 std::string epoch_ms(const std::string& column) {
-  std::string s = kEpochMs;
-  return s.replace(s.find("{}"), 2, column);
+  return "(extract(epoch FROM " + column + ")*1000)::bigint";
+}
+
+// The hot members of the period being archived: one per session, emptied by every commit
+// (and by a rollback, which takes its rows back).
+constexpr const char* kHotTable = "pg_temp.bk_archive_hot";
+
+// Every statement of the archive, prepared once per connection (libpqxx prepares on first
+// use, so a schema not migrated yet only fails when a statement runs). `q`: the quoted schema.
+void prepare_statements(pqxx::connection& c, const std::string& q) {
+  const std::string period = " board = $1 AND period = $2 AND period_id = $3";
+  c.prepare("bk_archive_try_lock", "SELECT pg_try_advisory_lock(hashtextextended($1, 0))");
+  c.prepare("bk_archive_unlock", "SELECT pg_advisory_unlock(hashtextextended($1, 0))");
+  c.prepare("bk_archive_try_xact_lock",
+            "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))");
+  c.prepare("bk_archive_status", "SELECT status FROM " + q + ".periods WHERE" + period);
+  // Listing order is encoded ascending, then member bytes (both member columns are COLLATE
+  // "C"); rank is the competition rank over equal encoded values.
+  c.prepare("bk_archive_merge",
+            "INSERT INTO " + q +
+                ".history_rows (board, period, period_id, period_start, period_end, rank,"
+                " position, member, points, achieved_at)"
+                " SELECT $1, $2, $3, $4::timestamptz, $5::timestamptz,"
+                " rank() OVER (ORDER BY m.encoded),"
+                " row_number() OVER (ORDER BY m.encoded, m.member COLLATE \"C\"),"
+                " m.member, m.points, m.achieved_at"
+                " FROM (SELECT member, encoded, points, achieved_at FROM " +
+                kHotTable + " UNION ALL SELECT c.member, c.encoded, c.points, c.achieved_at FROM " +
+                q +
+                ".cold_members c WHERE c.board = $1 AND c.period = $2 AND c.period_id = $3"
+                " AND NOT EXISTS (SELECT 1 FROM " +
+                kHotTable + " h WHERE h.member = c.member)) m");
+  c.prepare("bk_archive_record",
+            "INSERT INTO " + q +
+                ".periods (board, period, period_id, period_start, period_end, status, members,"
+                " hot_members, cold_members, hot_lost, note, archived_at)"
+                " VALUES ($1, $2, $3, $4, $5, 'archived', $6, $7, $8, $9, $10, now())"
+                " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'archived',"
+                " members = excluded.members, hot_members = excluded.hot_members,"
+                " cold_members = excluded.cold_members, hot_lost = excluded.hot_lost,"
+                " archived_at = now(), note = excluded.note");
+  c.prepare("bk_archive_drop_cold", "DELETE FROM " + q + ".cold_members WHERE" + period);
+  c.prepare("bk_archive_lost",
+            "INSERT INTO " + q +
+                ".periods (board, period, period_id, period_start, period_end, status, note,"
+                " archived_at) VALUES ($1, $2, $3, $4, $5, 'lost', $6, now())"
+                " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'lost',"
+                " note = excluded.note, archived_at = now() WHERE " +
+                q + ".periods.status = 'open' RETURNING 1");
+  c.prepare("bk_archive_history",
+            "SELECT rank, position, member, points, " + epoch_ms("achieved_at") + " FROM " + q +
+                ".history_rows WHERE" + period + " ORDER BY position LIMIT $4");
+  c.prepare("bk_archive_period", "SELECT " + epoch_ms("period_start") + ", " +
+                                     epoch_ms("period_end") + " FROM " + q + ".periods WHERE" +
+                                     period + " AND status = 'archived'");
 }
 
 }  // namespace
@@ -34,6 +85,7 @@ struct Archive::Impl {
   std::unique_ptr<pqxx::work> txn;
   std::unique_ptr<pqxx::stream_to> stream;
   PeriodInfo current;
+  std::int64_t hot_written = 0;
 
   pqxx::connection& connection() { return *link->use().conn; }
 
@@ -52,8 +104,6 @@ struct Archive::Impl {
       throw;
     }
   }
-
-  std::string table(const char* name) const { return link->schema + "." + name; }
 };
 
 Archive::Archive(const std::string& url, std::string schema) : impl_(std::make_unique<Impl>()) {
@@ -61,8 +111,10 @@ Archive::Archive(const std::string& url, std::string schema) : impl_(std::make_u
   // archive transaction (a COPY in progress counts as busy) loses the transaction and its
   // claim after a minute. Not for the cold store's connection: its read snapshots rightly
   // stay open while an archive streams the hot members.
-  impl_->link = pg::connect(url, std::move(schema), [](pqxx::connection& c) {
+  const std::string q = pg::quote_identifier(schema);
+  impl_->link = pg::connect(url, std::move(schema), [q](pqxx::connection& c) {
     pqxx::nontransaction(c).exec("SET idle_in_transaction_session_timeout = '60s'");
+    prepare_statements(c, q);
   });
 }
 Archive::~Archive() {
@@ -90,17 +142,17 @@ void Archive::ensure_partitions(Instant from, Instant to) {
       // One creator at a time per schema; a partition that exists is left alone.
       w.exec_params("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
                     "bk-partitions/" + m.link->schema);
+      const std::string partition = m.link->q + "." + name;
       const bool missing =
-          w.exec_params1("SELECT to_regclass($1) IS NULL", m.link->schema + "." + name)[0]
-              .as<bool>();
+          w.exec_params1("SELECT to_regclass($1) IS NULL", partition)[0].as<bool>();
       if (missing) {
         // Waits for running archives (it locks history_rows), however long: no lock_timeout
         // here (see pg::Link::use). Months are created ahead, so this is rare.
         w.exec0("SET LOCAL lock_timeout = 0");
-        w.exec0("CREATE TABLE " + m.link->schema + "." + name + " PARTITION OF " +
-                m.table("history_rows") + " FOR VALUES FROM ('" +
-                ts(Instant{sys_days{month / 1}.time_since_epoch()}) + "') TO ('" +
-                ts(Instant{sys_days{next / 1}.time_since_epoch()}) + "')");
+        w.exec0("CREATE TABLE " + partition + " PARTITION OF " + m.link->q +
+                ".history_rows FOR VALUES FROM (" +
+                w.quote(ts(Instant{sys_days{month / 1}.time_since_epoch()})) + ") TO (" +
+                w.quote(ts(Instant{sys_days{next / 1}.time_since_epoch()})) + ")");
       }
       w.commit();
     }
@@ -112,10 +164,7 @@ bool Archive::try_lock_period(const PeriodKey& key) {
   Impl& m = *impl_;
   return m.guarded("locking a period", [&] {
     pqxx::nontransaction n(m.connection());
-    return n
-        .exec_params1("SELECT pg_try_advisory_lock(hashtextextended($1, 0))",
-                      period_lock(m.link->schema, key))[0]
-        .as<bool>();
+    return n.exec_prepared1("bk_archive_try_lock", period_lock(m.link->schema, key))[0].as<bool>();
   });
 }
 
@@ -123,8 +172,7 @@ void Archive::unlock_period(const PeriodKey& key) {
   Impl& m = *impl_;
   m.guarded("unlocking a period", [&] {
     pqxx::nontransaction n(m.connection());
-    n.exec_params("SELECT pg_advisory_unlock(hashtextextended($1, 0))",
-                  period_lock(m.link->schema, key));
+    n.exec_prepared("bk_archive_unlock", period_lock(m.link->schema, key));
     return 0;
   });
 }
@@ -135,74 +183,68 @@ Archive::Claim Archive::begin(const PeriodInfo& period) {
   return m.guarded("claiming " + period.key.period + ":" + period.key.period_id, [&] {
     m.txn = std::make_unique<pqxx::work>(m.connection());
     const std::string lock = period_lock(m.link->schema, period.key);
-    if (!m.txn->exec_params1("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", lock)[0]
-             .as<bool>()) {
+    if (!m.txn->exec_prepared1("bk_archive_try_xact_lock", lock)[0].as<bool>()) {
       m.drop();
       return Claim::busy;
     }
-    const pqxx::result r =
-        m.txn->exec_params("SELECT status FROM " + m.table("periods") +
-                               " WHERE board = $1 AND period = $2 AND period_id = $3",
-                           period.key.board, period.key.period, period.key.period_id);
+    const pqxx::result r = m.txn->exec_prepared("bk_archive_status", period.key.board,
+                                                period.key.period, period.key.period_id);
     if (!r.empty() && r[0][0].as<std::string>() != "open") {
       m.drop();
       return Claim::done;
     }
     m.current = period;
+    m.hot_written = 0;
+    // Lives as long as the session; every commit empties it.
+    m.txn->exec0(std::string("CREATE TEMP TABLE IF NOT EXISTS ") + kHotTable +
+                 " (member text COLLATE \"C\" NOT NULL, encoded bigint NOT NULL,"
+                 " points bigint NOT NULL, achieved_at timestamptz) ON COMMIT DELETE ROWS");
     m.stream = std::make_unique<pqxx::stream_to>(
-        *m.txn, m.table("history_rows"),
-        std::vector<std::string>{"board", "period", "period_id", "period_start", "period_end",
-                                 "rank", "position", "member", "points", "achieved_at"});
+        *m.txn, kHotTable, std::vector<std::string>{"member", "encoded", "points", "achieved_at"});
     return Claim::claimed;
   });
 }
 
-void Archive::write(const HistoryRow& row) {
+void Archive::write_hot(const ColdRow& row) {
   Impl& m = *impl_;
-  m.guarded("writing history rows", [&] {
-    const PeriodInfo& p = m.current;
+  m.guarded("writing the hot members", [&] {
     if (row.achieved_at) {
-      *m.stream << std::make_tuple(p.key.board, p.key.period, p.key.period_id, ts(p.start),
-                                   ts(p.end), row.rank, row.position, row.member, row.points,
-                                   ts(*row.achieved_at));
+      *m.stream << std::make_tuple(row.member, row.encoded, row.points, ts(*row.achieved_at));
     } else {
-      *m.stream << std::make_tuple(p.key.board, p.key.period, p.key.period_id, ts(p.start),
-                                   ts(p.end), row.rank, row.position, row.member, row.points,
-                                   nullptr);
+      *m.stream << std::make_tuple(row.member, row.encoded, row.points, nullptr);
     }
+    ++m.hot_written;
     return 0;
   });
 }
 
-void Archive::commit(std::int64_t hot_members, std::int64_t cold_members, bool hot_lost) {
+Archive::Counts Archive::commit(bool hot_lost) {
   Impl& m = *impl_;
-  m.guarded("committing the archive of " + m.current.key.period + ":" + m.current.key.period_id,
-            [&] {
-              m.stream->complete();
-              m.stream.reset();
-              const PeriodInfo& p = m.current;
-              m.txn->exec_params(
-                  "INSERT INTO " + m.table("periods") +
-                      " (board, period, period_id, period_start, period_end, status, members, "
-                      "hot_members, cold_members, hot_lost, note, archived_at)"
-                      " VALUES ($1, $2, $3, $4, $5, 'archived', $6, $7, $8, $9, $10, now())"
-                      " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'archived',"
-                      " members = excluded.members, hot_members = excluded.hot_members,"
-                      " cold_members = excluded.cold_members, hot_lost = excluded.hot_lost,"
-                      " archived_at = now(), note = excluded.note",
-                  p.key.board, p.key.period, p.key.period_id, ts(p.start), ts(p.end),
-                  hot_members + cold_members, hot_members, cold_members, hot_lost,
-                  hot_lost ? std::optional<std::string>(
-                                 "Redis had lost this period's data: archived from the cold "
-                                 "tier; points that lived only in Redis are missing")
-                           : std::nullopt);
-              m.txn->exec_params("DELETE FROM " + m.table("cold_members") +
-                                     " WHERE board = $1 AND period = $2 AND period_id = $3",
-                                 p.key.board, p.key.period, p.key.period_id);
-              m.txn->commit();
-              m.txn.reset();
-              return 0;
-            });
+  const PeriodInfo& p = m.current;
+  return m.guarded("committing the archive of " + p.key.period + ":" + p.key.period_id, [&] {
+    m.stream->complete();
+    m.stream.reset();
+    Counts counts;
+    counts.hot = m.hot_written;
+    // Fresh statistics for the join below (a few ms at this size); the sort of a large
+    // period stays in memory.
+    m.txn->exec0(std::string("ANALYZE ") + kHotTable);
+    m.txn->exec0("SET LOCAL work_mem = '64MB'");
+    const pqxx::result merged = m.txn->exec_prepared("bk_archive_merge", p.key.board, p.key.period,
+                                                     p.key.period_id, ts(p.start), ts(p.end));
+    counts.cold = static_cast<std::int64_t>(merged.affected_rows()) - counts.hot;
+    m.txn->exec_prepared("bk_archive_record", p.key.board, p.key.period, p.key.period_id,
+                         ts(p.start), ts(p.end), counts.hot + counts.cold, counts.hot, counts.cold,
+                         hot_lost,
+                         hot_lost ? std::optional<std::string>(
+                                        "Redis had lost this period's data: archived from the cold "
+                                        "tier; points that lived only in Redis are missing")
+                                  : std::nullopt);
+    m.txn->exec_prepared("bk_archive_drop_cold", p.key.board, p.key.period, p.key.period_id);
+    m.txn->commit();
+    m.txn.reset();
+    return counts;
+  });
 }
 
 void Archive::rollback() {
@@ -222,17 +264,9 @@ bool Archive::record_lost(const PeriodInfo& period, const std::string& note) {
   Impl& m = *impl_;
   return m.guarded("recording a lost period", [&] {
     pqxx::work w(m.connection());
-    const pqxx::result r = w.exec_params(
-        "INSERT INTO " + m.table("periods") +
-            " (board, period, period_id, period_start, period_end, status, note, archived_at)"
-            " VALUES ($1, $2, $3, $4, $5, 'lost', $6, now())"
-            " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'lost',"
-            " note = excluded.note, archived_at = now() WHERE " +
-            m.table("periods") +
-            ".status = 'open'"
-            " RETURNING 1",
-        period.key.board, period.key.period, period.key.period_id, ts(period.start), ts(period.end),
-        note);
+    const pqxx::result r =
+        w.exec_prepared("bk_archive_lost", period.key.board, period.key.period,
+                        period.key.period_id, ts(period.start), ts(period.end), note);
     w.commit();
     return !r.empty();
   });
@@ -242,9 +276,8 @@ PeriodStatus Archive::status(const PeriodKey& key) {
   Impl& m = *impl_;
   return m.guarded("reading a period's status", [&] {
     pqxx::work w(m.connection());
-    const pqxx::result r = w.exec_params("SELECT status FROM " + m.table("periods") +
-                                             " WHERE board = $1 AND period = $2 AND period_id = $3",
-                                         key.board, key.period, key.period_id);
+    const pqxx::result r =
+        w.exec_prepared("bk_archive_status", key.board, key.period, key.period_id);
     if (r.empty()) return PeriodStatus::open;
     const std::string s = r[0][0].as<std::string>();
     return s == "archived" ? PeriodStatus::archived
@@ -257,11 +290,8 @@ std::vector<HistoryRow> Archive::history(const PeriodKey& key, std::int64_t limi
   Impl& m = *impl_;
   return m.guarded("reading history", [&] {
     pqxx::work w(m.connection());
-    const pqxx::result r = w.exec_params(
-        "SELECT rank, position, member, points, " + epoch_ms("achieved_at") + " FROM " +
-            m.table("history_rows") +
-            " WHERE board = $1 AND period = $2 AND period_id = $3 ORDER BY position LIMIT $4",
-        key.board, key.period, key.period_id, limit);
+    const pqxx::result r =
+        w.exec_prepared("bk_archive_history", key.board, key.period, key.period_id, limit);
     std::vector<HistoryRow> out;
     out.reserve(r.size());
     for (const auto& row : r) {
@@ -278,11 +308,8 @@ std::optional<PeriodInfo> Archive::archived_period(const PeriodKey& key) {
   Impl& m = *impl_;
   return m.guarded("reading a period", [&]() -> std::optional<PeriodInfo> {
     pqxx::work w(m.connection());
-    const pqxx::result r = w.exec_params(
-        "SELECT " + epoch_ms("period_start") + ", " + epoch_ms("period_end") + " FROM " +
-            m.table("periods") +
-            " WHERE board = $1 AND period = $2 AND period_id = $3 AND status = 'archived'",
-        key.board, key.period, key.period_id);
+    const pqxx::result r =
+        w.exec_prepared("bk_archive_period", key.board, key.period, key.period_id);
     if (r.empty()) return std::nullopt;
     return PeriodInfo{key, from_epoch_ms(r[0][0].as<std::int64_t>()),
                       from_epoch_ms(r[0][1].as<std::int64_t>())};

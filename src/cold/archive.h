@@ -1,6 +1,8 @@
 // Archiving closed periods into PostgreSQL history (protocol 3, PostgreSQL side): one
-// transaction per period that claims it, streams its final rows with COPY, records its
-// status and drops its cold rows. Plus the history reads of the `history` command.
+// transaction per period that claims it, copies the period's hot members into a temporary
+// table, merges them with the period's cold rows into history in one statement (ranks
+// computed by the database), records its status and drops its cold rows. Plus the history
+// reads of the `history` command.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -56,12 +58,21 @@ class Archive {
   // Opens the period's archive transaction and claims it (the period lock, as a
   // transaction lock, then the periods row). Not `claimed`: the transaction is closed again.
   Claim begin(const PeriodInfo& period);
-  // Streams one row (COPY into history_rows); rows come in listing order.
-  void write(const HistoryRow& row);
-  // Ends the COPY, writes the periods row (archived, counts, whether the hot part was lost,
-  // now()), deletes the period's cold rows, commits. Until this returns nothing of the
-  // period is visible.
-  void commit(std::int64_t hot_members, std::int64_t cold_members, bool hot_lost = false);
+  // Streams one of the period's hot members (COPY into a temporary table), in any order;
+  // each member once. Only these rows travel: the cold ones are in the database already.
+  void write_hot(const ColdRow& row);
+
+  struct Counts {
+    std::int64_t hot = 0;   // history rows from the hot members
+    std::int64_t cold = 0;  // history rows from cold rows (of members that were not hot)
+  };
+  // Ends the COPY and writes the period's history in one statement: the hot members and the
+  // cold rows of members that are not hot (a hot member's cold row is stale: the hot value
+  // wins), ranked by the database in listing order (encoded ascending, then member bytes;
+  // competition ranks on equal encoded values). Then the periods row (archived, counts,
+  // whether the hot part was lost, now()), deletes the period's cold rows, commits. Until
+  // this returns nothing of the period is visible.
+  Counts commit(bool hot_lost = false);
   // Abandons the open transaction (also done by the destructor).
   void rollback();
 

@@ -5,87 +5,9 @@
 
 #include <algorithm>
 #include <future>
-#include <set>
+#include <vector>
 
 namespace bk::lifecycle {
-namespace {
-
-// The final board in listing order: hot members and the cold rows of members that are not
-// hot, merged from two sorted streams, with competition ranks.
-class RowStream {
- public:
-  RowStream(redis::Connection& redis, hot::HotBoard& hot, cold::ColdReader& reader,
-            const hot::PeriodKeys& keys, cold::PeriodKey cold_key,
-            std::set<std::string> hot_and_stale, std::int64_t chunk)
-      : redis_(redis),
-        hot_(hot),
-        reader_(reader),
-        keys_(keys),
-        cold_key_(std::move(cold_key)),
-        skip_(std::move(hot_and_stale)),
-        chunk_(chunk) {}
-
-  // The next member in listing order, and whether it came from Redis.
-  bool next(ScoredMember& out, bool& from_hot) {
-    refill_hot();
-    refill_cold();
-    const bool has_hot = hot_pos_ < hot_buf_.size();
-    const bool has_cold = cold_pos_ < cold_buf_.size();
-    if (!has_hot && !has_cold) return false;
-    from_hot = has_hot && (!has_cold || listed_before(hot_buf_[hot_pos_], cold_buf_[cold_pos_]));
-    out = from_hot ? hot_buf_[hot_pos_++] : cold_buf_[cold_pos_++];
-    return true;
-  }
-
- private:
-  void refill_hot() {
-    if (hot_pos_ < hot_buf_.size() || hot_done_) return;
-    hot_buf_ = hot_.slice(redis_, keys_.live, hot_offset_, chunk_);
-    hot_offset_ += static_cast<std::int64_t>(hot_buf_.size());
-    hot_pos_ = 0;
-    hot_done_ = static_cast<std::int64_t>(hot_buf_.size()) < chunk_;
-  }
-
-  void refill_cold() {
-    while (cold_pos_ >= cold_buf_.size() && !cold_done_) {
-      const auto rows = cold_started_
-                            ? reader_.after(cold_key_, last_.encoded, last_.member, chunk_)
-                            : reader_.slice(cold_key_, 0, chunk_);
-      cold_started_ = true;
-      cold_done_ = static_cast<std::int64_t>(rows.size()) < chunk_;
-      cold_buf_.clear();
-      cold_pos_ = 0;
-      std::vector<std::string> unknown;  // not in the stale set: hot only if Redis rolled back
-      for (const auto& r : rows) {
-        if (skip_.count(r.member) == 0) unknown.push_back(r.member);
-      }
-      // A cold row of a member that is hot is stale: the hot value wins. The stale set names
-      // them; a Redis rolled back to a snapshot older than a spill may hold others.
-      const auto hot_scores = hot_.scores(redis_, keys_.live, unknown);
-      std::size_t next = 0;
-      for (const auto& r : rows) {
-        last_ = {r.member, r.encoded};
-        if (skip_.count(r.member) != 0) continue;
-        if (!hot_scores.at(next++)) cold_buf_.push_back({r.member, r.encoded});
-      }
-    }
-  }
-
-  redis::Connection& redis_;
-  hot::HotBoard& hot_;
-  cold::ColdReader& reader_;
-  const hot::PeriodKeys& keys_;
-  cold::PeriodKey cold_key_;
-  std::set<std::string> skip_;
-  std::int64_t chunk_;
-  std::vector<ScoredMember> hot_buf_, cold_buf_;
-  std::size_t hot_pos_ = 0, cold_pos_ = 0;
-  std::int64_t hot_offset_ = 0;
-  bool hot_done_ = false, cold_done_ = false, cold_started_ = false;
-  ScoredMember last_;
-};
-
-}  // namespace
 
 ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
                             cold::Archive& archive, const SpillTarget& target, std::int64_t chunk,
@@ -142,9 +64,9 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
       break;
   }
   try {
-    const hot::ReadState st = hot.read_state(redis, keys, "");
-    cold::ColdReader reader = cold.reader();
-    ArchiveProgress shown{&target, 0, 0, false};
+    ArchiveProgress shown;
+    shown.target = &target;
+    shown.hot_total = frozen.size;
     // Ends the progress display however the archive ends.
     struct Done {
       const ArchiveProgressFn& fn;
@@ -160,54 +82,45 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
       }
     } done{progress, shown};
     if (progress) {
-      shown.total = frozen.size + reader.count(info.key);  // one more query, only then
-      progress(shown);                                     // the start
+      shown.cold_total = cold.reader().count(info.key);  // one more query, only then
+      progress(shown);                                   // the start
     }
-    RowStream rows(redis, hot, reader, keys, info.key,
-                   std::set<std::string>(st.hot_and_stale.begin(), st.hot_and_stale.end()), chunk);
+    // Only the hot members travel: they are copied into the archive's transaction, where one
+    // statement merges them with the cold rows. Reading (Redis) and writing (the COPY)
+    // overlap: the next chunk is read on a worker thread while this one is written.
     const ScoreCodec codec(target.config->layout_for(*target.spec));
-    // Reading (Redis and the cold reader) and writing (the COPY) overlap: the next batch is
-    // read on a worker thread while this one is written. At most two batches are in memory.
-    struct Item {
-      ScoredMember member;
-      bool from_hot = false;
-    };
-    const auto batch_size = static_cast<std::size_t>(std::max<std::int64_t>(chunk, 1));
-    auto read_batch = [&rows, batch_size] {
-      std::vector<Item> out;
-      out.reserve(batch_size);
-      Item it;
-      while (out.size() < batch_size && rows.next(it.member, it.from_hot)) out.push_back(it);
-      return out;
-    };
-    std::future<std::vector<Item>> next = std::async(std::launch::async, read_batch);
-    std::int64_t position = 0, rank = 0, previous = -1;
+    const std::int64_t n = std::max<std::int64_t>(chunk, 1);
+    std::int64_t offset = 0;
+    auto read_chunk = [&, n](std::int64_t from) { return hot.slice(redis, keys.live, from, n); };
+    std::future<std::vector<ScoredMember>> next = std::async(std::launch::async, read_chunk, 0);
     for (;;) {
-      const std::vector<Item> batch = next.get();
-      if (batch.empty()) break;
-      next = std::async(std::launch::async, read_batch);
-      for (const Item& it : batch) {
-        const ScoredMember& m = it.member;
-        ++position;
-        if (m.encoded != previous) rank = position;
-        previous = m.encoded;
+      const std::vector<ScoredMember> members = next.get();
+      offset += static_cast<std::int64_t>(members.size());
+      const bool last = static_cast<std::int64_t>(members.size()) < n;
+      if (!last) next = std::async(std::launch::async, read_chunk, offset);
+      for (const ScoredMember& m : members) {
         const Decoded d = codec.decode(m.encoded, target.period.start);
-        archive.write({rank, position, m.member, d.points, d.achieved_at});
-        ++(it.from_hot ? stats.hot : stats.cold);
-        if (progress && position % 512 == 0) {
-          shown.written = position;
-          progress(shown);
-        }
+        archive.write_hot({m.member, m.encoded, d.points, d.achieved_at});
       }
+      if (progress && !members.empty()) {
+        shown.hot_copied = offset;
+        progress(shown);
+      }
+      if (last) break;
     }
-    shown.written = position;
-    if (stats.hot != frozen.size) {
+    if (offset != frozen.size) {
       // The frozen key changed under the archive (expired mid-way?): commit nothing.
       throw Error("period " + registry_member + " of board '" + target.board + "' had " +
                   std::to_string(frozen.size) + " hot members when frozen but " +
-                  std::to_string(stats.hot) + " were read; not archived, will retry");
+                  std::to_string(offset) + " were read; not archived, will retry");
     }
-    archive.commit(stats.hot, stats.cold, stats.hot_lost);
+    if (progress) {
+      shown.merging = true;
+      progress(shown);
+    }
+    const cold::Archive::Counts counts = archive.commit(stats.hot_lost);
+    stats.hot = counts.hot;
+    stats.cold = counts.cold;
   } catch (...) {
     archive.rollback();
     throw;

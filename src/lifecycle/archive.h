@@ -1,6 +1,7 @@
 // Archive (protocol 3): a period past end + grace is frozen in Redis, written to history
-// in one PostgreSQL transaction (hot and cold members merged, ranks computed, streamed in
-// chunks so memory stays flat), and only then are its hot keys freed.
+// in one PostgreSQL transaction (its hot members copied in, in chunks so memory stays flat,
+// and merged with its cold rows by the database, which computes the ranks), and only then
+// are its hot keys freed.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -27,14 +28,16 @@ struct ArchiveStats {
 // How far the archive of one period has come, for people watching a long one.
 struct ArchiveProgress {
   const SpillTarget* target = nullptr;
-  std::int64_t written = 0;  // history rows streamed so far
-  // Hot members plus cold rows: an upper bound, as cold rows of members that are hot again
-  // are skipped.
-  std::int64_t total = 0;
-  bool done = false;  // the last call for this period (also after a failure)
+  std::int64_t hot_copied = 0;  // hot members copied into the archive's transaction so far
+  std::int64_t hot_total = 0;   // the period's hot members (as frozen)
+  // Its cold rows: an upper bound of what they add, as cold rows of members that are hot
+  // again are skipped.
+  std::int64_t cold_total = 0;
+  bool merging = false;  // the hot members are in: PostgreSQL merges them with the cold rows
+  bool done = false;     // the last call for this period (also after a failure)
 };
-// Called on the archiving thread at the start (written 0), every 512 rows, and once at
-// the end (done).
+// Called on the archiving thread at the start, after every chunk of hot members, once when
+// the merge starts, and once at the end (done).
 using ArchiveProgressFn = std::function<void(const ArchiveProgress&)>;
 
 ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,

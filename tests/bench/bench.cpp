@@ -71,6 +71,7 @@ struct Options {
   std::int64_t chunk = 0;                 // --chunk for tick (0: the product's default)
   bool updates_only = false;              // --updates-only: phase 1 alone (for profiling)
   bool ingest_only = false;  // --ingest-only: our ingest of the uniform events alone (ditto)
+  bool board_only = false;   // --board-only: the big board alone (spill, rehydrate, archive)
 };
 
 // The skew of the Zipf events (ingest and the peer).
@@ -1110,6 +1111,18 @@ int run(const Options& opt) {
       b.cleanup();
       return 0;
     }
+    if (opt.board_only) {
+      const auto big = b.bench_board(opt.members, true);
+      std::printf(
+          "spill %.2f s vs COPY %.2f s (%.2fx), peak RSS %.1f MiB; archive %.2f s vs COPY %.2f s "
+          "(%.2fx), peak RSS %.1f MiB; rehydrating update p50 %.2f ms p99 %.2f ms\n",
+          big.spill.seconds, big.spill_copy, big.spill.seconds / big.spill_copy,
+          big.spill.peak_rss_mib, big.archive.seconds, big.archive_copy,
+          big.archive.seconds / big.archive_copy, big.archive.peak_rss_mib,
+          median(big.rehydrate_ms), percentile(big.rehydrate_ms, 0.99));
+      b.cleanup();
+      return 0;
+    }
     std::fprintf(stderr, "1/4 updates: %d rounds of %s events\n", opt.rounds,
                  fmt_int(opt.events).c_str());
     const auto u = b.bench_updates();
@@ -1292,17 +1305,22 @@ int main(int argc, char** argv) {
       opt.updates_only = true;
     } else if (a == "--ingest-only") {
       opt.ingest_only = true;
+    } else if (a == "--board-only") {
+      opt.board_only = true;
     } else if (a == "--rounds") {
       opt.rounds = static_cast<int>(value());
     } else {
       std::fprintf(
           stderr,
           "usage: bk_bench [--members N] [--keep N] [--events N] [--distinct N] [--samples N] "
-          "[--rounds N] [--chunk N] [--updates-only] [--ingest-only] [--ingest-members N] "
+          "[--rounds N] [--chunk N] [--updates-only] [--ingest-only] [--board-only] "
+          "[--ingest-members N] "
           "[--flat-events N] [--flat-members N] [--peer DIR]\n"
           "  --updates-only      the update phase alone, one line (for profiling)\n"
           "  --ingest-only       our ingest of the uniform events alone, one line: events/s and\n"
           "                      the server's µs per event (for profiling)\n"
+          "  --board-only        the board of --members members alone, one line: spill,\n"
+          "                      archive (each vs its COPY), the rehydrating update\n"
           "  --events N          events per update round and per ingest run (default 300,000)\n"
           "  --distinct N        members the update events hit (default 50,000)\n"
           "  --ingest-members N  members the ingest and peer events are drawn from, uniform\n"

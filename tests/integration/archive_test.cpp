@@ -311,11 +311,16 @@ TEST_F(ArchiveTest, PostgresOrRedisGoingAwayMidArchiveLosesNothing) {
                                            test::postgres_url() + "?application_name=" + app);
   archive.ensure_partitions(at("2027-01-01T00:00:00Z"), at("2027-04-01T00:00:00Z"));
 
-  // PostgreSQL: another session locks the month's history partition, so the archive's COPY
-  // waits; then the tick's connections are terminated.
+  // PostgreSQL: another session locks the month's history partition, so the archive's write
+  // into history waits; then the tick's connections are terminated, each time it waits there
+  // (its retry of the board too). The lock is held until the test releases it (at most 30 s).
+  const std::string release = "bk_release_" + prefix;
   std::thread locker([&] {
     test::psql("BEGIN; LOCK TABLE " + prefix + ".history_rows_y2027m01 IN ACCESS EXCLUSIVE MODE; " +
-               "SELECT pg_sleep(4); COMMIT;");
+               "DO 'BEGIN FOR i IN 1..1200 LOOP PERFORM pg_sleep(0.025); "
+               "PERFORM pg_stat_clear_snapshot(); EXIT WHEN EXISTS (SELECT 1 FROM "
+               "pg_stat_activity WHERE application_name = ''" +
+               release + "''); END LOOP; END'; COMMIT;");
   });
   // The tick starts once the lock is held (a fixed pause lost the race on a loaded machine:
   // the tick archived before psql had the lock).
@@ -329,17 +334,22 @@ TEST_F(ArchiveTest, PostgresOrRedisGoingAwayMidArchiveLosesNothing) {
   }
   const std::string log = "/tmp/bk-archive-down-" + prefix + ".log";
   int pid = test::spawn_cli({"--config", path, "--now=2027-03-01T00:00:00Z", "tick"}, log);
-  for (int i = 0; i < 200; ++i) {
+  int terminated = 0;
+  for (siginfo_t exited{}; exited.si_pid == 0;
+       waitid(P_PID, static_cast<id_t>(pid), &exited, WEXITED | WNOHANG | WNOWAIT)) {
     if (count("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app +
               "' AND wait_event_type = 'Lock'") > 0) {
-      break;
+      test::psql(
+          "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+          "application_name = '" +
+          app + "'");
+      ++terminated;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
-  test::psql(
-      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '" +
-      app + "'");
   EXPECT_EQ(test::wait_cli(pid), 3);
+  EXPECT_GE(terminated, 1);
+  test::psql("SET application_name = '" + release + "'; SELECT pg_sleep(0.5)");
   locker.join();
   const cold::PeriodKey key{"big", "daily", "2027-01-25"};
   EXPECT_EQ(archive.status(key), cold::PeriodStatus::open);
@@ -381,6 +391,135 @@ TEST_F(ArchiveTest, PostgresOrRedisGoingAwayMidArchiveLosesNothing) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   expect_archived("big", model);
   EXPECT_EQ(conn.command({"EXISTS", keys.live("daily", "2027-01-25")}).as_int(), 0);
+}
+
+// The archive's merge runs in PostgreSQL (only the hot members travel). On random boards of
+// every order and tie-break, with ties, members spilled and rehydrated, and stale cold rows
+// (a cold row of a member that is hot: the hot value wins), the history equals the
+// contract's listing computed here from the events, row for row.
+TEST(ArchiveMergeTest, RandomBoardsOfEveryOrderAndTieBreakArchiveAsTheirListing) {
+  struct Kind {
+    std::string name, order, tie, resolution;
+  };
+  const std::vector<Kind> kinds{{"dese", "desc", "earliest", "s"},
+                                {"desl", "desc", "latest", "ms"},
+                                {"ascn", "asc", "none", "ms"},
+                                {"asce", "asc", "earliest", "s"},
+                                {"ascl", "asc", "latest", "s"}};
+  std::string yaml;
+  for (const Kind& k : kinds) {
+    yaml += "  - name: " + k.name + "\n    periods: [daily]\n    order: " + k.order +
+            "\n    tie_break: " + k.tie + "\n    time_resolution: " + k.resolution +
+            "\n    max_points: 1000\n    hot_keep: 6\n    display: 3\n"
+            "    archive: {grace: 1m}\n    retention: {default: 3650d}\n";
+  }
+  const std::string prefix = test::unique_prefix();
+  const Config config = test::make_config(prefix, yaml);
+  redis::Connection conn = test::connect_redis();
+  cold::ColdStore cold(test::postgres_url(), prefix);
+  cold.migrate();
+  cold::Archive archive(test::postgres_url(), prefix);
+  const std::string day = "2027-02-10";
+  const Instant start = at("2027-02-10T00:00:00Z");
+  auto tick = [&](Instant now) {
+    ASSERT_FALSE(lifecycle::Tick(config, conn, cold, archive, Clock(now)).run({}).any_failed());
+  };
+  std::mt19937 rng(12);
+  struct Member {
+    std::int64_t points = 0;
+    Instant when;
+  };
+  std::map<std::string, std::map<std::string, Member>> model;  // board -> member -> state
+  // Members whose ids differ in bytes that collations order differently.
+  const std::vector<std::string> names{"a",   "B",   "b",  "_x", "Z9", "z",  "é", "e", "10", "9",
+                                       "a b", "a-b", "ab", "A",  "ß",  "ss", "m", "n", "o",  "p",
+                                       "q",   "r",   "s",  "t",  "u",  "v",  "w", "x", "y",  "00"};
+  // Events in time order, many within one second (ties at 1 s resolution); values small
+  // (ties in points).
+  Instant t = start + std::chrono::hours{1};
+  auto play = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      if (rng() % 12 == 0) t += Millis{1000 + rng() % 1500};
+      const Kind& k = kinds[rng() % kinds.size()];
+      const std::string member = names[rng() % names.size()];
+      const std::int64_t value = 1 + static_cast<std::int64_t>(rng() % 3);
+      Leaderboards lb(config, conn, Clock(t + Millis{10}), &cold);
+      const auto r = lb.apply(Update{k.name, member, value, t, ""});
+      ASSERT_EQ(r.status, UpdateStatus::applied) << r.reason;
+      Member& m = model[k.name][member];
+      m.points += value;
+      const Millis res{k.resolution == "s" ? 1000 : 1};
+      m.when = start + (t - start) / res * res;
+    }
+  };
+  play(300);
+  tick(t + Millis{1000});  // each board spills down to 6
+  play(300);               // rehydrates some, spills again below
+  tick(t + Millis{1000});
+  play(100);
+  // Stale cold rows: rows for members that are hot now, with scores they no longer have.
+  for (const Kind& k : kinds) {
+    const auto hot_members =
+        conn.command({"ZRANGE", hot::BoardKeys(prefix, k.name).live("daily", day), "0", "2"});
+    std::vector<cold::ColdRow> stale;
+    for (const auto& e : hot_members.elements) {
+      stale.push_back({e.as_string(), 0, k.order == "desc" ? 1000 : 0, start});
+    }
+    ASSERT_FALSE(stale.empty());
+    cold.upsert({k.name, "daily", day}, stale);
+  }
+  tick(at("2027-02-11T00:05:00Z"));
+
+  for (const Kind& k : kinds) {
+    SCOPED_TRACE(k.name);
+    const bool desc = k.order == "desc";
+    const bool tied = k.tie != "none";
+    struct Row {
+      std::string member;
+      std::int64_t points;
+      Instant when;
+    };
+    std::vector<Row> want;
+    for (const auto& [member, m] : model[k.name]) want.push_back({member, m.points, m.when});
+    auto better = [&](const Row& a, const Row& b) {  // strictly better, ignoring the member
+      if (a.points != b.points) return desc ? a.points > b.points : a.points < b.points;
+      if (!tied || a.when == b.when) return false;
+      return k.tie == "earliest" ? a.when < b.when : a.when > b.when;
+    };
+    std::sort(want.begin(), want.end(), [&](const Row& a, const Row& b) {
+      if (better(a, b)) return true;
+      if (better(b, a)) return false;
+      return a.member < b.member;  // bytewise
+    });
+    const auto got = archive.history({k.name, "daily", day}, 1000);
+    ASSERT_EQ(got.size(), want.size());
+    std::int64_t rank = 0;
+    std::size_t same_points = 0, ties = 0;  // next to the one before: equal points; equal rank
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (i > 0 && want[i - 1].points == want[i].points) ++same_points;
+      if (i == 0 || better(want[i - 1], want[i])) {
+        rank = static_cast<std::int64_t>(i + 1);
+      } else {
+        ++ties;
+      }
+      EXPECT_EQ(got[i].position, static_cast<std::int64_t>(i + 1));
+      EXPECT_EQ(got[i].member, want[i].member) << "position " << i + 1;
+      EXPECT_EQ(got[i].points, want[i].points) << want[i].member;
+      EXPECT_EQ(got[i].rank, rank) << want[i].member;
+      if (tied) {
+        ASSERT_TRUE(got[i].achieved_at.has_value());
+        EXPECT_EQ(*got[i].achieved_at, want[i].when) << want[i].member;
+      } else {
+        EXPECT_FALSE(got[i].achieved_at.has_value());
+      }
+    }
+    // Otherwise the test would not see the order the tie-break gives, or ranks shared.
+    EXPECT_GT(same_points, 0U) << "the events made no equal points";
+    if (k.resolution == "s" || !tied) {
+      EXPECT_GT(ties, 0U) << "the events made no full ties";
+    }
+  }
+  EXPECT_EQ(std::stoll(test::psql("SELECT count(*) FROM " + prefix + ".cold_members")), 0);
 }
 
 }  // namespace
