@@ -5,8 +5,10 @@
 //
 // Redis and PostgreSQL work overlap: while chunk i's rows are written and committed on a
 // worker thread, this thread takes chunk i+1 (the members ranked right after it) from
-// Redis. Chunk i is removed only after its commit; chunk i+1's positions then move up by
-// the members removed (if anything else changed, its removal compares member by member).
+// Redis. Once chunk i has committed, chunk i+1's commit starts, and chunk i is removed from
+// Redis meanwhile (each chunk is removed only after its own commit); chunk i+1's positions
+// then move up by the members removed (if anything else changed, its removal compares
+// member by member). PostgreSQL, the slower side, so never waits for Redis.
 #include "lifecycle/spill.h"
 
 #include <spdlog/spdlog.h>
@@ -66,10 +68,8 @@ SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::Cold
   const ScoreCodec codec(target.config->layout_for(*target.spec));
   const cold::PeriodKey cold_key{target.board, target.spec->name, target.period.id};
 
-  // Waits for the chunk's commit (rethrowing its failure), then removes it from Redis.
-  // Returns how many members left the hot key.
-  auto finish = [&](Chunk& c) {
-    c.committed.get();
+  // Removes a committed chunk from Redis. Returns how many members left the hot key.
+  auto remove_chunk = [&](const Chunk& c) {
     const auto& members = c.taken->members;
     const std::int64_t removed =
         std::max<std::int64_t>(0, hot.remove_spilled(redis, keys, c.start, members));
@@ -81,7 +81,14 @@ SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::Cold
     return removed;
   };
 
-  std::optional<Chunk> pending;
+  const Instant period_start = target.period.start;
+  auto start_commit = [&](Chunk& c) {
+    c.committed =
+        std::async(std::launch::async, [&cold, &cold_key, &codec, period_start, taken = c.taken] {
+          commit_rows(cold, cold_key, codec, period_start, *taken);
+        });
+  };
+  std::optional<Chunk> pending;  // committing on the worker; still in Redis
   // Each pass removes members or counts those left in place, so it ends; the cap only
   // guards against writers adding members as fast as we move them.
   const std::int64_t max_passes = stats.hot_before / chunk + 100;
@@ -92,19 +99,21 @@ SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::Cold
                      : keep + stats.kept_in_place;
     next.taken = std::make_shared<const hot::HotBoard::SpillTake>(
         hot.take_for_spill(redis, keys, next.start, chunk, expire_at));
+    if (pending) pending->committed.get();  // rethrows the commit's failure
+    if (!next.taken->members.empty()) start_commit(next);
     if (pending) {
-      next.start -= finish(*pending);
+      // A failure here leaves next's commit running: the future's destructor waits for it
+      // (its rows are then cold and still hot, as after a kill; the next spill cleans up).
+      next.start -= remove_chunk(*pending);
       pending.reset();
     }
     if (next.taken->members.empty()) break;
-    const Instant period_start = target.period.start;
-    next.committed = std::async(std::launch::async,
-                                [&cold, &cold_key, &codec, period_start, taken = next.taken] {
-                                  commit_rows(cold, cold_key, codec, period_start, *taken);
-                                });
     pending = std::move(next);
   }
-  if (pending) finish(*pending);
+  if (pending) {
+    pending->committed.get();
+    remove_chunk(*pending);
+  }
   return stats;
 }
 
