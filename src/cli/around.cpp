@@ -1,5 +1,6 @@
 // around: a member with K neighbours on each side; exit 1 when the member is not on it.
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -7,7 +8,10 @@
 namespace bk::cli {
 
 int around(Context& ctx, const ReadArgs& args) {
-  if (args.k < 0) throw UsageError("-k must not be negative");
+  if (args.k < 0 || args.k > service::kMaxReadRows / 2) {
+    throw UsageError("-k " + std::to_string(args.k) + " is outside [0, " +
+                     std::to_string(service::kMaxReadRows / 2) + "]");
+  }
   auto& boards = ctx.leaderboards();
   const service::PeriodRef ref = boards.resolve(args.board, args.period, args.period_id);
   const auto rows = boards.around(ref, args.member, args.k);

@@ -1,5 +1,8 @@
 // history: an archived period from PostgreSQL, in the same forms as `top`.
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/output.h"
@@ -7,7 +10,10 @@
 namespace bk::cli {
 
 int history(Context& ctx, const ReadArgs& args) {
-  if (args.n < 1) throw UsageError("-n must be at least 1");
+  if (args.n < 1 || args.n > service::kMaxReadOffset) {
+    throw UsageError("-n " + std::to_string(args.n) + " is outside [1, " +
+                     std::to_string(service::kMaxReadOffset) + "]");
+  }
   // PostgreSQL only: no Redis connection for reading history.
   const service::PeriodRef ref = service::resolve_period(ctx.config(), args.board, args.period,
                                                          args.period_id, ctx.clock().now());
@@ -25,11 +31,22 @@ int history(Context& ctx, const ReadArgs& args) {
     }
     return 1;
   }
+  // Page by page along the listing index: memory and the cost of each page stay flat
+  // however many rows are asked for.
+  StandingsPrinter printer(std::cout, ctx.format() == Format::json, ref);
+  constexpr std::int64_t kPage = 10000;
   std::vector<service::Standing> rows;
-  for (const cold::HistoryRow& h : archive.history(key, args.n)) {
-    rows.push_back({h.rank, h.member, h.points, h.achieved_at});
+  for (std::int64_t done = 0, after = 0; done < args.n;) {
+    const auto page = archive.history_page(key, after, std::min(kPage, args.n - done));
+    if (page.empty()) break;
+    rows.clear();
+    for (const cold::HistoryRow& h : page)
+      rows.push_back({h.rank, h.member, h.points, h.achieved_at});
+    printer.page(rows);
+    done += static_cast<std::int64_t>(page.size());
+    after = page.back().position;
   }
-  print_standings(std::cout, ctx.format() == Format::json, ref, rows);
+  printer.finish();
   return 0;
 }
 

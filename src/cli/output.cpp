@@ -88,44 +88,59 @@ std::string format_local(Instant t, const date::time_zone& zone) {
                           &zone, std::chrono::time_point_cast<std::chrono::seconds>(t)));
 }
 
-void print_standings(std::ostream& out, bool json, const service::PeriodRef& ref,
-                     const std::vector<service::Standing>& rows) {
-  if (json) {
+void StandingsPrinter::page(const std::vector<service::Standing>& rows) {
+  if (json_) {
     for (const auto& r : rows) {
-      out << JsonLine()
-                 .str("board", ref.board)
-                 .str("period", ref.spec->name)
-                 .str("period_id", ref.period.id)
-                 .time("period_start", ref.period.start)
-                 .time("period_end", ref.period.end)
-                 .num("rank", r.rank)
-                 .str("member", r.member)
-                 .num("points", r.points)
-                 .time("achieved_at", r.achieved_at)
-                 .done()
-          << "\n";
+      out_ << JsonLine()
+                  .str("board", ref_.board)
+                  .str("period", ref_.spec->name)
+                  .str("period_id", ref_.period.id)
+                  .time("period_start", ref_.period.start)
+                  .time("period_end", ref_.period.end)
+                  .num("rank", r.rank)
+                  .str("member", r.member)
+                  .num("points", r.points)
+                  .time("achieved_at", r.achieved_at)
+                  .done()
+           << "\n";
     }
     return;
   }
-  out << ref.board << " " << ref.spec->name << " " << ref.period.id << "  ("
-      << format_local(ref.period.start, *ref.config->zone) << " .. "
-      << format_local(ref.period.end, *ref.config->zone) << ")\n";
-  if (rows.empty()) {
-    out << "  (no members)\n";
-    return;
+  if (rows.empty()) return;
+  if (!started_) {
+    started_ = true;
+    header();
+    for (const auto& r : rows) width_ = std::max(width_, printable(r.member).size());
+    out_ << std::right << std::setw(6) << "rank"
+         << "  " << std::left << std::setw(static_cast<int>(width_)) << "member"
+         << "  " << std::right << std::setw(12) << "points"
+         << "  achieved_at\n";
   }
-  std::size_t width = 6;
-  for (const auto& r : rows) width = std::max(width, printable(r.member).size());
-  out << std::right << std::setw(6) << "rank"
-      << "  " << std::left << std::setw(static_cast<int>(width)) << "member"
-      << "  " << std::right << std::setw(12) << "points"
-      << "  achieved_at\n";
   for (const auto& r : rows) {
-    out << std::right << std::setw(6) << r.rank << "  " << std::left
-        << std::setw(static_cast<int>(width)) << printable(r.member) << "  " << std::right
-        << std::setw(12) << r.points << "  "
-        << (r.achieved_at ? format_rfc3339(*r.achieved_at) : std::string("-")) << "\n";
+    out_ << std::right << std::setw(6) << r.rank << "  " << std::left
+         << std::setw(static_cast<int>(width_)) << printable(r.member) << "  " << std::right
+         << std::setw(12) << r.points << "  "
+         << (r.achieved_at ? format_rfc3339(*r.achieved_at) : std::string("-")) << "\n";
   }
+}
+
+void StandingsPrinter::finish() {
+  if (json_ || started_) return;
+  header();
+  out_ << "  (no members)\n";
+}
+
+void StandingsPrinter::header() {
+  out_ << ref_.board << " " << ref_.spec->name << " " << ref_.period.id << "  ("
+       << format_local(ref_.period.start, *ref_.config->zone) << " .. "
+       << format_local(ref_.period.end, *ref_.config->zone) << ")\n";
+}
+
+void print_standings(std::ostream& out, bool json, const service::PeriodRef& ref,
+                     const std::vector<service::Standing>& rows) {
+  StandingsPrinter printer(out, json, ref);
+  printer.page(rows);
+  printer.finish();
 }
 
 }  // namespace bk::cli

@@ -39,4 +39,22 @@ std::string format_local(Instant t, const date::time_zone& zone);  // 2026-11-22
 void print_standings(std::ostream& out, bool json, const service::PeriodRef& ref,
                      const std::vector<service::Standing>& rows);
 
+// The same, page by page, for listings too long to hold: the header (text) with the first
+// page, whose members set the column width.
+class StandingsPrinter {
+ public:
+  StandingsPrinter(std::ostream& out, bool json, const service::PeriodRef& ref)
+      : out_(out), json_(json), ref_(ref) {}
+  void page(const std::vector<service::Standing>& rows);
+  void finish();  // after the last page (text: says so when there were no rows)
+
+ private:
+  std::ostream& out_;
+  bool json_;
+  const service::PeriodRef& ref_;
+  bool started_ = false;
+  std::size_t width_ = 6;
+  void header();
+};
+
 }  // namespace bk::cli

@@ -5,6 +5,8 @@
 
 #include <date/date.h>
 
+#include <algorithm>
+#include <iterator>
 #include <tuple>
 
 #include "core/error.h"
@@ -72,7 +74,7 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
                 q + ".periods.status = 'open' RETURNING 1");
   c.prepare("bk_archive_history",
             "SELECT rank, position, member, points, " + epoch_ms("achieved_at") + " FROM " + q +
-                ".history_rows WHERE" + period + " ORDER BY position LIMIT $4");
+                ".history_rows WHERE" + period + " AND position > $4 ORDER BY position LIMIT $5");
   c.prepare("bk_archive_period", "SELECT " + epoch_ms("period_start") + ", " +
                                      epoch_ms("period_end") + " FROM " + q + ".periods WHERE" +
                                      period + " AND status = 'archived'");
@@ -287,11 +289,26 @@ PeriodStatus Archive::status(const PeriodKey& key) {
 }
 
 std::vector<HistoryRow> Archive::history(const PeriodKey& key, std::int64_t limit) {
+  std::vector<HistoryRow> out;
+  constexpr std::int64_t kPage = 10000;
+  while (static_cast<std::int64_t>(out.size()) < limit) {
+    const std::int64_t after = out.empty() ? 0 : out.back().position;
+    auto page =
+        history_page(key, after, std::min(kPage, limit - static_cast<std::int64_t>(out.size())));
+    if (page.empty()) break;
+    out.insert(out.end(), std::make_move_iterator(page.begin()),
+               std::make_move_iterator(page.end()));
+  }
+  return out;
+}
+
+std::vector<HistoryRow> Archive::history_page(const PeriodKey& key, std::int64_t after,
+                                              std::int64_t limit) {
   Impl& m = *impl_;
   return m.guarded("reading history", [&] {
     pqxx::work w(m.connection());
     const pqxx::result r =
-        w.exec_prepared("bk_archive_history", key.board, key.period, key.period_id, limit);
+        w.exec_prepared("bk_archive_history", key.board, key.period, key.period_id, after, limit);
     std::vector<HistoryRow> out;
     out.reserve(r.size());
     for (const auto& row : r) {

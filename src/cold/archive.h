@@ -83,6 +83,10 @@ class Archive {
 
   // The archived rows of a period in listing order (the history view), up to `limit`.
   std::vector<HistoryRow> history(const PeriodKey& key, std::int64_t limit);
+  // Up to `limit` archived rows listed after position `after` (0: from the top): one page,
+  // found through the listing index, at a cost that does not grow with `after`.
+  std::vector<HistoryRow> history_page(const PeriodKey& key, std::int64_t after,
+                                       std::int64_t limit);
   std::optional<PeriodInfo> archived_period(const PeriodKey& key);
 
  private:

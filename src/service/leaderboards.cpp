@@ -780,8 +780,22 @@ hot::PeriodKeys Leaderboards::period_keys(const PeriodRef& ref) const {
 
 // Each hot read says, atomically with what it read, whether the period has spilled; then
 // the answer comes from both tiers.
+namespace {
+
+void check_bound(const PeriodRef& ref, const char* what, std::int64_t value, std::int64_t max) {
+  if (value >= 0 && value <= max) return;
+  throw UsageError("a read of " + ref.board + " " + ref.spec->name + " " + ref.period.id + ": " +
+                   what + " " + std::to_string(value) + " is outside [0, " + std::to_string(max) +
+                   "]");
+}
+
+}  // namespace
+
 std::vector<Standing> Leaderboards::top(const PeriodRef& ref, std::int64_t offset,
                                         std::int64_t count) {
+  check_bound(ref, "count", count, kMaxReadRows);
+  check_bound(ref, "offset", offset, kMaxReadOffset);
+  if (count == 0) return {};
   auto hot = hot_.range(redis_, period_keys(ref), offset, count);
   if (hot.spilled) return merged_top(ref, offset, count);
   return decode_all(ref, hot.value);
@@ -796,6 +810,7 @@ std::optional<Standing> Leaderboards::rank(const PeriodRef& ref, const std::stri
 
 std::vector<Standing> Leaderboards::around(const PeriodRef& ref, const std::string& member,
                                            std::int64_t k) {
+  check_bound(ref, "k", k, kMaxReadRows / 2);
   auto hot = hot_.around(redis_, period_keys(ref), member, k);
   if (hot.spilled) return merged_around(ref, member, k);
   return decode_all(ref, hot.value);

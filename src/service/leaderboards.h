@@ -119,6 +119,10 @@ PeriodRef resolve_period(const Config& config, const std::string& board, const s
 std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::HotBoard& hot,
                         const std::string& board, const std::vector<cold::PeriodKey>& with_rows);
 
+// The largest page a read returns, and the deepest offset it starts at.
+inline constexpr std::int64_t kMaxReadRows = 100'000;
+inline constexpr std::int64_t kMaxReadOffset = 1'000'000'000'000;
+
 class Leaderboards {
   struct Batches;
 
@@ -174,6 +178,9 @@ class Leaderboards {
   PeriodRef resolve(const std::string& board, const std::string& period,
                     const std::optional<std::string>& period_id) const;
 
+  // Reads are bounded: `count` in [0, kMaxReadRows], `offset` in [0, kMaxReadOffset], `k` in
+  // [0, kMaxReadRows / 2]; other values throw UsageError (never an overflow, or a board
+  // loaded whole). An offset past the last member reads nothing.
   std::vector<Standing> top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
   std::optional<Standing> rank(const PeriodRef& ref, const std::string& member);
   std::vector<Standing> around(const PeriodRef& ref, const std::string& member, std::int64_t k);

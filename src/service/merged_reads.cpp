@@ -66,6 +66,11 @@ std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_
   const hot::PeriodKeys keys = period_keys(ref);
   const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
   const std::int64_t want = offset + count;
+  if (const std::int64_t hot_members = hot_.size(redis_, keys.live); offset >= hot_members) {
+    // Deep enough that cold rows must be read anyway: past the last member (hot members
+    // plus cold rows, an upper bound) there is nothing to load.
+    if (offset >= hot_members + cold.reader().count(ck)) return {};
+  }
   std::int64_t slack = 16;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;

@@ -103,6 +103,25 @@ TEST_F(CliTest, ExitCodesOfTheContract) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(bad + ":8:5"), std::string::npos) << r.err;
 
+  // Reads are bounded: a huge -n, --offset or -k is a usage error naming the flag.
+  ASSERT_EQ(bk({"add", "game:1", "bea", "3"}).exit_code, 0);
+  r = bk({"top", "game:1", "daily", "-n", "9223372036854775807"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-n 9223372036854775807 is outside [1, 100000]"), std::string::npos)
+      << r.err;
+  r = bk({"top", "game:1", "daily", "--offset", "9223372036854775800"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--offset 9223372036854775800 is outside [0, 1000000000000]"),
+            std::string::npos)
+      << r.err;
+  r = bk({"around", "game:1", "daily", "bea", "-k", "9223372036854775807"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-k 9223372036854775807 is outside [0, 50000]"), std::string::npos) << r.err;
+  EXPECT_EQ(bk({"history", "game:1", "daily", "2026-11-21", "-n", "0"}).exit_code, 2);
+  r = bk({"top", "game:1", "daily", "-n", "100000", "--offset", "1000000000000"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(no members)"), std::string::npos) << r.out;
+
   // 3: Redis unreachable (port 1 on loopback refuses), through the env override too.
   r = run_cli({"--config", config, "top", "game:1", "daily"},
               {"BOARDKEEPER_REDIS_URL=redis://:s3cret@127.0.0.1:1/0"});

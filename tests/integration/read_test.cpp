@@ -119,5 +119,34 @@ TEST_P(ReadTest, TopRankAndAroundAgreeWithBruteForce) {
 
 INSTANTIATE_TEST_SUITE_P(Boards, ReadTest, ::testing::Values("tied", "timed"));
 
+// The library bounds every read: an overflowing or board-sized request is a usage error
+// naming the board period, never an overflow, a crash or a raw script error.
+TEST(ReadBoundsTest, HugeCountsOffsetsAndNeighboursAreUsageErrors) {
+  const std::string prefix = test::unique_prefix();
+  const Config config = test::make_config(prefix, kBoards);
+  redis::Connection conn = test::connect_redis();
+  const Instant now = *parse_rfc3339("2026-11-20T12:00:00Z");
+  Leaderboards lb(config, conn, Clock(now));
+  ASSERT_EQ(lb.apply(Update{"tied", "ann", 5, now, ""}).status, service::UpdateStatus::applied);
+  const auto ref = lb.resolve("tied", "daily", std::nullopt);
+  constexpr std::int64_t kHuge = 9223372036854775807;
+  for (const auto& [offset, count] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {0, kHuge}, {0, service::kMaxReadRows + 1}, {kHuge - 7, 10}, {-1, 10}, {0, -1}}) {
+    try {
+      lb.top(ref, offset, count);
+      ADD_FAILURE() << "top(" << offset << ", " << count << ") was not refused";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("a read of tied daily 2026-11-20: "), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(lb.around(ref, "ann", kHuge), UsageError);
+  EXPECT_THROW(lb.around(ref, "ann", service::kMaxReadRows / 2 + 1), UsageError);
+  // At the bounds: answered.
+  EXPECT_EQ(lb.top(ref, 0, service::kMaxReadRows).size(), 1U);
+  EXPECT_TRUE(lb.top(ref, service::kMaxReadOffset, 10).empty());
+  EXPECT_EQ(lb.around(ref, "ann", service::kMaxReadRows / 2).size(), 1U);
+}
+
 }  // namespace
 }  // namespace bk
