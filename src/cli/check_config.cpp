@@ -15,9 +15,11 @@ int check_config(Context& ctx) {
               << ", grace " << format_duration(b.grace) << ")\n";
     for (const PeriodSpec& p : b.periods) {
       const ScoreLayout l = b.layout_for(p);
+      const auto kept = c.history.retention_for(p.name);
       std::cout << "    " << p.name << (p.cron ? " (cron \"" + p.cron->text() + "\")" : "")
                 << ": score uses " << bits_needed(l) << " of 53 bits, retention "
-                << format_duration(b.retention_for(p)) << "\n";
+                << format_duration(b.retention_for(p)) << ", history kept "
+                << (kept ? format_duration(*kept) : std::string("forever")) << "\n";
     }
   }
   return 0;

@@ -19,7 +19,15 @@ int history(Context& ctx, const ReadArgs& args) {
                                                          args.period_id, ctx.clock().now());
   cold::Archive& archive = ctx.archive();
   const cold::PeriodKey key{args.board, ref.spec->name, ref.period.id};
-  if (!archive.archived_period(key)) {
+  const auto archived = archive.archived_period(key);
+  if (archived && archived->pruned_at) {
+    std::cerr << args.board << " " << ref.spec->name << " " << ref.period.id
+              << " was archived, but its rows were removed on "
+              << format_rfc3339(*archived->pruned_at)
+              << " (history.retention); its counts are in the periods table\n";
+    return 1;
+  }
+  if (!archived) {
     std::cerr << args.board << " " << ref.spec->name << " " << ref.period.id
               << " is not archived (yet): ";
     switch (archive.status(key)) {

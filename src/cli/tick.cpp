@@ -55,6 +55,10 @@ Totals totals_of(const lifecycle::TickReport& report, const std::optional<Abort>
     t.redis_errors += b.error_backend == Backend::redis ? 1 : 0;
     t.postgres_errors += b.error_backend == Backend::postgres ? 1 : 0;
   }
+  if (!report.history.error.empty()) {
+    t.redis_errors += report.history.error_backend == Backend::redis ? 1 : 0;
+    t.postgres_errors += report.history.error_backend == Backend::postgres ? 1 : 0;
+  }
   // An abort outside any board (connecting, listing boards) is one more error.
   if (abort && (report.boards.empty() || report.boards.back().error != abort->message)) {
     t.redis_errors += abort->backend == Backend::redis ? 1 : 0;
@@ -108,6 +112,25 @@ void print_report(const Context& ctx, const lifecycle::TickReport& report, bool 
       std::cout << "\n";
     }
   }
+  const lifecycle::HistoryReport& h = report.history;
+  if (h.periods == 0 && h.error.empty()) return;
+  if (json) {
+    JsonLine line;
+    line.str("history", dry_run ? "would prune" : "pruned")
+        .num("periods", h.periods)
+        .num("rows", h.rows)
+        .num("partitions", h.partitions);
+    if (!h.error.empty()) line.str("error", h.error);
+    std::cout << line.done() << "\n";
+    return;
+  }
+  std::cout << "history" << (h.error.empty() ? "" : "  FAILED: " + h.error) << "\n";
+  if (h.periods > 0) {
+    std::cout << "  " << (dry_run ? "would remove" : "removed") << " the rows of " << h.periods
+              << " period" << (h.periods == 1 ? "" : "s") << " past their retention (" << h.rows
+              << " rows, " << h.partitions << " month partition" << (h.partitions == 1 ? "" : "s")
+              << " dropped whole)\n";
+  }
 }
 
 // The pass as metrics. Gauges, not counters: each tick is its own process and these are
@@ -140,6 +163,7 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
   phases.set(report.timings.ttl.count(), {{"phase", "ttl"}});
   phases.set(report.timings.spill.count(), {{"phase", "spill"}});
   phases.set(report.timings.archive.count(), {{"phase", "archive"}});
+  phases.set(report.timings.retention.count(), {{"phase", "retention"}});
   gauge("boardkeeper_tick_boards", "Boards the last tick processed.",
         static_cast<double>(report.boards.size()));
   gauge("boardkeeper_tick_boards_failed",
@@ -182,6 +206,16 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
                        "History rows the last tick archived, by the tier they came from.");
   rows.set(static_cast<double>(t.rows_hot), {{"tier", "hot"}});
   rows.set(static_cast<double>(t.rows_cold), {{"tier", "cold"}});
+  gauge("boardkeeper_tick_history_periods_pruned",
+        "Archived periods whose history rows the last tick removed (history.retention); would "
+        "remove, in a dry run.",
+        static_cast<double>(report.history.periods));
+  gauge("boardkeeper_tick_history_rows_pruned",
+        "History rows the last tick removed (history.retention).",
+        static_cast<double>(report.history.rows));
+  gauge("boardkeeper_tick_history_partitions_dropped",
+        "Month partitions of history the last tick dropped whole (history.retention).",
+        static_cast<double>(report.history.partitions));
   gauge("boardkeeper_tick_redis_errors",
         "Redis errors that failed a board or the last tick (connection, timeout, error reply).",
         static_cast<double>(t.redis_errors));
@@ -262,9 +296,12 @@ int tick(Context& ctx, const TickArgs& args) {
                                    : 0;
   const std::string message = fmt::format(
       "tick{}: {} boards, {} periods, {} members spilled, {} periods archived ({} rows), {} "
-      "lost, {} TTLs fixed{}{}",
+      "lost, {} TTLs fixed{}{}{}",
       args.dry_run ? " (dry run)" : "", report.boards.size(), t.periods, t.spilled, t.archived,
       t.rows_hot + t.rows_cold, t.lost, t.ttl_fixed,
+      report.history.periods > 0 ? fmt::format(", history of {} periods pruned ({} rows)",
+                                               report.history.periods, report.history.rows)
+                                 : "",
       t.hot_lost + t.recovered > 0
           ? fmt::format(", {} periods recovered from the cold tier, {} archived with their hot "
                         "part lost (Redis had lost data)",
@@ -287,6 +324,8 @@ int tick(Context& ctx, const TickArgs& args) {
                                     .num("recovered", t.recovered)
                                     .num("busy", t.busy)
                                     .num("ttl_fixed", t.ttl_fixed)
+                                    .num("history_periods_pruned", report.history.periods)
+                                    .num("history_rows_pruned", report.history.rows)
                                     .raw("duration_seconds", metrics::format_value(took.count()))
                                     .num("exit_code", code)
                                     .fields());

@@ -6,7 +6,9 @@
 #include <date/date.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
+#include <map>
 #include <tuple>
 
 #include "core/error.h"
@@ -76,8 +78,9 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
             "SELECT rank, position, member, points, " + epoch_ms("achieved_at") + " FROM " + q +
                 ".history_rows WHERE" + period + " AND position > $4 ORDER BY position LIMIT $5");
   c.prepare("bk_archive_period", "SELECT " + epoch_ms("period_start") + ", " +
-                                     epoch_ms("period_end") + " FROM " + q + ".periods WHERE" +
-                                     period + " AND status = 'archived'");
+                                     epoch_ms("period_end") + ", " + epoch_ms("pruned_at") +
+                                     " FROM " + q + ".periods WHERE" + period +
+                                     " AND status = 'archived'");
 }
 
 }  // namespace
@@ -262,6 +265,128 @@ void Archive::rollback() {
   }
 }
 
+namespace {
+
+struct Candidate {
+  std::string board, period, period_id, start;  // start: as PostgreSQL gave it
+  Instant end;
+  std::int64_t members = 0;
+};
+
+std::string month_partition(const std::string& q, Instant start) {
+  using namespace date;
+  const year_month_day ymd{floor<days>(start)};
+  char name[64];
+  std::snprintf(name, sizeof name, "history_rows_y%04dm%02u", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()));
+  return q + "." + name;
+}
+
+}  // namespace
+
+Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, bool dry_run,
+                                       std::int64_t max_periods) {
+  Impl& m = *impl_;
+  const std::string q = m.link->q;
+  const std::string lock = "bk-retention/" + m.link->schema;
+  const std::string columns = "board, period, period_id, period_start::text, " +
+                              epoch_ms("period_start") + ", " + epoch_ms("period_end") +
+                              ", members";
+  const std::string unpruned = " status = 'archived' AND pruned_at IS NULL";
+  auto candidates_of = [&](const pqxx::result& r) {
+    std::vector<std::pair<Instant, Candidate>> out;  // (start, period)
+    for (const auto& row : r) {
+      Candidate c{row[0].as<std::string>(),
+                  row[1].as<std::string>(),
+                  row[2].as<std::string>(),
+                  row[3].as<std::string>(),
+                  from_epoch_ms(row[5].as<std::int64_t>()),
+                  row[6].as<std::int64_t>()};
+      out.emplace_back(from_epoch_ms(row[4].as<std::int64_t>()), std::move(c));
+    }
+    return out;
+  };
+  Pruned pruned;
+  // The due periods, by the month their rows are partitioned under.
+  std::map<std::string, std::vector<std::pair<Instant, Candidate>>> by_month;
+  m.guarded("finding history past its retention", [&] {
+    pqxx::work w(m.connection());
+    const pqxx::result r =
+        w.exec_params("SELECT " + columns + " FROM " + q + ".periods WHERE" + unpruned +
+                          " AND period_end < $1 ORDER BY period_start LIMIT $2",
+                      ts(ended_before), max_periods);
+    for (auto& [start, c] : candidates_of(r)) {
+      if (!due(c.period, c.end)) continue;
+      by_month[month_partition(q, start)].emplace_back(start, std::move(c));
+    }
+    return 0;
+  });
+  for (auto& [partition, periods] : by_month) {
+    if (dry_run) {
+      pruned.periods += static_cast<std::int64_t>(periods.size());
+      for (const auto& p : periods) pruned.rows += p.second.members;
+      continue;
+    }
+    const bool done = m.guarded("pruning history (" + partition + ")", [&] {
+      pqxx::work w(m.connection());
+      if (!w.exec_params1("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", lock)[0]
+               .as<bool>()) {
+        pruned.busy = true;
+        return false;
+      }
+      // Waits for archives writing into the month (and readers) at most this long; the next
+      // tick tries again.
+      w.exec0("SET LOCAL lock_timeout = '10s'");
+      bool whole = w.exec_params1("SELECT to_regclass($1) IS NOT NULL", partition)[0].as<bool>();
+      if (whole) {
+        w.exec0("LOCK TABLE " + partition + " IN ACCESS EXCLUSIVE MODE");
+        // Every archived period whose rows live in this month must be due, whatever its name.
+        const Instant first = periods.front().first;
+        using namespace date;
+        const year_month_day ymd{floor<days>(first)};
+        const sys_days from{ymd.year() / ymd.month() / 1};
+        const sys_days to{(ymd.year() / ymd.month() + date::months{1}) / 1};
+        const pqxx::result all =
+            w.exec_params("SELECT " + columns + " FROM " + q + ".periods WHERE" + unpruned +
+                              " AND period_start >= $1 AND period_start < $2",
+                          ts(Instant{from.time_since_epoch()}), ts(Instant{to.time_since_epoch()}));
+        std::vector<std::pair<Instant, Candidate>> in_month = candidates_of(all);
+        whole = std::all_of(in_month.begin(), in_month.end(),
+                            [&](const auto& p) { return due(p.second.period, p.second.end); });
+        if (whole) {
+          w.exec0("DROP TABLE " + partition);
+          w.exec_params("UPDATE " + q + ".periods SET pruned_at = now() WHERE" + unpruned +
+                            " AND period_start >= $1 AND period_start < $2",
+                        ts(Instant{from.time_since_epoch()}), ts(Instant{to.time_since_epoch()}));
+          ++pruned.partitions;
+          periods = std::move(in_month);
+          for (const auto& p : periods) pruned.rows += p.second.members;
+        }
+      }
+      if (!whole) {
+        for (const auto& [start, c] : periods) {
+          const pqxx::result d =
+              w.exec_params("DELETE FROM " + q +
+                                ".history_rows WHERE board = $1 AND period = $2 AND period_id = $3"
+                                " AND period_start = $4::timestamptz",
+                            c.board, c.period, c.period_id, c.start);
+          pruned.rows += static_cast<std::int64_t>(d.affected_rows());
+          w.exec_params("UPDATE " + q +
+                            ".periods SET pruned_at = now() WHERE board = $1 AND period = $2"
+                            " AND period_id = $3 AND" +
+                            unpruned,
+                        c.board, c.period, c.period_id);
+        }
+      }
+      w.commit();
+      pruned.periods += static_cast<std::int64_t>(periods.size());
+      return true;
+    });
+    if (!done) break;
+  }
+  return pruned;
+}
+
 bool Archive::record_lost(const PeriodInfo& period, const std::string& note) {
   Impl& m = *impl_;
   return m.guarded("recording a lost period", [&] {
@@ -328,8 +453,10 @@ std::optional<PeriodInfo> Archive::archived_period(const PeriodKey& key) {
     const pqxx::result r =
         w.exec_prepared("bk_archive_period", key.board, key.period, key.period_id);
     if (r.empty()) return std::nullopt;
-    return PeriodInfo{key, from_epoch_ms(r[0][0].as<std::int64_t>()),
-                      from_epoch_ms(r[0][1].as<std::int64_t>())};
+    PeriodInfo info{key, from_epoch_ms(r[0][0].as<std::int64_t>()),
+                    from_epoch_ms(r[0][1].as<std::int64_t>())};
+    if (!r[0][2].is_null()) info.pruned_at = from_epoch_ms(r[0][2].as<std::int64_t>());
+    return info;
   });
 }
 

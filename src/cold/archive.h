@@ -5,6 +5,7 @@
 // reads of the `history` command.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@ struct PeriodInfo {
   PeriodKey key;
   Instant start;
   Instant end;
+  std::optional<Instant> pruned_at{};  // archived_period: when history.retention removed its rows
 };
 
 // One final row, in listing order.
@@ -75,6 +77,23 @@ class Archive {
   Counts commit(bool hot_lost = false);
   // Abandons the open transaction (also done by the destructor).
   void rollback();
+
+  // History retention. `due(period name, period end)`: whether an archived period's rows
+  // are past their retention. Each month partition (periods starting in that month) whose
+  // archived periods are all due is dropped whole; otherwise the due periods' rows are
+  // deleted. Every pruned period keeps its periods row, with pruned_at set. One month per
+  // transaction, at most `max_periods` periods a call (the rest: next call). With `dry_run`
+  // nothing changes and the counts say what would go. Two callers at once: one prunes,
+  // the other finds it busy and returns nothing.
+  struct Pruned {
+    std::int64_t periods = 0;     // archived periods whose rows were removed
+    std::int64_t rows = 0;        // history rows removed (their periods' member counts)
+    std::int64_t partitions = 0;  // month partitions dropped whole
+    bool busy = false;            // another process was pruning this schema
+  };
+  using DueFn = std::function<bool(const std::string& period, Instant period_end)>;
+  Pruned prune_history(const DueFn& due, Instant ended_before, bool dry_run,
+                       std::int64_t max_periods = 10000);
 
   // Records a period whose hot key vanished before it was archived. Never overrides an
   // archived period. True when the row now says lost because of this call.

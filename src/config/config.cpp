@@ -191,7 +191,7 @@ std::optional<std::string> postgres_url_problem(std::string_view url) {
          "); expected postgresql://[user[:password]@]host[:port]/dbname";
 }
 
-const std::vector<std::string_view> kTopKeys{"redis", "postgres", "ingest", "boards"};
+const std::vector<std::string_view> kTopKeys{"redis", "postgres", "ingest", "history", "boards"};
 const std::vector<std::string_view> kRedisKeys{"url", "key_prefix"};
 const std::vector<std::string_view> kPostgresKeys{"url", "schema"};
 const std::vector<std::string_view> kIngestKeys{"stream", "group", "reclaim_idle", "trim",
@@ -288,6 +288,8 @@ class Loader {
   void parse_postgres(const Entry& entry, PostgresConfig& postgres,
                       const ConfigOverrides& overrides);
   void parse_ingest(const Entry& entry, IngestConfig& ingest);
+  void parse_history(const Entry& entry, const std::vector<BoardConfig>& boards,
+                     HistoryConfig& history);
   void parse_streams(const Entry& entry, std::vector<std::string>& streams);
   void parse_boards(const Entry& entry, std::vector<BoardConfig>& boards);
   std::optional<BoardConfig> parse_board(const YAML::Node& node);
@@ -513,6 +515,44 @@ void Loader::parse_streams(const Entry& entry, std::vector<std::string>& streams
     positions.push_back(pos_of(item));
   }
   if (ok) streams = std::move(read);
+}
+
+void Loader::parse_history(const Entry& entry, const std::vector<BoardConfig>& boards,
+                           HistoryConfig& history) {
+  const auto map = read_map(entry, "history");
+  if (!map) return;
+  const Fields f = fields(*map, "in the history section", {"retention"});
+  const auto e = f.get("retention");
+  if (!e) return;
+  const auto retention = read_map(*e, "history.retention");
+  if (!retention) return;
+  std::vector<std::string_view> used;  // every period name of every board entry
+  for (const BoardConfig& b : boards) {
+    for (const PeriodSpec& p : b.periods) {
+      if (std::find(used.begin(), used.end(), p.name) == used.end()) used.push_back(p.name);
+    }
+  }
+  for (const auto& [name, value] : entries(*retention, "in history.retention")) {
+    if (name != "default" && std::find(used.begin(), used.end(), name) == used.end()) {
+      report(value.key, "history.retention." + name + " names a period no board uses (" +
+                            (used.empty() ? std::string("none") : alternatives(used)) +
+                            "); remove it or fix the name");
+      continue;
+    }
+    if (value.value.IsScalar() && value.value.Scalar() == "forever") {
+      history.retention[name] = std::nullopt;
+      continue;
+    }
+    const auto d = read_duration(value, "history.retention." + name);
+    if (!d) continue;
+    if (d->count() <= 0) {
+      report(value.value, "history.retention." + name +
+                              " must be longer than 0 (or forever): it is how long history "
+                              "is kept after a period ends");
+      continue;
+    }
+    history.retention[name] = *d;
+  }
 }
 
 void Loader::parse_ingest(const Entry& entry, IngestConfig& ingest) {
@@ -937,8 +977,10 @@ Config Loader::load(const YAML::Node& root, const ConfigOverrides& overrides) {
   Config config;
   config.path = path_;
   if (!root.IsMap() && !is_blank(root)) {
-    report(root, "the config must be a map with the keys redis, postgres, ingest and boards, not " +
-                     kind_of(root));
+    report(
+        root,
+        "the config must be a map with the keys redis, postgres, ingest, history and boards, not " +
+            kind_of(root));
     return config;
   }
   const Fields top = fields(root, "at the top level", kTopKeys);
@@ -951,6 +993,7 @@ Config Loader::load(const YAML::Node& root, const ConfigOverrides& overrides) {
   } else {
     report(pos_of(root), "the config has no 'boards' (a list of board entries)");
   }
+  if (const auto e = top.get("history")) parse_history(*e, config.boards, config.history);
 
   if (overrides.redis_url) add_url_secrets(*overrides.redis_url);
   if (overrides.postgres_url) add_url_secrets(*overrides.postgres_url);
@@ -985,6 +1028,13 @@ std::optional<std::string> stream_list_problem(const std::vector<std::string>& s
 
 ConfigError::ConfigError(std::vector<std::string> problems)
     : UsageError(join(problems, "\n")), problems_(std::move(problems)) {}
+
+std::optional<Millis> HistoryConfig::retention_for(const std::string& period) const {
+  auto it = retention.find(period);
+  if (it == retention.end()) it = retention.find("default");
+  if (it == retention.end()) return std::nullopt;
+  return it->second;
+}
 
 const PeriodSpec* BoardConfig::period(std::string_view name) const {
   for (const PeriodSpec& p : periods) {

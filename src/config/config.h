@@ -52,6 +52,17 @@ struct IngestConfig {
 // dead-letter stream of another); nullopt when it can.
 std::optional<std::string> stream_list_problem(const std::vector<std::string>& streams);
 
+// History retention (`history.retention`): per period name (a period kind or a custom
+// period's name), how long after its period ended tick keeps an archived period's rows.
+// Absent (or `forever`): kept.
+struct HistoryConfig {
+  // Period name -> duration, or nullopt for `forever`; "default" for names not listed.
+  std::map<std::string, std::optional<Millis>> retention;
+
+  // The retention of periods called `period`, or nullopt when they are kept forever.
+  std::optional<Millis> retention_for(const std::string& period) const;
+};
+
 struct BoardConfig {
   std::string pattern;              // exact board name or glob
   std::vector<PeriodSpec> periods;  // in the order written
@@ -81,6 +92,7 @@ struct Config {
   RedisConfig redis;
   PostgresConfig postgres;
   IngestConfig ingest;
+  HistoryConfig history;
   std::vector<BoardConfig> boards;
 
   // The first board entry whose name or glob matches, or nullptr.

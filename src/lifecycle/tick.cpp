@@ -15,7 +15,8 @@
 namespace bk::lifecycle {
 
 bool TickReport::any_failed() const {
-  return std::any_of(boards.begin(), boards.end(),
+  return !history.error.empty() ||
+         std::any_of(boards.begin(), boards.end(),
                      [](const BoardReport& b) { return !b.error.empty(); });
 }
 
@@ -114,6 +115,31 @@ void Tick::run(const TickOptions& options, TickReport& report) {
   if (!options.dry_run && spilled >= kAnalyzeAfterSpilled) {
     const Timed timed(report.timings.spill);
     cold_.analyze();
+  }
+  prune_history(options, report);
+}
+
+void Tick::prune_history(const TickOptions& options, TickReport& report) {
+  std::optional<Millis> shortest;
+  for (const auto& [name, r] : config_.history.retention) {
+    if (r && (!shortest || *r < *shortest)) shortest = r;
+  }
+  if (!shortest) return;  // everything is kept forever
+  const Timed timed(report.timings.retention);
+  const Instant now = clock_.now();
+  const auto due = [&](const std::string& period, Instant end) {
+    const auto r = config_.history.retention_for(period);
+    return r && end + *r < now;
+  };
+  try {
+    const cold::Archive::Pruned p = archive_.prune_history(due, now - *shortest, options.dry_run);
+    report.history = {p.periods, p.rows, p.partitions, p.busy, {}, Backend::none};
+  } catch (const UnavailableError&) {
+    throw;
+  } catch (const Error& e) {
+    spdlog::error("tick: removing history past its retention failed: {}", e.what());
+    report.history.error = e.what();
+    report.history.error_backend = e.backend();
   }
 }
 

@@ -1,7 +1,7 @@
 // One lifecycle pass over every live board period found through the registries (never by
 // scanning keys) and through the cold tier (which survives whatever Redis forgets):
 // re-assert missing TTLs, spill what is ranked past hot_keep, archive the periods past
-// end + grace, and create history partitions ahead.
+// end + grace, create history partitions ahead, and remove history past its retention.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -59,10 +59,22 @@ struct TickTimings {
   Seconds ttl{0};         // re-asserting TTLs
   Seconds spill{0};       // spilling beyond hot_keep (including taking the period lock)
   Seconds archive{0};     // archiving closed periods
+  Seconds retention{0};   // removing history past its retention
+};
+
+// History retention (history.retention): what this tick removed (would remove, in a dry run).
+struct HistoryReport {
+  std::int64_t periods = 0;     // archived periods whose rows were removed
+  std::int64_t rows = 0;        // history rows removed
+  std::int64_t partitions = 0;  // month partitions dropped whole
+  bool busy = false;            // another tick was pruning: left to it
+  std::string error;            // set when pruning failed (the boards were still processed)
+  Backend error_backend = Backend::none;
 };
 
 struct TickReport {
   std::vector<BoardReport> boards;
+  HistoryReport history;
   TickTimings timings;
   bool any_failed() const;
 };
@@ -89,6 +101,7 @@ class Tick {
   void run_board(const std::string& board, const std::vector<cold::PeriodKey>& with_rows,
                  const TickOptions& options, BoardReport& report, TickTimings& timings);
   std::int64_t fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run);
+  void prune_history(const TickOptions& options, TickReport& report);
   void count_busy(const hot::BoardKeys& keys, const std::map<std::string, std::int64_t>& streaks,
                   const std::string& registry_member, PeriodReport& report);
 };

@@ -198,6 +198,36 @@ TEST(ConfigTest, IngestStreamDefaultsToThePrefixesEventsStream) {
             std::vector<std::string>{"app:events"});
 }
 
+TEST(ConfigTest, HistoryRetentionPerPeriodNameWithDefaultAndForever) {
+  const Config none = parse(minimal());
+  EXPECT_FALSE(none.history.retention_for("daily"));  // no section: kept forever
+  const Config c =
+      parse(minimal() +
+            "  - name: cups\n    periods: [weekly, {name: cup, cron: \"0 18 * * 5\"}]\n"
+            "    max_points: 10\n    retention: {default: 9d}\n"
+            "history:\n  retention:\n    default: 400d\n    daily: 30d\n"
+            "    cup: forever\n");
+  EXPECT_EQ(c.history.retention_for("daily"), Millis{30LL * 86400 * 1000});
+  EXPECT_EQ(c.history.retention_for("weekly"), Millis{400LL * 86400 * 1000});  // the default
+  EXPECT_FALSE(c.history.retention_for("cup"));  // forever, not the default
+  const Config kept = parse(minimal() + "history:\n  retention:\n    default: forever\n");
+  EXPECT_FALSE(kept.history.retention_for("daily"));
+}
+
+TEST(ConfigTest, BadHistoryRetention) {
+  const auto p = problems_of(minimal() +
+                             "history:\n"           // 6
+                             "  retention:\n"       // 7
+                             "    dialy: 30d\n"     // 8
+                             "    daily: 0s\n"      // 9
+                             "    default: soon\n"  // 10
+                             "  keep: 1\n");        // 11
+  EXPECT_TRUE(HasProblem(p, 8, 5, "history.retention.dialy names a period no board uses (daily)"));
+  EXPECT_TRUE(HasProblem(p, 9, 12, "history.retention.daily must be longer than 0 (or forever)"));
+  EXPECT_TRUE(HasProblem(p, 10, 14, "history.retention.default"));
+  EXPECT_TRUE(HasProblem(p, 11, 3, "unknown key 'keep' in the history section"));
+}
+
 TEST(ConfigTest, BadIngestValues) {
   const auto p = problems_of(
       "ingest:\n"
@@ -279,7 +309,7 @@ TEST(ConfigTest, LayoutUsesLongestPeriodAtResolution) {
 TEST(ConfigTest, UnknownTopLevelKey) {
   const auto p = problems_of(minimal() + "extra: 1\n");
   EXPECT_TRUE(HasProblem(p, 6, 1, "unknown key 'extra' at the top level"));
-  EXPECT_TRUE(HasProblem(p, 6, 1, "known keys are: redis, postgres, ingest, boards"));
+  EXPECT_TRUE(HasProblem(p, 6, 1, "known keys are: redis, postgres, ingest, history, boards"));
 }
 
 TEST(ConfigTest, UnknownBoardKeySuggestsTheClosest) {

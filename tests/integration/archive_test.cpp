@@ -522,5 +522,110 @@ TEST(ArchiveMergeTest, RandomBoardsOfEveryOrderAndTieBreakArchiveAsTheirListing)
   EXPECT_EQ(std::stoll(test::psql("SELECT count(*) FROM " + prefix + ".cold_members")), 0);
 }
 
+// History retention: periods past their period name's retention lose their rows (a month
+// partition whose periods are all due is dropped whole), keep their periods row (pruned_at
+// set); other periods, names kept forever and other boards are untouched; a dry run and a
+// re-run change nothing.
+TEST(HistoryRetentionTest, DuePeriodsArePrunedWholeMonthsDroppedTheRestUntouched) {
+  const std::string prefix = test::unique_prefix();
+  const std::string boards = R"(  - name: keep
+    periods: [daily]
+    max_points: 1000
+    retention: {default: 3650d}
+  - name: ret
+    periods: [daily, monthly]
+    max_points: 1000
+    retention: {default: 3650d}
+  - name: other
+    periods: [weekly]
+    max_points: 1000
+    retention: {default: 3650d}
+)";
+  const std::string text =
+      test::config_text(prefix, boards) + "history:\n  retention:\n    daily: 30d\n";
+  const Config config = parse_config(text, "test.yaml", {});
+  redis::Connection conn = test::connect_redis();
+  cold::ColdStore cold(test::postgres_url(), prefix);
+  cold.migrate();
+  cold::Archive archive(test::postgres_url(), prefix);
+  auto add = [&](const std::string& board, const char* when) {
+    Leaderboards lb(config, conn, Clock(at(when)), &cold);
+    for (const char* m : {"ann", "bob", "cy"}) {
+      ASSERT_EQ(lb.apply(Update{board, m, 5, at(when), ""}).status, UpdateStatus::applied);
+    }
+  };
+  add("keep", "2026-12-10T10:00:00Z");
+  add("keep", "2026-12-11T10:00:00Z");
+  add("keep", "2027-01-05T10:00:00Z");
+  add("ret", "2027-01-06T10:00:00Z");
+  add("ret", "2027-01-07T10:00:00Z");
+  add("other", "2027-01-05T10:00:00Z");
+  add("keep", "2027-02-25T10:00:00Z");
+  add("ret", "2027-02-25T10:00:00Z");
+  const std::string q = prefix + ".";
+  auto count = [&](const std::string& sql) { return std::stoll(test::psql(sql)); };
+  auto rows_of = [&](const std::string& board, const std::string& period, const std::string& id) {
+    return count("SELECT count(*) FROM " + q + "history_rows WHERE board = '" + board +
+                 "' AND period = '" + period + "' AND period_id = '" + id + "'");
+  };
+  auto tick = [&](const char* now, bool dry_run = false) {
+    lifecycle::TickOptions o;
+    o.dry_run = dry_run;
+    const auto report = lifecycle::Tick(config, conn, cold, archive, Clock(at(now))).run(o);
+    EXPECT_FALSE(report.any_failed()) << report.history.error;
+    return report.history;
+  };
+
+  // Feb 1: everything up to January is archived; the December days are past 30 days and
+  // alone in their month: the partition goes whole.
+  auto h = tick("2027-02-01T00:30:00Z");
+  EXPECT_EQ(h.periods, 2);
+  EXPECT_EQ(h.rows, 6);
+  EXPECT_EQ(h.partitions, 1);
+  EXPECT_EQ(test::psql("SELECT to_regclass('" + q + "history_rows_y2026m12') IS NULL"), "t\n");
+  EXPECT_EQ(count("SELECT count(*) FROM " + q +
+                  "periods WHERE period_id IN ('2026-12-10', '2026-12-11') AND pruned_at IS NOT "
+                  "NULL AND status = 'archived' AND members = 3"),
+            2);
+  EXPECT_EQ(rows_of("keep", "daily", "2027-01-05"), 3);  // not due yet (ended Jan 6)
+
+  // A dry run says what would go and removes nothing.
+  h = tick("2027-03-01T00:30:00Z", true);
+  EXPECT_EQ(h.periods, 3);
+  EXPECT_EQ(h.rows, 9);
+  EXPECT_EQ(rows_of("keep", "daily", "2027-01-05"), 3);
+
+  // Mar 1: the January days go row by row, as the month also holds periods kept forever
+  // (ret's January, other's first week); the February days are not due.
+  h = tick("2027-03-01T00:30:00Z");
+  EXPECT_EQ(h.periods, 3);
+  EXPECT_EQ(h.rows, 9);
+  EXPECT_EQ(h.partitions, 0);
+  for (const auto& [board, id] : std::vector<std::pair<std::string, std::string>>{
+           {"keep", "2027-01-05"}, {"ret", "2027-01-06"}, {"ret", "2027-01-07"}}) {
+    EXPECT_EQ(rows_of(board, "daily", id), 0) << board << " " << id;
+  }
+  EXPECT_EQ(rows_of("ret", "monthly", "2027-01"), 3);
+  EXPECT_EQ(rows_of("other", "weekly", "2027-W01"), 3);
+  EXPECT_EQ(rows_of("keep", "daily", "2027-02-25"), 3);
+  EXPECT_EQ(rows_of("ret", "daily", "2027-02-25"), 3);
+  EXPECT_EQ(rows_of("ret", "monthly", "2027-02"), 3);
+  EXPECT_EQ(test::psql("SELECT to_regclass('" + q + "history_rows_y2027m01') IS NOT NULL"), "t\n");
+  EXPECT_EQ(count("SELECT count(*) FROM " + q + "periods WHERE pruned_at IS NOT NULL"), 5);
+
+  // Again: nothing more.
+  const std::int64_t before = count("SELECT count(*) FROM " + q + "history_rows");
+  h = tick("2027-03-01T00:40:00Z");
+  EXPECT_EQ(h.periods, 0);
+  EXPECT_EQ(count("SELECT count(*) FROM " + q + "history_rows"), before);
+
+  // The history command says the rows are gone rather than showing an empty period.
+  const auto r =
+      test::run_cli({"--config", test::write_text_config(prefix, text),
+                     "--now=2027-03-01T00:40:00Z", "history", "keep", "daily", "2027-01-05"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("history.retention"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace bk
