@@ -828,7 +828,16 @@ std::vector<PeriodStatus> Leaderboards::periods(const std::string& board) {
     s.period = spec.name;
     try {
       s.current = period_containing(spec, *c.zone, now);
-      s.current_members = hot_.size(redis_, keys.live(spec.name, s.current.id));
+      const hot::PeriodKeys pk(keys, spec.name, s.current.id);
+      const hot::ReadState st = hot_.read_state(redis_, pk, "");
+      s.hot_members = hot_.size(redis_, pk.live);
+      if (st.spilled) {
+        const PeriodRef ref{&c, &spec, board, s.current};
+        // Cold rows of members that are hot again are stale: counted once, as hot.
+        s.cold_members = cold_for(ref).reader().count({board, spec.name, s.current.id}) -
+                         static_cast<std::int64_t>(st.hot_and_stale.size());
+      }
+      s.current_members = s.hot_members + s.cold_members;
     } catch (const RefusedError&) {
       // alltime before 2020 or a cron that never fires: no current period.
     }

@@ -98,9 +98,13 @@ struct Standing {
 struct PeriodStatus {
   std::string period;
   Period current;
-  std::int64_t current_members = 0;  // hot members of the current period
-  std::int64_t live = 0;             // periods of this kind registered in Redis
-  std::int64_t due = 0;              // of those, past end + grace (waiting for archive)
+  // Members of the current period: hot ones in Redis plus cold ones (spilled, not hot
+  // again) in PostgreSQL.
+  std::int64_t current_members = 0;
+  std::int64_t hot_members = 0;
+  std::int64_t cold_members = 0;
+  std::int64_t live = 0;  // periods of this kind registered in Redis
+  std::int64_t due = 0;   // of those, past end + grace (waiting for archive)
 };
 
 // The board entry of the config that covers `board`. Throws UsageError (exit 2) for an

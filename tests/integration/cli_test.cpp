@@ -66,7 +66,9 @@ TEST_F(CliTest, AddThenReadInTextAndJson) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"period\":\"daily\",\"period_id\":\"2026-11-22\""), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("\"members\":2,\"live\":1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"members\":2,\"hot_members\":2,\"cold_members\":0,\"live\":1"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(CliTest, ExitCodesOfTheContract) {

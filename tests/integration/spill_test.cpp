@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <fstream>
 #include <map>
@@ -116,6 +117,13 @@ TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
   const auto want = brute_force(model);
   expect_board(lb, "big", "daily", model);
   const auto ref = lb.resolve("big", "daily", std::nullopt);
+  // periods counts both tiers.
+  auto members = [&] {
+    const auto p = lb.periods("big");
+    return std::array<std::int64_t, 3>{p.at(0).current_members, p.at(0).hot_members,
+                                       p.at(0).cold_members};
+  };
+  EXPECT_EQ(members(), (std::array<std::int64_t, 3>{10000, 100, 9900}));
   std::vector<std::size_t> probe{0, 1, 98, 99, 100, 101, 102, 5000, 9998, 9999};
   for (int i = 0; i < 1000; ++i) probe.push_back(rng() % want.size());
   for (const std::size_t pos : probe) {
@@ -132,8 +140,12 @@ TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
     ASSERT_EQ(got.size(), to - from) << "around position " << pos;
     for (std::size_t k = 0; k < got.size(); ++k) EXPECT_TRUE(same(got[k], want[from + k]));
   }
-  for (const std::int64_t offset : {0, 95, 100, 4321, 9990}) {
+  std::vector<std::int64_t> offsets{0, 95, 100, 4321, 9990};
+  for (int i = 0; i < 20; ++i) offsets.push_back(static_cast<std::int64_t>(rng() % want.size()));
+  for (const std::int64_t offset : offsets) {
     const auto page = lb.top(ref, offset, 20);
+    EXPECT_EQ(page.size(),
+              std::min<std::size_t>(20, want.size() - static_cast<std::size_t>(offset)));
     for (std::size_t k = 0; k < page.size(); ++k) {
       EXPECT_TRUE(same(page[k], want[static_cast<std::size_t>(offset) + k])) << "offset " << offset;
     }
@@ -146,9 +158,18 @@ TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
     again.push_back({"big", member, static_cast<std::int64_t>(1 + rng() % 300),
                      at("2026-11-22T02:00:00Z") + std::chrono::seconds{i}, ""});
   }
+  // Past the end: nothing.
+  EXPECT_TRUE(lb.top(ref, 10000, 20).empty());
+  EXPECT_TRUE(lb.top(ref, 123456789, 20).empty());
+
   add(lb, model, again);
   EXPECT_GT(lb.counters().rehydrated, 150);
   expect_board(lb, "big", "daily", model);
+  // Rehydrated members count once, as hot (their cold rows are stale until the next spill).
+  const auto now_members = members();
+  EXPECT_EQ(now_members[0], 10000);
+  EXPECT_GT(now_members[1], 250);
+  EXPECT_EQ(now_members[1] + now_members[2], 10000);
   // The next tick trims back to hot_keep; nothing changes in the ranking.
   tick.run({});
   EXPECT_EQ(hot_size("big", "daily", "2026-11-22"), 100);
