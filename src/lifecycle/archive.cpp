@@ -9,9 +9,13 @@
 
 namespace bk::lifecycle {
 
-ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
-                            cold::Archive& archive, const SpillTarget& target, std::int64_t chunk,
-                            bool dry_run, const ArchiveProgressFn& progress) {
+ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
+                            const ArchiveProgressFn& progress) {
+  redis::Connection& redis = job.redis;
+  hot::HotBoard& hot = job.hot;
+  cold::ColdStore& cold = job.cold;
+  const SpillTarget& target = job.target;
+  const std::int64_t chunk = job.chunk;
   const hot::BoardKeys board_keys(hot.key_prefix(), target.board);
   const hot::PeriodKeys keys(board_keys, target.spec->name, target.period.id);
   const std::string registry_member = hot::registry_member(target.spec->name, target.period.id);
@@ -19,7 +23,7 @@ ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::
       {target.board, target.spec->name, target.period.id}, target.period.start, target.period.end};
   ArchiveStats stats;
   const cold::PeriodStatus status = archive.status(info.key);
-  if (dry_run) {
+  if (job.dry_run) {
     stats.outcome = status == cold::PeriodStatus::open ? ArchiveStats::Outcome::would_archive
                                                        : ArchiveStats::Outcome::already;
     stats.hot = hot.size(redis, keys.live);

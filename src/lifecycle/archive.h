@@ -40,8 +40,8 @@ struct ArchiveProgress {
 // the merge starts, and once at the end (done).
 using ArchiveProgressFn = std::function<void(const ArchiveProgress&)>;
 
-ArchiveStats archive_period(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
-                            cold::Archive& archive, const SpillTarget& target, std::int64_t chunk,
-                            bool dry_run, const ArchiveProgressFn& progress = {});
+// Archives the period of `job` (job.chunk: hot members read from Redis at a time).
+ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
+                            const ArchiveProgressFn& progress = {});
 
 }  // namespace bk::lifecycle

@@ -49,9 +49,12 @@ void commit_rows(cold::ColdStore& cold, const cold::PeriodKey& key, const ScoreC
 
 }  // namespace
 
-SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
-                        const SpillTarget& target, std::int64_t keep, std::int64_t chunk,
-                        bool dry_run) {
+SpillStats spill_beyond(const PeriodJob& job, std::int64_t keep) {
+  redis::Connection& redis = job.redis;
+  hot::HotBoard& hot = job.hot;
+  cold::ColdStore& cold = job.cold;
+  const SpillTarget& target = job.target;
+  const std::int64_t chunk = job.chunk;
   // The caller holds the period lock (cold::Archive::try_lock_period): no other spill or
   // archive of this period runs meanwhile.
   const hot::BoardKeys board_keys(hot.key_prefix(), target.board);
@@ -59,7 +62,7 @@ SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::Cold
   SpillStats stats;
   stats.hot_before = hot.size(redis, keys.live);
   if (stats.hot_before <= keep) return stats;
-  if (dry_run) {
+  if (job.dry_run) {
     stats.spilled = stats.hot_before - keep;
     return stats;
   }

@@ -25,10 +25,18 @@ struct SpillTarget {
   Period period;
 };
 
+// What a spill or an archive of one board period works on and with.
+struct PeriodJob {
+  redis::Connection& redis;
+  hot::HotBoard& hot;
+  cold::ColdStore& cold;
+  SpillTarget target;
+  std::int64_t chunk = 5000;  // members per cold-tier transaction / per read from Redis
+  bool dry_run = false;       // change nothing; say what would be done
+};
+
 // Moves the members ranked past `keep` to the cold tier in chunks. With dry_run nothing
 // changes and `spilled` says how many would move.
-SpillStats spill_beyond(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
-                        const SpillTarget& target, std::int64_t keep, std::int64_t chunk,
-                        bool dry_run);
+SpillStats spill_beyond(const PeriodJob& job, std::int64_t keep);
 
 }  // namespace bk::lifecycle

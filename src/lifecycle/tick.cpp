@@ -233,8 +233,9 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
     if (period->end + config->grace <= now) {
       const Timed timed(timings.archive);
       const ArchiveStats a =
-          archive_period(redis_, hot_, cold_, archive_, SpillTarget{config, spec, board, *period},
-                         options.chunk, options.dry_run, options.archive_progress);
+          archive_period(PeriodJob{redis_, hot_, cold_, SpillTarget{config, spec, board, *period},
+                                   options.chunk, options.dry_run},
+                         archive_, options.archive_progress);
       const std::string rows = std::to_string(a.hot + a.cold) + " rows (" + std::to_string(a.hot) +
                                " hot + " + std::to_string(a.cold) + " cold)";
       switch (a.outcome) {
@@ -292,8 +293,9 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
         }
       } unlock{archive_, {board, spec->name, period->id}, !options.dry_run};
       const SpillStats s =
-          spill_beyond(redis_, hot_, cold_, SpillTarget{config, spec, board, *period},
-                       config->hot_keep, options.chunk, options.dry_run);
+          spill_beyond(PeriodJob{redis_, hot_, cold_, SpillTarget{config, spec, board, *period},
+                                 options.chunk, options.dry_run},
+                       config->hot_keep);
       pr.hot_before = s.hot_before;
       pr.spilled = s.spilled;
       pr.kept_in_place = s.kept_in_place;
