@@ -147,6 +147,12 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
                                         "AND (encoded, member) < ($4, $5 COLLATE \"C\")");
   c.prepare("bk_cold_slice", "SELECT " + hit_columns + " FROM " + table + " WHERE" + period +
                                  "ORDER BY encoded, member OFFSET $4 LIMIT $5");
+  // The listing key at a position: the only columns read, so the index alone may answer.
+  c.prepare("bk_cold_key_at", "SELECT encoded, member FROM " + table + " WHERE" + period +
+                                  "ORDER BY encoded, member OFFSET $4 LIMIT 1");
+  c.prepare("bk_cold_from", "SELECT " + hit_columns + " FROM " + table + " WHERE" + period +
+                                "AND (encoded, member) >= ($4, $5 COLLATE \"C\")"
+                                " ORDER BY encoded, member LIMIT $6");
   c.prepare("bk_cold_after", "SELECT " + hit_columns + " FROM " + table + " WHERE" + period +
                                  "AND (encoded, member) > ($4, $5 COLLATE \"C\")"
                                  " ORDER BY encoded, member LIMIT $6");
@@ -546,6 +552,31 @@ std::vector<ColdHit> ColdReader::slice(const PeriodKey& period, std::int64_t off
   return guarded(*impl_->link, impl_->session.get(), "listing cold members", [&] {
     return hits_from(t.exec_prepared("bk_cold_slice", period.board, period.period, period.period_id,
                                      offset, limit));
+  });
+}
+
+std::optional<std::pair<std::int64_t, std::string>> ColdReader::key_at(const PeriodKey& period,
+                                                                       std::int64_t position) {
+  ReadTxn& t = open_txn(impl_);
+  check_period(period);
+  return guarded(*impl_->link, impl_->session.get(), "locating a cold position", [&] {
+    const pqxx::result r =
+        t.exec_prepared("bk_cold_key_at", period.board, period.period, period.period_id, position);
+    if (r.empty()) return std::optional<std::pair<std::int64_t, std::string>>();
+    return std::optional<std::pair<std::int64_t, std::string>>(
+        std::make_pair(r[0][0].as<std::int64_t>(), r[0][1].as<std::string>()));
+  });
+}
+
+std::vector<ColdHit> ColdReader::from(const PeriodKey& period, std::int64_t encoded,
+                                      const std::string& member, std::int64_t limit) {
+  ReadTxn& t = open_txn(impl_);
+  check_period(period);
+  check_text("member", member);
+  if (limit <= 0) return {};
+  return guarded(*impl_->link, impl_->session.get(), "listing cold members", [&] {
+    return hits_from(t.exec_prepared("bk_cold_from", period.board, period.period, period.period_id,
+                                     encoded, member, limit));
   });
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/time.h"
@@ -129,6 +130,13 @@ class ColdReader {
                             const std::string& member);
   // The first `limit` rows from position `offset` in listing order.
   std::vector<ColdHit> slice(const PeriodKey& period, std::int64_t offset, std::int64_t limit);
+  // The listing key (encoded, member) of the row at `position` (0-based, listing order), or
+  // nullopt past the last row. PostgreSQL skips `position` index entries to find it.
+  std::optional<std::pair<std::int64_t, std::string>> key_at(const PeriodKey& period,
+                                                             std::int64_t position);
+  // Up to `limit` rows listed at or after (e, m), in listing order.
+  std::vector<ColdHit> from(const PeriodKey& period, std::int64_t encoded,
+                            const std::string& member, std::int64_t limit);
   // Up to `limit` rows listed strictly after (e, m), in listing order.
   std::vector<ColdHit> after(const PeriodKey& period, std::int64_t encoded,
                              const std::string& member, std::int64_t limit);

@@ -255,6 +255,8 @@ class Leaderboards {
                          std::vector<std::vector<hot::HotResult>>& results);
   void update_holds(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
   std::vector<Standing> merged_top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
+  std::vector<Standing> merged_top_deep(const PeriodRef& ref, std::int64_t offset,
+                                        std::int64_t count);
   std::optional<Standing> merged_rank(const PeriodRef& ref, const std::string& member);
   std::vector<Standing> merged_around(const PeriodRef& ref, const std::string& member,
                                       std::int64_t k);

@@ -65,12 +65,8 @@ std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_
   cold::ColdStore& cold = cold_for(ref);
   const hot::PeriodKeys keys = period_keys(ref);
   const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
+  if (offset >= hot_.size(redis_, keys.live)) return merged_top_deep(ref, offset, count);
   const std::int64_t want = offset + count;
-  if (const std::int64_t hot_members = hot_.size(redis_, keys.live); offset >= hot_members) {
-    // Deep enough that cold rows must be read anyway: past the last member (hot members
-    // plus cold rows, an upper bound) there is nothing to load.
-    if (offset >= hot_members + cold.reader().count(ck)) return {};
-  }
   std::int64_t slack = 16;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;
@@ -95,6 +91,79 @@ std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_
     const auto better =
         std::count_if(all.begin(), all.begin() + offset,
                       [&](const ScoredMember& m) { return m.encoded < page.front().encoded; });
+    const auto ranks = competition_ranks(page, SliceStart{offset, better + 1});
+    std::vector<Standing> out;
+    for (std::size_t i = 0; i < page.size(); ++i)
+      out.push_back(decode_scored(ref, page[i], ranks[i]));
+    return out;
+  }
+  throw Error("could not read " + ref.board + " " + ref.spec->name + " " + ref.period.id +
+              " consistently while spills kept running; try again");
+}
+
+// A page past the hot members' count: PostgreSQL is asked for the cold row at position
+// offset - |hot| (a key-only query, key0), Redis for how many hot members are listed before
+// it, and the page lies at most the hot and stale members' worth of rows after key0: memory
+// and transfer follow the hot size (about hot_keep), not the depth.
+//
+// With H the hot members, S the cold rows of hot members (stale: skipped) and k0 = offset -
+// |H|: the listing holds P = k0 - |S before key0| + |H before key0| members before key0, and
+// P <= offset; the page starts offset - P <= |H| + |S| members at or after key0.
+std::vector<Standing> Leaderboards::merged_top_deep(const PeriodRef& ref, std::int64_t offset,
+                                                    std::int64_t count) {
+  cold::ColdStore& cold = cold_for(ref);
+  const hot::PeriodKeys keys = period_keys(ref);
+  const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    if (attempt > 0) ++counters_.retries;
+    const std::string gen_before = meta_gen(redis_, keys.meta);
+    cold::ColdReader reader = cold.reader();
+    const hot::ReadState st = hot_.read_state(redis_, keys, "");
+    std::vector<ScoredMember> stale;  // cold rows of hot members, in listing order
+    for (const auto& row : reader.rows_for(ck, st.hot_and_stale))
+      stale.push_back({row.member, row.encoded});
+    const std::int64_t k0 = std::max<std::int64_t>(0, offset - hot_.size(redis_, keys.live));
+    const auto key0 = reader.key_at(ck, k0);
+    if (!key0) {
+      if (meta_gen(redis_, keys.meta) != gen_before) continue;
+      return {};  // fewer than k0 + 1 cold rows: fewer than offset + 1 members in all
+    }
+    const ScoredMember at0{key0->second, key0->first};
+    const auto stale_before = static_cast<std::int64_t>(
+        std::lower_bound(stale.begin(), stale.end(), at0, listed_before) - stale.begin());
+    const std::int64_t hot_before =
+        hot_.neighbours(redis_, keys, at0.encoded, at0.member, 0).count_before;
+    const std::int64_t listed_before_at0 = k0 - stale_before + hot_before;
+    const std::int64_t skip_n = offset - listed_before_at0;  // >= 0
+    const auto cold_rows = reader.from(ck, at0.encoded, at0.member,
+                                       skip_n + count + static_cast<std::int64_t>(stale.size()));
+    const std::set<std::string> skip(st.hot_and_stale.begin(), st.hot_and_stale.end());
+    const std::vector<ScoredMember> hot_rest =
+        hot_.slice(redis_, keys.live, hot_before, skip_n + count);
+    const std::vector<ScoredMember> all = merge(hot_rest, without(cold_rows, skip));
+    if (static_cast<std::int64_t>(all.size()) <= skip_n) {
+      if (meta_gen(redis_, keys.meta) != gen_before) continue;
+      return {};
+    }
+    const auto first = all.begin() + skip_n;
+    const auto last =
+        all.begin() + std::min<std::int64_t>(static_cast<std::int64_t>(all.size()), skip_n + count);
+    const std::vector<ScoredMember> page(first, last);
+    // Everyone strictly better than the page's first entry: all members before key0 when
+    // its score is better than the page's (else PostgreSQL counts), and those between.
+    const std::int64_t e = page.front().encoded;
+    std::int64_t better = 0;
+    if (at0.encoded < e) {
+      better = listed_before_at0;
+    } else {
+      better = reader.count_better(ck, e) + hot_.count_better(redis_, keys.live, e) -
+               std::count_if(stale.begin(), stale.end(),
+                             [&](const ScoredMember& m) { return m.encoded < e; });
+    }
+    better += std::count_if(all.begin(), first, [&](const ScoredMember& m) {
+      return m.encoded < e && !(m.encoded < at0.encoded);
+    });
+    if (meta_gen(redis_, keys.meta) != gen_before) continue;
     const auto ranks = competition_ranks(page, SliceStart{offset, better + 1});
     std::vector<Standing> out;
     for (std::size_t i = 0; i < page.size(); ++i)

@@ -1,6 +1,7 @@
 // RFC 3339 parsing (strict) and formatting, and the fixed clock.
 #include "core/time.h"
 
+#include <date/date.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -72,6 +73,22 @@ TEST(FormatRfc3339, UtcWithMilliseconds) {
   EXPECT_EQ(format_rfc3339(from_epoch_ms(0)), "1970-01-01T00:00:00.000Z");
   EXPECT_EQ(format_rfc3339(from_epoch_ms(-1)), "1969-12-31T23:59:59.999Z");
   EXPECT_EQ(format_rfc3339(from_epoch_ms(951868799999)), "2000-02-29T23:59:59.999Z");
+}
+
+TEST(FormatRfc3339, SameTextAsTheDateLibrary) {
+  // The hand-written formatter against date::format, over its whole range and both ends.
+  std::mt19937_64 rng(3340);
+  std::uniform_int_distribution<std::int64_t> pick(-62167219200000, 253402300799999);  // 0-9999
+  std::vector<std::int64_t> ms{-62167219200000, 253402300799999, -1,           0,
+                               86399999,        86400000,        951868799999, 951868800000};
+  for (int i = 0; i < 20000; ++i) ms.push_back(pick(rng));
+  for (const std::int64_t v : ms) {
+    const Instant t = from_epoch_ms(v);
+    ASSERT_EQ(format_rfc3339(t), date::format("%FT%TZ", t)) << v;
+  }
+  // Outside 0000-9999: the library's form.
+  const Instant far = from_epoch_ms(253402300800000);
+  EXPECT_EQ(format_rfc3339(far), date::format("%FT%TZ", far));
 }
 
 TEST(FormatRfc3339, RoundTripsThroughParse) {
