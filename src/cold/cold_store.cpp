@@ -570,24 +570,23 @@ std::optional<std::pair<std::int64_t, std::string>> ColdReader::key_at(const Per
 
 std::vector<ColdHit> ColdReader::from(const PeriodKey& period, std::int64_t encoded,
                                       const std::string& member, std::int64_t limit) {
-  ReadTxn& t = open_txn(impl_);
-  check_period(period);
-  check_text("member", member);
-  if (limit <= 0) return {};
-  return guarded(*impl_->link, impl_->session.get(), "listing cold members", [&] {
-    return hits_from(t.exec_prepared("bk_cold_from", period.board, period.period, period.period_id,
-                                     encoded, member, limit));
-  });
+  return listing("bk_cold_from", period, encoded, member, limit);
 }
 
 std::vector<ColdHit> ColdReader::after(const PeriodKey& period, std::int64_t encoded,
                                        const std::string& member, std::int64_t limit) {
+  return listing("bk_cold_after", period, encoded, member, limit);
+}
+
+std::vector<ColdHit> ColdReader::listing(const char* statement, const PeriodKey& period,
+                                         std::int64_t encoded, const std::string& member,
+                                         std::int64_t limit) {
   ReadTxn& t = open_txn(impl_);
   check_period(period);
   check_text("member", member);
   if (limit <= 0) return {};
   return guarded(*impl_->link, impl_->session.get(), "listing cold members", [&] {
-    return hits_from(t.exec_prepared("bk_cold_after", period.board, period.period, period.period_id,
+    return hits_from(t.exec_prepared(statement, period.board, period.period, period.period_id,
                                      encoded, member, limit));
   });
 }

@@ -150,6 +150,9 @@ class ColdReader {
   friend class ColdStore;
   struct Impl;
   explicit ColdReader(std::unique_ptr<Impl> impl);
+  // Rows from (e, m) on by one of the prepared keyset statements.
+  std::vector<ColdHit> listing(const char* statement, const PeriodKey& period, std::int64_t encoded,
+                               const std::string& member, std::int64_t limit);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -13,7 +13,9 @@
 
 #include "cold/cold_store.h"
 #include "config/config.h"
+#include "core/error.h"
 #include "core/period.h"
+#include "core/rank.h"
 #include "core/time.h"
 #include "hot/hot_board.h"
 #include "redis/connection.h"
@@ -257,6 +259,11 @@ class Leaderboards {
   std::vector<Standing> merged_top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
   std::vector<Standing> merged_top_deep(const PeriodRef& ref, std::int64_t offset,
                                         std::int64_t count);
+  // A page in listing order, ranked from `start`, decoded.
+  std::vector<Standing> ranked(const PeriodRef& ref, const std::vector<ScoredMember>& page,
+                               SliceStart start) const;
+  // A merged read that kept meeting spills or rehydrations.
+  static Error inconsistent(const PeriodRef& ref);
   std::optional<Standing> merged_rank(const PeriodRef& ref, const std::string& member);
   std::vector<Standing> merged_around(const PeriodRef& ref, const std::string& member,
                                       std::int64_t k);

@@ -60,6 +60,22 @@ Standing Leaderboards::decode_scored(const PeriodRef& ref, const ScoredMember& m
   return decode(ref, hot::Listed{m.member, m.encoded, rank});
 }
 
+std::vector<Standing> Leaderboards::ranked(const PeriodRef& ref,
+                                           const std::vector<ScoredMember>& page,
+                                           SliceStart start) const {
+  const auto ranks = competition_ranks(page, start);
+  std::vector<Standing> out;
+  out.reserve(page.size());
+  for (std::size_t i = 0; i < page.size(); ++i)
+    out.push_back(decode_scored(ref, page[i], ranks[i]));
+  return out;
+}
+
+Error Leaderboards::inconsistent(const PeriodRef& ref) {
+  return Error("could not read " + ref.board + " " + ref.spec->name + " " + ref.period.id +
+               " consistently while spills kept running; try again");
+}
+
 std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_t offset,
                                                std::int64_t count) {
   cold::ColdStore& cold = cold_for(ref);
@@ -91,14 +107,9 @@ std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_
     const auto better =
         std::count_if(all.begin(), all.begin() + offset,
                       [&](const ScoredMember& m) { return m.encoded < page.front().encoded; });
-    const auto ranks = competition_ranks(page, SliceStart{offset, better + 1});
-    std::vector<Standing> out;
-    for (std::size_t i = 0; i < page.size(); ++i)
-      out.push_back(decode_scored(ref, page[i], ranks[i]));
-    return out;
+    return ranked(ref, page, SliceStart{offset, better + 1});
   }
-  throw Error("could not read " + ref.board + " " + ref.spec->name + " " + ref.period.id +
-              " consistently while spills kept running; try again");
+  throw inconsistent(ref);
 }
 
 // A page past the hot members' count: PostgreSQL is asked for the cold row at position
@@ -160,18 +171,13 @@ std::vector<Standing> Leaderboards::merged_top_deep(const PeriodRef& ref, std::i
                std::count_if(stale.begin(), stale.end(),
                              [&](const ScoredMember& m) { return m.encoded < e; });
     }
-    better += std::count_if(all.begin(), first, [&](const ScoredMember& m) {
-      return m.encoded < e && !(m.encoded < at0.encoded);
-    });
+    // The members between key0 and the page (none of them before key0).
+    better +=
+        std::count_if(all.begin(), first, [&](const ScoredMember& m) { return m.encoded < e; });
     if (meta_gen(redis_, keys.meta) != gen_before) continue;
-    const auto ranks = competition_ranks(page, SliceStart{offset, better + 1});
-    std::vector<Standing> out;
-    for (std::size_t i = 0; i < page.size(); ++i)
-      out.push_back(decode_scored(ref, page[i], ranks[i]));
-    return out;
+    return ranked(ref, page, SliceStart{offset, better + 1});
   }
-  throw Error("could not read " + ref.board + " " + ref.spec->name + " " + ref.period.id +
-              " consistently while spills kept running; try again");
+  throw inconsistent(ref);
 }
 
 std::optional<Standing> Leaderboards::merged_rank(const PeriodRef& ref, const std::string& member) {
@@ -255,8 +261,7 @@ std::vector<Standing> Leaderboards::merged_around(const PeriodRef& ref, const st
     }
     return out;
   }
-  throw Error("could not read " + ref.board + " " + ref.spec->name + " " + ref.period.id +
-              " consistently while spills kept running; try again");
+  throw inconsistent(ref);
 }
 
 }  // namespace bk::service
