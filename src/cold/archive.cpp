@@ -321,7 +321,21 @@ Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, b
     }
     return 0;
   });
-  for (auto& [partition, periods] : by_month) {
+  // The statements, once (the loop below runs them per month and per period).
+  const std::string in_month_sql = "SELECT " + columns + " FROM " + q + ".periods WHERE" +
+                                   unpruned + " AND period_start >= $1 AND period_start < $2";
+  const std::string mark_month_sql = "UPDATE " + q + ".periods SET pruned_at = now() WHERE" +
+                                     unpruned + " AND period_start >= $1 AND period_start < $2";
+  const std::string delete_sql = "DELETE FROM " + q +
+                                 ".history_rows WHERE board = $1 AND period = $2 AND"
+                                 " period_id = $3 AND period_start = $4::timestamptz";
+  const std::string mark_sql = "UPDATE " + q +
+                               ".periods SET pruned_at = now() WHERE board = $1 AND period = $2"
+                               " AND period_id = $3 AND" +
+                               unpruned;
+  for (auto& month : by_month) {
+    const std::string& partition = month.first;
+    auto& periods = month.second;
     if (dry_run) {
       pruned.periods += static_cast<std::int64_t>(periods.size());
       for (const auto& p : periods) pruned.rows += p.second.members;
@@ -346,18 +360,15 @@ Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, b
         const year_month_day ymd{floor<days>(first)};
         const sys_days from{ymd.year() / ymd.month() / 1};
         const sys_days to{(ymd.year() / ymd.month() + date::months{1}) / 1};
-        const pqxx::result all =
-            w.exec_params("SELECT " + columns + " FROM " + q + ".periods WHERE" + unpruned +
-                              " AND period_start >= $1 AND period_start < $2",
-                          ts(Instant{from.time_since_epoch()}), ts(Instant{to.time_since_epoch()}));
+        const pqxx::result all = w.exec_params(in_month_sql, ts(Instant{from.time_since_epoch()}),
+                                               ts(Instant{to.time_since_epoch()}));
         std::vector<std::pair<Instant, Candidate>> in_month = candidates_of(all);
         whole = std::all_of(in_month.begin(), in_month.end(),
                             [&](const auto& p) { return due(p.second.period, p.second.end); });
         if (whole) {
           w.exec0("DROP TABLE " + partition);
-          w.exec_params("UPDATE " + q + ".periods SET pruned_at = now() WHERE" + unpruned +
-                            " AND period_start >= $1 AND period_start < $2",
-                        ts(Instant{from.time_since_epoch()}), ts(Instant{to.time_since_epoch()}));
+          w.exec_params(mark_month_sql, ts(Instant{from.time_since_epoch()}),
+                        ts(Instant{to.time_since_epoch()}));
           ++pruned.partitions;
           periods = std::move(in_month);
           for (const auto& p : periods) pruned.rows += p.second.members;
@@ -365,17 +376,9 @@ Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, b
       }
       if (!whole) {
         for (const auto& [start, c] : periods) {
-          const pqxx::result d =
-              w.exec_params("DELETE FROM " + q +
-                                ".history_rows WHERE board = $1 AND period = $2 AND period_id = $3"
-                                " AND period_start = $4::timestamptz",
-                            c.board, c.period, c.period_id, c.start);
+          const pqxx::result d = w.exec_params(delete_sql, c.board, c.period, c.period_id, c.start);
           pruned.rows += static_cast<std::int64_t>(d.affected_rows());
-          w.exec_params("UPDATE " + q +
-                            ".periods SET pruned_at = now() WHERE board = $1 AND period = $2"
-                            " AND period_id = $3 AND" +
-                            unpruned,
-                        c.board, c.period, c.period_id);
+          w.exec_params(mark_sql, c.board, c.period, c.period_id);
         }
       }
       w.commit();
