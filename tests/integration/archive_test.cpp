@@ -441,7 +441,7 @@ TEST(ArchiveMergeTest, RandomBoardsOfEveryOrderAndTieBreakArchiveAsTheirListing)
     for (int i = 0; i < n; ++i) {
       if (rng() % 12 == 0) t += Millis{1000 + rng() % 1500};
       const Kind& k = kinds[rng() % kinds.size()];
-      const std::string member = names[rng() % names.size()];
+      const std::string& member = names[rng() % names.size()];
       const std::int64_t value = 1 + static_cast<std::int64_t>(rng() % 3);
       Leaderboards lb(config, conn, Clock(t + Millis{10}), &cold);
       const auto r = lb.apply(Update{k.name, member, value, t, ""});
