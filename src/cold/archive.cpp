@@ -99,6 +99,19 @@ struct Archive::Impl {
     txn.reset();
   }
 
+  // Abandons the open transaction, if any.
+  void rollback() noexcept {
+    stream.reset();
+    if (txn) {
+      try {
+        txn->abort();
+      } catch (...) {
+        // A broken connection aborts by itself.
+      }
+      txn.reset();
+    }
+  }
+
   // pg::guarded, and an open transaction is dropped whatever went wrong.
   template <class F>
   auto guarded(const std::string& doing, F&& f) -> decltype(f()) {
@@ -123,10 +136,7 @@ Archive::Archive(const std::string& url, std::string schema) : impl_(std::make_u
   });
 }
 Archive::~Archive() {
-  try {
-    rollback();
-  } catch (...) {
-  }
+  if (impl_) impl_->rollback();
 }
 Archive::Archive(Archive&&) noexcept = default;
 
@@ -182,10 +192,10 @@ void Archive::unlock_period(const PeriodKey& key) {
   });
 }
 
-Archive::Claim Archive::begin(const PeriodInfo& period) {
+std::unique_ptr<Archive::Transaction> Archive::begin(const PeriodInfo& period, Claim& claim) {
   Impl& m = *impl_;
-  rollback();
-  return m.guarded("claiming " + period.key.period + ":" + period.key.period_id, [&] {
+  m.rollback();
+  claim = m.guarded("claiming " + period.key.period + ":" + period.key.period_id, [&] {
     m.txn = std::make_unique<pqxx::work>(m.connection());
     const std::string lock = period_lock(m.link->schema, period.key);
     if (!m.txn->exec_prepared1("bk_archive_try_xact_lock", lock)[0].as<bool>()) {
@@ -208,10 +218,16 @@ Archive::Claim Archive::begin(const PeriodInfo& period) {
         *m.txn, kHotTable, std::vector<std::string>{"member", "encoded", "points", "achieved_at"});
     return Claim::claimed;
   });
+  if (claim != Claim::claimed) return nullptr;
+  return std::unique_ptr<Transaction>(new Transaction(*this));
 }
 
-void Archive::write_hot(const ColdRow& row) {
-  Impl& m = *impl_;
+Archive::Transaction::~Transaction() {
+  if (!committed_) archive_.impl_->rollback();
+}
+
+void Archive::Transaction::write_hot(const ColdRow& row) {
+  Impl& m = *archive_.impl_;
   m.guarded("writing the hot members", [&] {
     if (row.achieved_at) {
       *m.stream << std::make_tuple(row.member, row.encoded, row.points, ts(*row.achieved_at));
@@ -223,8 +239,8 @@ void Archive::write_hot(const ColdRow& row) {
   });
 }
 
-Archive::Counts Archive::commit(bool hot_lost) {
-  Impl& m = *impl_;
+Archive::Counts Archive::Transaction::commit(bool hot_lost) {
+  Impl& m = *archive_.impl_;
   const PeriodInfo& p = m.current;
   return m.guarded("committing the archive of " + p.key.period + ":" + p.key.period_id, [&] {
     m.stream->complete();
@@ -248,21 +264,9 @@ Archive::Counts Archive::commit(bool hot_lost) {
     m.txn->exec_prepared("bk_archive_drop_cold", p.key.board, p.key.period, p.key.period_id);
     m.txn->commit();
     m.txn.reset();
+    committed_ = true;
     return counts;
   });
-}
-
-void Archive::rollback() {
-  Impl& m = *impl_;
-  m.stream.reset();
-  if (m.txn) {
-    try {
-      m.txn->abort();
-    } catch (...) {
-      // A broken connection aborts by itself.
-    }
-    m.txn.reset();
-  }
 }
 
 namespace {

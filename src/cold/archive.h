@@ -57,26 +57,42 @@ class Archive {
   bool try_lock_period(const PeriodKey& key);
   void unlock_period(const PeriodKey& key);
 
-  // Opens the period's archive transaction and claims it (the period lock, as a
-  // transaction lock, then the periods row). Not `claimed`: the transaction is closed again.
-  Claim begin(const PeriodInfo& period);
-  // Streams one of the period's hot members (COPY into a temporary table), in any order;
-  // each member once. Only these rows travel: the cold ones are in the database already.
-  void write_hot(const ColdRow& row);
-
   struct Counts {
     std::int64_t hot = 0;   // history rows from the hot members
     std::int64_t cold = 0;  // history rows from cold rows (of members that were not hot)
   };
-  // Ends the COPY and writes the period's history in one statement: the hot members and the
-  // cold rows of members that are not hot (a hot member's cold row is stale: the hot value
-  // wins), ranked by the database in listing order (encoded ascending, then member bytes;
-  // competition ranks on equal encoded values). Then the periods row (archived, counts,
-  // whether the hot part was lost, now()), deletes the period's cold rows, commits. Until
-  // this returns nothing of the period is visible.
-  Counts commit(bool hot_lost = false);
-  // Abandons the open transaction (also done by the destructor).
-  void rollback();
+
+  // The archive transaction of one claimed period (libpqxx's pattern): it rolls back when
+  // destroyed unless committed, so nothing of the period is visible until commit() returns.
+  // One at a time per Archive; the Archive must outlive it.
+  class Transaction {
+   public:
+    ~Transaction();
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+
+    // Streams one of the period's hot members (COPY into a temporary table), in any
+    // order; each member once. Only these rows travel: the cold ones are in the database.
+    void write_hot(const ColdRow& row);
+    // Ends the COPY and writes the period's history in one statement: the hot members and
+    // the cold rows of members that are not hot (a hot member's cold row is stale: the hot
+    // value wins), ranked by the database in listing order (encoded ascending, then member
+    // bytes; competition ranks on equal encoded values). Then the periods row (archived,
+    // counts, whether the hot part was lost, now()), deletes the period's cold rows,
+    // commits.
+    Counts commit(bool hot_lost = false);
+
+   private:
+    friend class Archive;
+    explicit Transaction(Archive& archive) : archive_(archive) {}
+    Archive& archive_;
+    bool committed_ = false;
+  };
+
+  // Opens the period's archive transaction and claims it (the period lock, as a
+  // transaction lock, then the periods row): the transaction when `claimed`, else nullptr
+  // (busy: another archiver holds it right now; done: already archived or recorded lost).
+  std::unique_ptr<Transaction> begin(const PeriodInfo& period, Claim& claim);
 
   // History retention. `due(period name, period end)`: whether an archived period's rows
   // are past their retention. Each month partition (periods starting in that month) whose

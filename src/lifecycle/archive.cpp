@@ -56,7 +56,10 @@ ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
     stats.hot_lost = true;
   }
   archive.ensure_partitions(target.period.start, target.period.start + Millis{1});
-  switch (archive.begin(info)) {
+  cold::Archive::Claim claim = cold::Archive::Claim::busy;
+  // Rolls back unless committed, however this ends.
+  const std::unique_ptr<cold::Archive::Transaction> txn = archive.begin(info, claim);
+  switch (claim) {
     case cold::Archive::Claim::busy:
       stats.outcome = ArchiveStats::Outcome::busy;
       return stats;
@@ -67,7 +70,7 @@ ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
     case cold::Archive::Claim::claimed:
       break;
   }
-  try {
+  {
     ArchiveProgress shown;
     shown.target = &target;
     shown.hot_total = frozen.size;
@@ -104,7 +107,7 @@ ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
       if (!last) next = std::async(std::launch::async, read_chunk, offset);
       for (const ScoredMember& m : members) {
         const Decoded d = codec.decode(m.encoded, target.period.start);
-        archive.write_hot({m.member, m.encoded, d.points, d.achieved_at});
+        txn->write_hot({m.member, m.encoded, d.points, d.achieved_at});
       }
       if (progress && !members.empty()) {
         shown.hot_copied = offset;
@@ -122,12 +125,9 @@ ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
       shown.merging = true;
       progress(shown);
     }
-    const cold::Archive::Counts counts = archive.commit(stats.hot_lost);
+    const cold::Archive::Counts counts = txn->commit(stats.hot_lost);
     stats.hot = counts.hot;
     stats.cold = counts.cold;
-  } catch (...) {
-    archive.rollback();
-    throw;
   }
   hot.release(redis, keys, board_keys.registry(), registry_member);
   return stats;
