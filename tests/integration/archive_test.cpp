@@ -358,9 +358,10 @@ TEST_F(ArchiveTest, PostgresOrRedisGoingAwayMidArchiveLosesNothing) {
   EXPECT_EQ(conn.command({"ZCARD", keys.live("daily", "2027-01-25")}).as_int(), 30000);
   EXPECT_EQ(cold.reader().count(key), 20000);
 
-  // Redis: the tick's Redis connection is cut while its COPY is streaming, and Redis stays
-  // away: the connection of the tick's retry of the board is cut too.
-  pid = test::spawn_cli({"--config", path, "--now=2027-03-01T00:00:00Z", "tick", "--chunk", "200"},
+  // Redis: the tick's Redis connection is cut while its COPY of the hot members is streaming
+  // (chunks of 10 members: 3,000 reads from Redis, a window the poll below cannot miss), and
+  // Redis stays away: the connection of the tick's retry of the board is cut too.
+  pid = test::spawn_cli({"--config", path, "--now=2027-03-01T00:00:00Z", "tick", "--chunk", "10"},
                         log);
   bool cut = false;
   for (siginfo_t exited{}; exited.si_pid == 0;
