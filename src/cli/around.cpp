@@ -8,10 +8,7 @@
 namespace bk::cli {
 
 int around(Context& ctx, const ReadArgs& args) {
-  if (args.k < 0 || args.k > service::kMaxReadRows / 2) {
-    throw UsageError("-k " + std::to_string(args.k) + " is outside [0, " +
-                     std::to_string(service::kMaxReadRows / 2) + "]");
-  }
+  check_range("-k", args.k, 0, service::kMaxReadRows / 2);
   auto& boards = ctx.leaderboards();
   const service::PeriodRef ref = boards.resolve(args.board, args.period, args.period_id);
   const auto rows = boards.around(ref, args.member, args.k);

@@ -9,6 +9,11 @@
 
 namespace bk::cli {
 
+// A flag's value must lie in [min, max]; otherwise a UsageError (exit 2) naming the flag,
+// the value and the range, then `hint` when given.
+void check_range(const char* flag, std::int64_t value, std::int64_t min, std::int64_t max,
+                 const char* hint = "");
+
 int check_config(Context& ctx);
 int migrate(Context& ctx);
 struct TickArgs {

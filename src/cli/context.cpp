@@ -1,6 +1,8 @@
 // Lazily made connections; logs say where they go (host, port, database), never the URL.
 #include "cli/context.h"
 
+#include "cli/commands.h"
+
 #include <spdlog/spdlog.h>
 
 #include "cold/conninfo.h"
@@ -57,6 +59,15 @@ service::Leaderboards& Context::leaderboards() {
         std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); }));
   }
   return *boards_;
+}
+
+void check_range(const char* flag, std::int64_t value, std::int64_t min, std::int64_t max,
+                 const char* hint) {
+  if (value >= min && value <= max) return;
+  std::string message = std::string(flag) + " " + std::to_string(value) + " is outside [" +
+                        std::to_string(min) + ", " + std::to_string(max) + "]";
+  if (*hint != '\0') message += std::string(": ") + hint;
+  throw UsageError(message);
 }
 
 }  // namespace bk::cli

@@ -1,5 +1,4 @@
 // history: an archived period from PostgreSQL, in the same forms as `top`.
-#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -10,10 +9,7 @@
 namespace bk::cli {
 
 int history(Context& ctx, const ReadArgs& args) {
-  if (args.n < 1 || args.n > service::kMaxReadOffset) {
-    throw UsageError("-n " + std::to_string(args.n) + " is outside [1, " +
-                     std::to_string(service::kMaxReadOffset) + "]");
-  }
+  check_range("-n", args.n, 1, service::kMaxReadOffset);
   // PostgreSQL only: no Redis connection for reading history.
   const service::PeriodRef ref = service::resolve_period(ctx.config(), args.board, args.period,
                                                          args.period_id, ctx.clock().now());
@@ -39,21 +35,14 @@ int history(Context& ctx, const ReadArgs& args) {
     }
     return 1;
   }
-  // Page by page along the listing index: memory and the cost of each page stay flat
-  // however many rows are asked for.
   StandingsPrinter printer(std::cout, ctx.format() == Format::json, ref);
-  constexpr std::int64_t kPage = 10000;
   std::vector<service::Standing> rows;
-  for (std::int64_t done = 0, after = 0; done < args.n;) {
-    const auto page = archive.history_page(key, after, std::min(kPage, args.n - done));
-    if (page.empty()) break;
+  archive.history_pages(key, args.n, [&](const std::vector<cold::HistoryRow>& page) {
     rows.clear();
     for (const cold::HistoryRow& h : page)
       rows.push_back({h.rank, h.member, h.points, h.achieved_at});
     printer.page(rows);
-    done += static_cast<std::int64_t>(page.size());
-    after = page.back().position;
-  }
+  });
   printer.finish();
   return 0;
 }

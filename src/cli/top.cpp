@@ -8,15 +8,9 @@
 namespace bk::cli {
 
 int top(Context& ctx, const ReadArgs& args) {
-  if (args.n < 1 || args.n > service::kMaxReadRows) {
-    throw UsageError("-n " + std::to_string(args.n) + " is outside [1, " +
-                     std::to_string(service::kMaxReadRows) +
-                     "]: read a long listing page by page with --offset");
-  }
-  if (args.offset < 0 || args.offset > service::kMaxReadOffset) {
-    throw UsageError("--offset " + std::to_string(args.offset) + " is outside [0, " +
-                     std::to_string(service::kMaxReadOffset) + "]");
-  }
+  check_range("-n", args.n, 1, service::kMaxReadRows,
+              "read a long listing page by page with --offset");
+  check_range("--offset", args.offset, 0, service::kMaxReadOffset);
   auto& boards = ctx.leaderboards();
   const service::PeriodRef ref = boards.resolve(args.board, args.period, args.period_id);
   print_standings(std::cout, ctx.format() == Format::json, ref,

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -26,6 +25,26 @@ std::string period_lock(const std::string& schema, const PeriodKey& key) {
 
 std::string epoch_ms(const std::string& column) {
   return "(extract(epoch FROM " + column + ")*1000)::bigint";
+}
+
+// The history partition of one month (period starts in [from, to)).
+struct Month {
+  std::string partition;  // "<schema>.history_rows_yYYYYmMM", the schema quoted
+  Instant from, to;
+};
+
+Month month_of(const std::string& q, date::year_month month) {
+  using namespace date;
+  char name[64];
+  std::snprintf(name, sizeof name, "history_rows_y%04dm%02u", static_cast<int>(month.year()),
+                static_cast<unsigned>(month.month()));
+  return {q + "." + name, Instant{sys_days{month / 1}.time_since_epoch()},
+          Instant{sys_days{(month + months{1}) / 1}.time_since_epoch()}};
+}
+
+date::year_month month_containing(Instant t) {
+  const date::year_month_day ymd{date::floor<date::days>(t)};
+  return ymd.year() / ymd.month();
 }
 
 // The hot members of the period being archived: one per session, emptied by every commit
@@ -143,31 +162,22 @@ Archive::Archive(Archive&&) noexcept = default;
 void Archive::ensure_partitions(Instant from, Instant to) {
   Impl& m = *impl_;
   m.guarded("creating history partitions", [&] {
-    using namespace date;
-    auto month =
-        year_month_day{floor<days>(from)}.year() / year_month_day{floor<days>(from)}.month();
-    const auto last =
-        year_month_day{floor<days>(to)}.year() / year_month_day{floor<days>(to)}.month();
-    for (; month <= last; month += months{1}) {
-      const auto next = month + months{1};
-      char name[64];
-      std::snprintf(name, sizeof name, "history_rows_y%04dm%02u", static_cast<int>(month.year()),
-                    static_cast<unsigned>(month.month()));
+    const date::year_month last = month_containing(to);
+    for (date::year_month month = month_containing(from); month <= last; month += date::months{1}) {
+      const Month mo = month_of(m.link->q, month);
       pqxx::work w(m.connection());
       // One creator at a time per schema; a partition that exists is left alone.
       w.exec_params("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
                     "bk-partitions/" + m.link->schema);
-      const std::string partition = m.link->q + "." + name;
       const bool missing =
-          w.exec_params1("SELECT to_regclass($1) IS NULL", partition)[0].as<bool>();
+          w.exec_params1("SELECT to_regclass($1) IS NULL", mo.partition)[0].as<bool>();
       if (missing) {
         // Waits for running archives (it locks history_rows), however long: no lock_timeout
         // here (see pg::Link::use). Months are created ahead, so this is rare.
         w.exec0("SET LOCAL lock_timeout = 0");
-        w.exec0("CREATE TABLE " + partition + " PARTITION OF " + m.link->q +
-                ".history_rows FOR VALUES FROM (" +
-                w.quote(ts(Instant{sys_days{month / 1}.time_since_epoch()})) + ") TO (" +
-                w.quote(ts(Instant{sys_days{next / 1}.time_since_epoch()})) + ")");
+        w.exec0("CREATE TABLE " + mo.partition + " PARTITION OF " + m.link->q +
+                ".history_rows FOR VALUES FROM (" + w.quote(ts(mo.from)) + ") TO (" +
+                w.quote(ts(mo.to)) + ")");
       }
       w.commit();
     }
@@ -277,15 +287,6 @@ struct Candidate {
   std::int64_t members = 0;
 };
 
-std::string month_partition(const std::string& q, Instant start) {
-  using namespace date;
-  const year_month_day ymd{floor<days>(start)};
-  char name[64];
-  std::snprintf(name, sizeof name, "history_rows_y%04dm%02u", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()));
-  return q + "." + name;
-}
-
 }  // namespace
 
 Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, bool dry_run,
@@ -312,7 +313,7 @@ Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, b
   };
   Pruned pruned;
   // The due periods, by the month their rows are partitioned under.
-  std::map<std::string, std::vector<std::pair<Instant, Candidate>>> by_month;
+  std::map<date::year_month, std::vector<std::pair<Instant, Candidate>>> by_month;
   m.guarded("finding history past its retention", [&] {
     pqxx::work w(m.connection());
     const pqxx::result r =
@@ -321,7 +322,7 @@ Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, b
                       ts(ended_before), max_periods);
     for (auto& [start, c] : candidates_of(r)) {
       if (!due(c.period, c.end)) continue;
-      by_month[month_partition(q, start)].emplace_back(start, std::move(c));
+      by_month[month_containing(start)].emplace_back(start, std::move(c));
     }
     return 0;
   });
@@ -337,15 +338,15 @@ Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, b
                                ".periods SET pruned_at = now() WHERE board = $1 AND period = $2"
                                " AND period_id = $3 AND" +
                                unpruned;
-  for (auto& month : by_month) {
-    const std::string& partition = month.first;
-    auto& periods = month.second;
+  for (auto& entry : by_month) {
+    const Month month = month_of(q, entry.first);
+    auto& periods = entry.second;
     if (dry_run) {
       pruned.periods += static_cast<std::int64_t>(periods.size());
       for (const auto& p : periods) pruned.rows += p.second.members;
       continue;
     }
-    const bool done = m.guarded("pruning history (" + partition + ")", [&] {
+    const bool done = m.guarded("pruning history (" + month.partition + ")", [&] {
       pqxx::work w(m.connection());
       if (!w.exec_params1("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", lock)[0]
                .as<bool>()) {
@@ -355,24 +356,18 @@ Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, b
       // Waits for archives writing into the month (and readers) at most this long; the next
       // tick tries again.
       w.exec0("SET LOCAL lock_timeout = '10s'");
-      bool whole = w.exec_params1("SELECT to_regclass($1) IS NOT NULL", partition)[0].as<bool>();
+      bool whole =
+          w.exec_params1("SELECT to_regclass($1) IS NOT NULL", month.partition)[0].as<bool>();
       if (whole) {
-        w.exec0("LOCK TABLE " + partition + " IN ACCESS EXCLUSIVE MODE");
+        w.exec0("LOCK TABLE " + month.partition + " IN ACCESS EXCLUSIVE MODE");
         // Every archived period whose rows live in this month must be due, whatever its name.
-        const Instant first = periods.front().first;
-        using namespace date;
-        const year_month_day ymd{floor<days>(first)};
-        const sys_days from{ymd.year() / ymd.month() / 1};
-        const sys_days to{(ymd.year() / ymd.month() + date::months{1}) / 1};
-        const pqxx::result all = w.exec_params(in_month_sql, ts(Instant{from.time_since_epoch()}),
-                                               ts(Instant{to.time_since_epoch()}));
+        const pqxx::result all = w.exec_params(in_month_sql, ts(month.from), ts(month.to));
         std::vector<std::pair<Instant, Candidate>> in_month = candidates_of(all);
         whole = std::all_of(in_month.begin(), in_month.end(),
                             [&](const auto& p) { return due(p.second.period, p.second.end); });
         if (whole) {
-          w.exec0("DROP TABLE " + partition);
-          w.exec_params(mark_month_sql, ts(Instant{from.time_since_epoch()}),
-                        ts(Instant{to.time_since_epoch()}));
+          w.exec0("DROP TABLE " + month.partition);
+          w.exec_params(mark_month_sql, ts(month.from), ts(month.to));
           ++pruned.partitions;
           periods = std::move(in_month);
           for (const auto& p : periods) pruned.rows += p.second.members;
@@ -422,35 +417,36 @@ PeriodStatus Archive::status(const PeriodKey& key) {
 
 std::vector<HistoryRow> Archive::history(const PeriodKey& key, std::int64_t limit) {
   std::vector<HistoryRow> out;
-  constexpr std::int64_t kPage = 10000;
-  while (static_cast<std::int64_t>(out.size()) < limit) {
-    const std::int64_t after = out.empty() ? 0 : out.back().position;
-    auto page =
-        history_page(key, after, std::min(kPage, limit - static_cast<std::int64_t>(out.size())));
-    if (page.empty()) break;
-    out.insert(out.end(), std::make_move_iterator(page.begin()),
-               std::make_move_iterator(page.end()));
-  }
+  history_pages(key, limit, [&out](const std::vector<HistoryRow>& page) {
+    out.insert(out.end(), page.begin(), page.end());
+  });
   return out;
 }
 
-std::vector<HistoryRow> Archive::history_page(const PeriodKey& key, std::int64_t after,
-                                              std::int64_t limit) {
+void Archive::history_pages(const PeriodKey& key, std::int64_t limit,
+                            const std::function<void(const std::vector<HistoryRow>&)>& page) {
   Impl& m = *impl_;
-  return m.guarded("reading history", [&] {
-    pqxx::work w(m.connection());
-    const pqxx::result r =
-        w.exec_prepared("bk_archive_history", key.board, key.period, key.period_id, after, limit);
-    std::vector<HistoryRow> out;
-    out.reserve(r.size());
-    for (const auto& row : r) {
-      HistoryRow h{row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::string>(),
-                   row[3].as<std::int64_t>(), std::nullopt};
-      if (!row[4].is_null()) h.achieved_at = from_epoch_ms(row[4].as<std::int64_t>());
-      out.push_back(std::move(h));
-    }
-    return out;
-  });
+  constexpr std::int64_t kPage = 10000;
+  std::vector<HistoryRow> rows;
+  for (std::int64_t done = 0, after = 0; done < limit;) {
+    rows.clear();
+    m.guarded("reading history", [&] {
+      pqxx::work w(m.connection());
+      const pqxx::result r = w.exec_prepared("bk_archive_history", key.board, key.period,
+                                             key.period_id, after, std::min(kPage, limit - done));
+      for (const auto& row : r) {
+        HistoryRow h{row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::string>(),
+                     row[3].as<std::int64_t>(), std::nullopt};
+        if (!row[4].is_null()) h.achieved_at = from_epoch_ms(row[4].as<std::int64_t>());
+        rows.push_back(std::move(h));
+      }
+      return 0;
+    });
+    if (rows.empty()) return;
+    page(rows);
+    done += static_cast<std::int64_t>(rows.size());
+    after = rows.back().position;
+  }
 }
 
 std::optional<PeriodInfo> Archive::archived_period(const PeriodKey& key) {

@@ -118,10 +118,11 @@ class Archive {
 
   // The archived rows of a period in listing order (the history view), up to `limit`.
   std::vector<HistoryRow> history(const PeriodKey& key, std::int64_t limit);
-  // Up to `limit` archived rows listed after position `after` (0: from the top): one page,
-  // found through the listing index, at a cost that does not grow with `after`.
-  std::vector<HistoryRow> history_page(const PeriodKey& key, std::int64_t after,
-                                       std::int64_t limit);
+  // The same, handed over a page at a time (at most 10,000 rows, each page found through
+  // the listing index after the last one: memory and the cost of a page stay flat however
+  // many rows are asked for).
+  void history_pages(const PeriodKey& key, std::int64_t limit,
+                     const std::function<void(const std::vector<HistoryRow>&)>& page);
   std::optional<PeriodInfo> archived_period(const PeriodKey& key);
 
  private:
