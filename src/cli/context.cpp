@@ -48,6 +48,7 @@ cold::ColdStore& Context::schema_admin() {
 cold::Archive& Context::archive() {
   if (!archive_) {
     archive_ = std::make_unique<cold::Archive>(config_.postgres.url, config_.postgres.schema);
+    archive_->set_large_period_rows(config_.history.large_period_rows);
   }
   return *archive_;
 }

@@ -51,6 +51,27 @@ date::year_month month_containing(Instant t) {
 // (and by a rollback, which takes its rows back).
 constexpr const char* kHotTable = "pg_temp.bk_archive_hot";
 
+constexpr const char* kHistoryColumns =
+    "board, period, period_id, period_start, period_end, rank, position, member, points,"
+    " achieved_at";
+
+// The period's history rows ($1-$5: board, period, period_id, start, end; then `extra`, more
+// columns): the hot members and the cold rows of members that are not hot. Listing order is
+// encoded ascending, then member bytes (both member columns are COLLATE "C"); rank is the
+// competition rank over equal encoded values.
+std::string merged_rows(const std::string& q, const std::string& extra) {
+  return std::string(
+             " SELECT $1, $2, $3, $4::timestamptz, $5::timestamptz,"
+             " rank() OVER (ORDER BY m.encoded),"
+             " row_number() OVER (ORDER BY m.encoded, m.member COLLATE \"C\"),"
+             " m.member, m.points, m.achieved_at") +
+         extra + " FROM (SELECT member, encoded, points, achieved_at FROM " + kHotTable +
+         " UNION ALL SELECT c.member, c.encoded, c.points, c.achieved_at FROM " + q +
+         ".cold_members c WHERE c.board = $1 AND c.period = $2 AND c.period_id = $3"
+         " AND NOT EXISTS (SELECT 1 FROM " +
+         kHotTable + " h WHERE h.member = c.member)) m";
+}
+
 // Every statement of the archive, prepared once per connection (libpqxx prepares on first
 // use, so a schema not migrated yet only fails when a statement runs). `q`: the quoted schema.
 void prepare_statements(pqxx::connection& c, const std::string& q) {
@@ -60,31 +81,21 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
   c.prepare("bk_archive_try_xact_lock",
             "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))");
   c.prepare("bk_archive_status", "SELECT status FROM " + q + ".periods WHERE" + period);
-  // Listing order is encoded ascending, then member bytes (both member columns are COLLATE
-  // "C"); rank is the competition rank over equal encoded values.
   c.prepare("bk_archive_merge",
-            "INSERT INTO " + q +
-                ".history_rows (board, period, period_id, period_start, period_end, rank,"
-                " position, member, points, achieved_at)"
-                " SELECT $1, $2, $3, $4::timestamptz, $5::timestamptz,"
-                " rank() OVER (ORDER BY m.encoded),"
-                " row_number() OVER (ORDER BY m.encoded, m.member COLLATE \"C\"),"
-                " m.member, m.points, m.achieved_at"
-                " FROM (SELECT member, encoded, points, achieved_at FROM " +
-                kHotTable + " UNION ALL SELECT c.member, c.encoded, c.points, c.achieved_at FROM " +
-                q +
-                ".cold_members c WHERE c.board = $1 AND c.period = $2 AND c.period_id = $3"
-                " AND NOT EXISTS (SELECT 1 FROM " +
-                kHotTable + " h WHERE h.member = c.member)) m");
+            "INSERT INTO " + q + ".history_rows (" + kHistoryColumns + ")" + merged_rows(q, ""));
+  c.prepare("bk_archive_cold_upto", "SELECT count(*) FROM (SELECT 1 FROM " + q +
+                                        ".cold_members WHERE" + period + " LIMIT $4) x");
+  c.prepare("bk_archive_next_part", "SELECT nextval(" + c.quote(q + ".history_part") + ")");
   c.prepare("bk_archive_record",
             "INSERT INTO " + q +
                 ".periods (board, period, period_id, period_start, period_end, status, members,"
-                " hot_members, cold_members, hot_lost, note, archived_at)"
-                " VALUES ($1, $2, $3, $4, $5, 'archived', $6, $7, $8, $9, $10, now())"
+                " hot_members, cold_members, hot_lost, note, history_part, archived_at)"
+                " VALUES ($1, $2, $3, $4, $5, 'archived', $6, $7, $8, $9, $10, $11, now())"
                 " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'archived',"
                 " members = excluded.members, hot_members = excluded.hot_members,"
                 " cold_members = excluded.cold_members, hot_lost = excluded.hot_lost,"
-                " archived_at = now(), note = excluded.note");
+                " archived_at = now(), note = excluded.note,"
+                " history_part = excluded.history_part");
   c.prepare("bk_archive_drop_cold", "DELETE FROM " + q + ".cold_members WHERE" + period);
   c.prepare("bk_archive_lost",
             "INSERT INTO " + q +
@@ -93,9 +104,15 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
                 " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'lost',"
                 " note = excluded.note, archived_at = now() WHERE " +
                 q + ".periods.status = 'open' RETURNING 1");
+  // A large period's rows: only its own table is read (pruned at run time by the key).
+  const std::string columns = "rank, position, member, points, achieved_at";
   c.prepare("bk_archive_history",
-            "SELECT rank, position, member, points, " + epoch_ms("achieved_at") + " FROM " + q +
-                ".history_rows WHERE" + period + " AND position > $4 ORDER BY position LIMIT $5");
+            "SELECT rank, position, member, points, " + epoch_ms("achieved_at") + " FROM (SELECT " +
+                columns + " FROM " + q + ".history_rows WHERE" + period +
+                " AND position > $4 UNION ALL SELECT " + columns + " FROM " + q +
+                ".history_large WHERE" + period + " AND position > $4 AND part = (SELECT " +
+                "history_part FROM " + q + ".periods WHERE" + period +
+                ")) h ORDER BY position LIMIT $5");
   c.prepare("bk_archive_period", "SELECT " + epoch_ms("period_start") + ", " +
                                      epoch_ms("period_end") + ", " + epoch_ms("pruned_at") +
                                      " FROM " + q + ".periods WHERE" + period +
@@ -110,6 +127,7 @@ struct Archive::Impl {
   std::unique_ptr<pqxx::stream_to> stream;
   PeriodInfo current;
   std::int64_t hot_written = 0;
+  std::int64_t large_rows = Archive::kLargePeriodRows;
 
   pqxx::connection& connection() { return *link->use().conn; }
 
@@ -154,6 +172,10 @@ Archive::Archive(const std::string& url, std::string schema) : impl_(std::make_u
     prepare_statements(c, q);
   });
 }
+void Archive::set_large_period_rows(std::int64_t rows) {
+  impl_->large_rows = std::max<std::int64_t>(1, rows);
+}
+
 Archive::~Archive() {
   if (impl_) impl_->rollback();
 }
@@ -261,8 +283,36 @@ Archive::Counts Archive::Transaction::commit(bool hot_lost) {
     // period stays in memory.
     m.txn->exec0(std::string("ANALYZE ") + kHotTable);
     m.txn->exec0("SET LOCAL work_mem = '64MB'");
-    const pqxx::result merged = m.txn->exec_prepared("bk_archive_merge", p.key.board, p.key.period,
-                                                     p.key.period_id, ts(p.start), ts(p.end));
+    std::optional<std::int64_t> part;  // a large period's own table
+    const std::int64_t cold_wanted = std::max<std::int64_t>(0, m.large_rows - counts.hot);
+    if (counts.hot >= m.large_rows ||
+        m.txn->exec_prepared1("bk_archive_cold_upto", p.key.board, p.key.period, p.key.period_id,
+                              cold_wanted)[0]
+                .as<std::int64_t>() >= cold_wanted) {
+      part = m.txn->exec_prepared1("bk_archive_next_part")[0].as<std::int64_t>();
+    }
+    pqxx::result merged;
+    if (!part) {
+      merged = m.txn->exec_prepared("bk_archive_merge", p.key.board, p.key.period, p.key.period_id,
+                                    ts(p.start), ts(p.end));
+    } else {
+      // A table of its own, filled, then indexed (sorted builds), then attached: the
+      // CHECK lets ATTACH skip its validation scan.
+      const std::string& q = m.link->q;
+      const std::string id = std::to_string(*part);
+      const std::string table = q + ".history_large_" + id;
+      m.txn->exec0("CREATE TABLE " + table + " (LIKE " + q + ".history_large, CHECK (part = " + id +
+                   "))");
+      merged = m.txn->exec_params("INSERT INTO " + table + " (" + kHistoryColumns + ", part)" +
+                                      merged_rows(q, ", $6::bigint"),
+                                  p.key.board, p.key.period, p.key.period_id, ts(p.start),
+                                  ts(p.end), *part);
+      m.txn->exec0("SET LOCAL maintenance_work_mem = '256MB'");
+      m.txn->exec0("CREATE INDEX ON " + table + " (board, period, period_id, position)");
+      m.txn->exec0("CREATE UNIQUE INDEX ON " + table + " (member, board, period, period_id, part)");
+      m.txn->exec0("ALTER TABLE " + q + ".history_large ATTACH PARTITION " + table +
+                   " FOR VALUES IN (" + id + ")");
+    }
     counts.cold = static_cast<std::int64_t>(merged.affected_rows()) - counts.hot;
     m.txn->exec_prepared("bk_archive_record", p.key.board, p.key.period, p.key.period_id,
                          ts(p.start), ts(p.end), counts.hot + counts.cold, counts.hot, counts.cold,
@@ -270,7 +320,8 @@ Archive::Counts Archive::Transaction::commit(bool hot_lost) {
                          hot_lost ? std::optional<std::string>(
                                         "Redis had lost this period's data: archived from the cold "
                                         "tier; points that lived only in Redis are missing")
-                                  : std::nullopt);
+                                  : std::nullopt,
+                         part);
     m.txn->exec_prepared("bk_archive_drop_cold", p.key.board, p.key.period, p.key.period_id);
     m.txn->commit();
     m.txn.reset();
@@ -285,6 +336,7 @@ struct Candidate {
   std::string board, period, period_id, start;  // start: as PostgreSQL gave it
   Instant end;
   std::int64_t members = 0;
+  std::optional<std::int64_t> part;  // a large period: its own table of history_large
 };
 
 }  // namespace
@@ -296,7 +348,7 @@ Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, b
   const std::string lock = "bk-retention/" + m.link->schema;
   const std::string columns = "board, period, period_id, period_start::text, " +
                               epoch_ms("period_start") + ", " + epoch_ms("period_end") +
-                              ", members";
+                              ", members, history_part";
   const std::string unpruned = " status = 'archived' AND pruned_at IS NULL";
   auto candidates_of = [&](const pqxx::result& r) {
     std::vector<std::pair<Instant, Candidate>> out;  // (start, period)
@@ -306,7 +358,9 @@ Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, b
                   row[2].as<std::string>(),
                   row[3].as<std::string>(),
                   from_epoch_ms(row[5].as<std::int64_t>()),
-                  row[6].as<std::int64_t>()};
+                  row[6].as<std::int64_t>(),
+                  std::nullopt};
+      if (!row[7].is_null()) c.part = row[7].as<std::int64_t>();
       out.emplace_back(from_epoch_ms(row[4].as<std::int64_t>()), std::move(c));
     }
     return out;
@@ -358,6 +412,11 @@ Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, b
       w.exec0("SET LOCAL lock_timeout = '10s'");
       bool whole =
           w.exec_params1("SELECT to_regclass($1) IS NOT NULL", month.partition)[0].as<bool>();
+      // A large period's rows are its own table, dropped whole.
+      auto drop_large = [&](const Candidate& c) {
+        w.exec0("DROP TABLE IF EXISTS " + q + ".history_large_" + std::to_string(*c.part));
+        ++pruned.partitions;
+      };
       if (whole) {
         w.exec0("LOCK TABLE " + month.partition + " IN ACCESS EXCLUSIVE MODE");
         // Every archived period whose rows live in this month must be due, whatever its name.
@@ -367,16 +426,25 @@ Archive::Pruned Archive::prune_history(const DueFn& due, Instant ended_before, b
                             [&](const auto& p) { return due(p.second.period, p.second.end); });
         if (whole) {
           w.exec0("DROP TABLE " + month.partition);
-          w.exec_params(mark_month_sql, ts(month.from), ts(month.to));
           ++pruned.partitions;
+          for (const auto& p : in_month) {
+            if (p.second.part) drop_large(p.second);
+          }
+          w.exec_params(mark_month_sql, ts(month.from), ts(month.to));
           periods = std::move(in_month);
           for (const auto& p : periods) pruned.rows += p.second.members;
         }
       }
       if (!whole) {
         for (const auto& [start, c] : periods) {
-          const pqxx::result d = w.exec_params(delete_sql, c.board, c.period, c.period_id, c.start);
-          pruned.rows += static_cast<std::int64_t>(d.affected_rows());
+          if (c.part) {
+            drop_large(c);
+            pruned.rows += c.members;
+          } else {
+            const pqxx::result d =
+                w.exec_params(delete_sql, c.board, c.period, c.period_id, c.start);
+            pruned.rows += static_cast<std::int64_t>(d.affected_rows());
+          }
           w.exec_params(mark_sql, c.board, c.period, c.period_id);
         }
       }

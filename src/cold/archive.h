@@ -47,6 +47,11 @@ class Archive {
   ~Archive();
   Archive(Archive&&) noexcept;
 
+  // A period of at least this many history rows is a large period: its rows go into a table
+  // of their own (sql/006_history_large.sql), indexed once filled.
+  static constexpr std::int64_t kLargePeriodRows = 100000;
+  void set_large_period_rows(std::int64_t rows);  // tests and benchmarks; at least 1
+
   // Creates the monthly history partitions covering [from, to) if missing. Idempotent and
   // safe from several processes.
   void ensure_partitions(Instant from, Instant to);
@@ -97,14 +102,14 @@ class Archive {
   // History retention. `due(period name, period end)`: whether an archived period's rows
   // are past their retention. Each month partition (periods starting in that month) whose
   // archived periods are all due is dropped whole; otherwise the due periods' rows are
-  // deleted. Every pruned period keeps its periods row, with pruned_at set. One month per
-  // transaction, at most `max_periods` periods a call (the rest: next call). With `dry_run`
-  // nothing changes and the counts say what would go. Two callers at once: one prunes,
-  // the other finds it busy and returns nothing.
+  // deleted. A large period's table is dropped whole. Every pruned period keeps its periods row,
+  // with pruned_at set. One month per transaction, at most `max_periods` periods a call (the rest:
+  // next call). With `dry_run` nothing changes and the counts say what would go. Two callers at
+  // once: one prunes, the other finds it busy and returns nothing.
   struct Pruned {
     std::int64_t periods = 0;     // archived periods whose rows were removed
     std::int64_t rows = 0;        // history rows removed (their periods' member counts)
-    std::int64_t partitions = 0;  // month partitions dropped whole
+    std::int64_t partitions = 0;  // month partitions and large periods' tables dropped whole
     bool busy = false;            // another process was pruning this schema
   };
   using DueFn = std::function<bool(const std::string& period, Instant period_end)>;

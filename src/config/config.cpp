@@ -521,7 +521,18 @@ void Loader::parse_history(const Entry& entry, const std::vector<BoardConfig>& b
                            HistoryConfig& history) {
   const auto map = read_map(entry, "history");
   if (!map) return;
-  const Fields f = fields(*map, "in the history section", {"retention"});
+  const Fields f = fields(*map, "in the history section", {"retention", "large_period_rows"});
+  if (const auto l = f.get("large_period_rows")) {
+    if (const auto v = read_int(*l, "history.large_period_rows")) {
+      if (*v < 1) {
+        report(*l, "history.large_period_rows must be at least 1, not " + std::to_string(*v) +
+                       " (default 100000: periods archived with this many members or more get "
+                       "a history table of their own)");
+      } else {
+        history.large_period_rows = *v;
+      }
+    }
+  }
   const auto e = f.get("retention");
   if (!e) return;
   const auto retention = read_map(*e, "history.retention");

@@ -58,6 +58,9 @@ std::optional<std::string> stream_list_problem(const std::vector<std::string>& s
 struct HistoryConfig {
   // Period name -> duration, or nullopt for `forever`; "default" for names not listed.
   std::map<std::string, std::optional<Millis>> retention;
+  // `history.large_period_rows`: a period archived with at least this many members gets a
+  // history table of its own (sql/006_history_large.sql).
+  std::int64_t large_period_rows = 100000;
 
   // The retention of periods called `period`, or nullopt when they are kept forever.
   std::optional<Millis> retention_for(const std::string& period) const;

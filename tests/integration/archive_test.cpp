@@ -272,11 +272,17 @@ TEST_F(ArchiveTest, KilledArchivesLeaveNothingOrEverythingAndFinishExactlyOnce) 
   lifecycle::Tick(config, conn, cold, archive, Clock(at("2027-01-23T00:00:00Z"))).run({});
   ASSERT_EQ(cold.reader().count({"big", "daily", days[0]}), 20000);
   const std::string path = test::write_config(prefix, kBoards);
+  // Every other run archives each day as a large period: a table of its own, created,
+  // filled, indexed and attached in the archive's transaction.
+  const std::string large_path = "/tmp/bk-test-" + prefix + "-large.yaml";
+  std::ofstream(large_path) << test::config_text(prefix, kBoards)
+                            << "history:\n  large_period_rows: 40000\n";
   std::mt19937 rng(8);
   int kills = 0;
   for (int run = 0; run < 200 && kills < 20; ++run) {
-    const int pid = test::spawn_cli({"--config", path, "--now=2027-03-01T00:00:00Z", "tick"},
-                                    "/tmp/bk-kill-archive-" + prefix + ".log");
+    const int pid = test::spawn_cli(
+        {"--config", run % 2 == 0 ? path : large_path, "--now=2027-03-01T00:00:00Z", "tick"},
+        "/tmp/bk-kill-archive-" + prefix + ".log");
     std::this_thread::sleep_for(std::chrono::milliseconds(30 + rng() % 700));
     kill(pid, SIGKILL);
     const int code = test::wait_cli(pid);
@@ -284,7 +290,7 @@ TEST_F(ArchiveTest, KilledArchivesLeaveNothingOrEverythingAndFinishExactlyOnce) 
     // Every period is either not archived at all or archived completely.
     for (const auto& day : days) {
       const std::int64_t rows =
-          count("SELECT count(*) FROM " + prefix + ".history_rows WHERE period_id = '" + day + "'");
+          count("SELECT count(*) FROM " + prefix + ".history WHERE period_id = '" + day + "'");
       const auto status = archive.status({"big", "daily", day});
       if (status == cold::PeriodStatus::archived) {
         ASSERT_EQ(rows, 50000) << day;
@@ -295,9 +301,14 @@ TEST_F(ArchiveTest, KilledArchivesLeaveNothingOrEverythingAndFinishExactlyOnce) 
     if (code == 0) break;  // a run finished everything
   }
   EXPECT_GE(kills, 20);
-  const auto r = test::run_cli({"--config", path, "--now=2027-03-01T00:00:00Z", "tick"});
+  const auto r = test::run_cli({"--config", large_path, "--now=2027-03-01T00:00:00Z", "tick"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   expect_archived("big", model);
+  // Both ways were taken (the killed runs' large periods left no table behind).
+  EXPECT_GT(count("SELECT count(*) FROM " + prefix + ".periods WHERE history_part IS NOT NULL"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM pg_tables WHERE schemaname = '" + prefix +
+                  "' AND tablename LIKE 'history\\_large\\_%'"),
+            count("SELECT count(*) FROM " + prefix + ".periods WHERE history_part IS NOT NULL"));
   EXPECT_EQ(count("SELECT count(*) FROM " + prefix + ".cold_members"), 0);
 }
 
@@ -397,8 +408,12 @@ TEST_F(ArchiveTest, PostgresOrRedisGoingAwayMidArchiveLosesNothing) {
 // The archive's merge runs in PostgreSQL (only the hot members travel). On random boards of
 // every order and tie-break, with ties, members spilled and rehydrated, and stale cold rows
 // (a cold row of a member that is hot: the hot value wins), the history equals the
-// contract's listing computed here from the events, row for row.
-TEST(ArchiveMergeTest, RandomBoardsOfEveryOrderAndTieBreakArchiveAsTheirListing) {
+// contract's listing computed here from the events, row for row. Run twice: into the shared
+// month partition, and as large periods (each into a table of its own, indexed after).
+class ArchiveMergeTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ArchiveMergeTest, RandomBoardsOfEveryOrderAndTieBreakArchiveAsTheirListing) {
+  const bool large = GetParam();
   struct Kind {
     std::string name, order, tie, resolution;
   };
@@ -420,6 +435,7 @@ TEST(ArchiveMergeTest, RandomBoardsOfEveryOrderAndTieBreakArchiveAsTheirListing)
   cold::ColdStore cold(test::postgres_url(), prefix);
   cold.migrate();
   cold::Archive archive(test::postgres_url(), prefix);
+  if (large) archive.set_large_period_rows(1);
   const std::string day = "2027-02-10";
   const Instant start = at("2027-02-10T00:00:00Z");
   auto tick = [&](Instant now) {
@@ -519,9 +535,28 @@ TEST(ArchiveMergeTest, RandomBoardsOfEveryOrderAndTieBreakArchiveAsTheirListing)
     if (k.resolution == "s" || !tied) {
       EXPECT_GT(ties, 0U) << "the events made no full ties";
     }
+    // The view and the SQL functions read the same rows, wherever they live.
+    const std::string where =
+        " WHERE board = '" + k.name + "' AND period = 'daily' AND period_id = '" + day + "'";
+    EXPECT_EQ(test::psql("SELECT count(*) FROM " + prefix + ".history" + where),
+              std::to_string(want.size()) + "\n");
+    EXPECT_EQ(test::psql("SELECT string_agg(member || ':' || rank, ',') FROM " + prefix + ".top('" +
+                         k.name + "', 'daily', '" + day + "', 3)"),
+              got[0].member + ":" + std::to_string(got[0].rank) + "," + got[1].member + ":" +
+                  std::to_string(got[1].rank) + "," + got[2].member + ":" +
+                  std::to_string(got[2].rank) + "\n");
+    EXPECT_EQ(test::psql("SELECT count(*) FROM " + prefix + ".history_large" + where),
+              large ? std::to_string(want.size()) + "\n" : "0\n");
+    EXPECT_EQ(test::psql("SELECT history_part IS NOT NULL FROM " + prefix + ".periods" + where),
+              large ? "t\n" : "f\n");
   }
   EXPECT_EQ(std::stoll(test::psql("SELECT count(*) FROM " + prefix + ".cold_members")), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(SharedOrOwnTable, ArchiveMergeTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "Large" : "Shared";
+                         });
 
 // History retention: periods past their period name's retention lose their rows (a month
 // partition whose periods are all due is dropped whole), keep their periods row (pruned_at
@@ -626,6 +661,70 @@ TEST(HistoryRetentionTest, DuePeriodsArePrunedWholeMonthsDroppedTheRestUntouched
                      "--now=2027-03-01T00:40:00Z", "history", "keep", "daily", "2027-01-05"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("history.retention"), std::string::npos) << r.err;
+}
+
+// A large period's history is a table of its own: retention drops it whole, and leaves the
+// shared month partition's other periods (and the tables of periods not due) alone.
+TEST(HistoryRetentionTest, ALargePeriodsTableIsDroppedWhole) {
+  const std::string prefix = test::unique_prefix();
+  const std::string text = test::config_text(prefix, R"(  - name: ret
+    periods: [daily]
+    max_points: 1000
+    retention: {default: 3650d}
+  - name: keep
+    periods: [weekly]
+    max_points: 1000
+    retention: {default: 3650d}
+)") + "history:\n  retention:\n    daily: 30d\n";
+  const Config config = parse_config(text, "test.yaml", {});
+  redis::Connection conn = test::connect_redis();
+  cold::ColdStore cold(test::postgres_url(), prefix);
+  cold.migrate();
+  cold::Archive archive(test::postgres_url(), prefix);
+  archive.set_large_period_rows(3);
+  auto add = [&](const std::string& board, const char* when, std::vector<const char*> members) {
+    Leaderboards lb(config, conn, Clock(at(when)), &cold);
+    for (const char* m : members) {
+      ASSERT_EQ(lb.apply(Update{board, m, 5, at(when), ""}).status, UpdateStatus::applied);
+    }
+  };
+  add("ret", "2027-01-05T10:00:00Z", {"ann", "bob", "cy"});   // large
+  add("ret", "2027-01-06T10:00:00Z", {"ann", "bob"});         // shared partition
+  add("ret", "2027-01-20T10:00:00Z", {"ann", "bob", "cy"});   // large, not due yet
+  add("keep", "2027-01-05T10:00:00Z", {"ann", "bob", "cy"});  // large, kept
+  const std::string q = prefix + ".";
+  auto count = [&](const std::string& sql) { return std::stoll(test::psql(sql)); };
+  auto rows_of = [&](const std::string& id) {
+    return count("SELECT count(*) FROM " + q + "history WHERE board = 'ret' AND period_id = '" +
+                 id + "'");
+  };
+  auto tick = [&](const char* now) {
+    const auto report = lifecycle::Tick(config, conn, cold, archive, Clock(at(now))).run({});
+    EXPECT_FALSE(report.any_failed()) << report.history.error;
+    return report.history;
+  };
+  tick("2027-02-01T00:30:00Z");  // archives everything
+  const std::string part_of_first = test::psql(
+      "SELECT history_part FROM " + q + "periods WHERE board = 'ret' AND period_id = '2027-01-05'");
+  ASSERT_NE(part_of_first, "\n");
+  const std::string table =
+      q + "history_large_" + part_of_first.substr(0, part_of_first.size() - 1);
+  EXPECT_EQ(test::psql("SELECT to_regclass('" + table + "') IS NOT NULL"), "t\n");
+
+  auto h = tick("2027-02-10T00:30:00Z");  // Jan 5 and 6 are past 30 days
+  EXPECT_EQ(h.periods, 2);
+  EXPECT_EQ(h.rows, 5);
+  EXPECT_EQ(h.partitions, 1);  // the large period's table; the month keeps `keep`
+  EXPECT_EQ(test::psql("SELECT to_regclass('" + table + "') IS NULL"), "t\n");
+  EXPECT_EQ(rows_of("2027-01-05"), 0);
+  EXPECT_EQ(rows_of("2027-01-06"), 0);
+  EXPECT_EQ(rows_of("2027-01-20"), 3);
+  EXPECT_EQ(count("SELECT count(*) FROM " + q + "history WHERE board = 'keep'"), 3);
+  EXPECT_EQ(count("SELECT count(*) FROM " + q + "periods WHERE pruned_at IS NOT NULL"), 2);
+
+  h = tick("2027-02-10T00:40:00Z");  // again: nothing more
+  EXPECT_EQ(h.periods, 0);
+  EXPECT_EQ(rows_of("2027-01-20"), 3);
 }
 
 }  // namespace
