@@ -96,7 +96,8 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
                 " cold_members = excluded.cold_members, hot_lost = excluded.hot_lost,"
                 " archived_at = now(), note = excluded.note,"
                 " history_part = excluded.history_part");
-  c.prepare("bk_archive_drop_cold", "DELETE FROM " + q + ".cold_members WHERE" + period);
+  c.prepare("bk_archive_drop_cold", "WITH p AS (DELETE FROM " + q + ".cold_pages WHERE" + period +
+                                        ") DELETE FROM " + q + ".cold_members WHERE" + period);
   c.prepare("bk_archive_lost",
             "INSERT INTO " + q +
                 ".periods (board, period, period_id, period_start, period_end, status, note,"

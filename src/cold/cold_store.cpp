@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <iterator>
+#include <limits>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "cold/pg.h"
@@ -116,9 +119,13 @@ std::vector<ColdHit> hits_from(const pqxx::result& res) {
 
 void prepare_statements(pqxx::connection& c, const std::string& q) {
   const std::string table = q + ".cold_members";
+  const std::string pages = q + ".cold_pages";
   const std::string hit_columns(kHitColumns);
   const std::string period = " board = $1 AND period = $2 AND period_id = $3 ";
-  c.prepare("bk_cold_next_version", "SELECT nextval(" + c.quote(q + ".cold_version") + ")");
+  // A fresh version, and the period's pages for this transaction: spills of one period take
+  // turns on them ($1: the lock's name).
+  c.prepare("bk_cold_next_version", "SELECT nextval(" + c.quote(q + ".cold_version") +
+                                        "), pg_advisory_xact_lock(hashtextextended($1, 0))");
   c.prepare("bk_cold_upsert",
             "INSERT INTO " + table +
                 " AS c (board, period, period_id, member, encoded, points, achieved_at, version)"
@@ -139,17 +146,80 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
                 table +
                 " c ON c.board = k.board AND c.period = k.period"
                 " AND c.period_id = k.period_id AND c.member = k.member");
-  c.prepare("bk_cold_drop_period", "DELETE FROM " + table + " WHERE" + period);
-  c.prepare("bk_cold_count", "SELECT count(*) FROM " + table + " WHERE" + period);
-  c.prepare("bk_cold_count_better",
-            "SELECT count(*) FROM " + table + " WHERE" + period + "AND encoded < $4");
-  c.prepare("bk_cold_count_before", "SELECT count(*) FROM " + table + " WHERE" + period +
-                                        "AND (encoded, member) < ($4, $5 COLLATE \"C\")");
-  c.prepare("bk_cold_slice", "SELECT " + hit_columns + " FROM " + table + " WHERE" + period +
-                                 "ORDER BY encoded, member OFFSET $4 LIMIT $5");
+  c.prepare("bk_cold_drop_period", "WITH p AS (DELETE FROM " + pages + " WHERE" + period +
+                                       ") DELETE FROM " + table + " WHERE" + period);
+  // The counted pages (sql/007_cold_pages.sql), kept by upsert_once.
+  c.prepare("bk_cold_page_floor",
+            "INSERT INTO " + pages +
+                " (board, period, period_id, encoded, member, rows)"
+                " VALUES ($1, $2, $3, -9223372036854775808, '', 0) ON CONFLICT DO NOTHING");
+  // The pages from the one before the page holding ($4, $5) on (all of them: the smallest
+  // key), for a spill whose rows all come at or after ($4, $5).
+  c.prepare("bk_cold_pages_from",
+            "WITH f AS (SELECT encoded, member FROM " + pages + " WHERE" + period +
+                "AND (encoded, member) <= ($4, $5 COLLATE \"C\") ORDER BY encoded DESC, member"
+                " DESC OFFSET 1 LIMIT 1) SELECT encoded, member, rows FROM " +
+                pages + " WHERE" + period +
+                "AND (NOT EXISTS (SELECT 1 FROM f) OR (encoded, member) >= (SELECT encoded,"
+                " member FROM f)) ORDER BY encoded, member");
+  c.prepare("bk_cold_old_keys", "SELECT encoded, member FROM " + table + " WHERE" + period +
+                                    "AND member = ANY($4::text[])");
+  // The last listing key of one page's rows (bounds as below).
+  c.prepare("bk_cold_page_last",
+            "SELECT encoded, member FROM " + table + " WHERE" + period +
+                "AND (encoded, member) >= ($4, $5 COLLATE \"C\") AND ($6 OR (encoded, member) <"
+                " ($7, $8 COLLATE \"C\")) ORDER BY encoded DESC, member DESC LIMIT 1");
+  // Every $9-th listing key of one page's rows (from the page's key, up to the next page's
+  // unless $6, the last page), with its 0-based place in the page.
+  c.prepare("bk_cold_page_cuts",
+            "SELECT encoded, member, i FROM (SELECT encoded, member, row_number() OVER"
+            " (ORDER BY encoded, member) - 1 AS i FROM " +
+                table + " WHERE" + period +
+                "AND (encoded, member) >= ($4, $5 COLLATE \"C\") AND ($6 OR (encoded, member) <"
+                " ($7, $8 COLLATE \"C\"))) x WHERE i > 0 AND i % $9 = 0 ORDER BY i");
+  const std::string page_rows =
+      " FROM unnest($4::bigint[], $5::text[], $6::bigint[])"
+      " AS u(encoded, member, rows)";
+  c.prepare("bk_cold_pages_set", "UPDATE " + pages + " p SET rows = u.rows" + page_rows +
+                                     " WHERE p.board = $1 AND p.period = $2 AND p.period_id = $3"
+                                     " AND p.encoded = u.encoded AND p.member = u.member");
+  c.prepare("bk_cold_pages_add", "INSERT INTO " + pages +
+                                     " (board, period, period_id, encoded, member, rows)"
+                                     " SELECT $1, $2, $3, u.encoded, u.member, u.rows" +
+                                     page_rows);
+  c.prepare("bk_cold_pages_drop",
+            "DELETE FROM " + pages +
+                " p USING unnest($4::bigint[], $5::text[]) AS u(encoded, member)"
+                " WHERE p.board = $1 AND p.period = $2 AND p.period_id = $3"
+                " AND p.encoded = u.encoded AND p.member = u.member");
+  // Reads: the page counts before a key, then a walk within one page.
+  c.prepare("bk_cold_count",
+            "SELECT coalesce(sum(rows), 0)::bigint FROM " + pages + " WHERE" + period);
+  const std::string in_period = " AND board = $1 AND period = $2 AND period_id = $3";
+  c.prepare("bk_cold_count_before",
+            "SELECT coalesce((SELECT sum(rows) FROM " + pages +
+                " WHERE (encoded, member) < (f.encoded, f.member)" + in_period +
+                "), 0)::bigint + (SELECT count(*) FROM " + table +
+                " WHERE (encoded, member) >= (f.encoded, f.member) AND (encoded, member) <"
+                " ($4, $5 COLLATE \"C\")" +
+                in_period + ") FROM (SELECT encoded, member FROM " + pages + " WHERE" + period +
+                "AND (encoded, member) <= ($4, $5 COLLATE \"C\")"
+                " ORDER BY encoded DESC, member DESC LIMIT 1) f");
+  // The page holding position $4 (0-based) and how many rows come before it.
+  const std::string page_at =
+      "(SELECT encoded, member, upto - rows AS skip FROM (SELECT encoded, member, rows,"
+      " sum(rows) OVER (ORDER BY encoded, member) AS upto FROM " +
+      pages + " WHERE" + period + ") p WHERE upto > $4 ORDER BY encoded, member LIMIT 1) f";
+  c.prepare("bk_cold_slice", "SELECT x.* FROM " + page_at + " CROSS JOIN LATERAL (SELECT " +
+                                 hit_columns + " FROM " + table + " WHERE" + period +
+                                 "AND (encoded, member) >= (f.encoded, f.member)"
+                                 " ORDER BY encoded, member OFFSET $4 - f.skip LIMIT $5) x");
   // The listing key at a position: the only columns read, so the index alone may answer.
-  c.prepare("bk_cold_key_at", "SELECT encoded, member FROM " + table + " WHERE" + period +
-                                  "ORDER BY encoded, member OFFSET $4 LIMIT 1");
+  c.prepare("bk_cold_key_at", "SELECT x.* FROM " + page_at +
+                                  " CROSS JOIN LATERAL (SELECT encoded, member FROM " + table +
+                                  " WHERE" + period +
+                                  "AND (encoded, member) >= (f.encoded, f.member)"
+                                  " ORDER BY encoded, member OFFSET $4 - f.skip LIMIT 1) x");
   c.prepare("bk_cold_from", "SELECT " + hit_columns + " FROM " + table + " WHERE" + period +
                                 "AND (encoded, member) >= ($4, $5 COLLATE \"C\")"
                                 " ORDER BY encoded, member LIMIT $6");
@@ -305,13 +375,181 @@ bool ColdStore::update_deployment(const std::string& owner_id, const Deployment&
 
 namespace {
 
+// The counted pages of one period (sql/007_cold_pages.sql). A page grown past kPageMaxRows
+// is cut into pages of kPageRows; a page left empty is dropped (its range joins the page
+// before it), except the first, which starts at the smallest key.
+constexpr std::int64_t kPageRows = 1000;
+constexpr std::int64_t kPageMaxRows = 2 * kPageRows;
+
+using ListingKey = std::pair<std::int64_t, std::string>;  // (encoded, member): bytewise
+
+struct Page {
+  ListingKey key;
+  std::int64_t rows = 0;          // as read at the start of the transaction
+  std::int64_t removed = 0;       // rows that left it in this transaction (replaced)
+  std::vector<ListingKey> added;  // rows written into it in this transaction
+  // Of a page about to grow too big: its last key before this transaction.
+  std::optional<ListingKey> last_before;
+};
+
+// A period's pages in one spill transaction, kept exact: made before the rows are written
+// (reads the pages, under the lock taken with the version; places each row about to be written),
+// told of every row replaced, and written after the rows.
+class PageBook {
+ public:
+  // `replacing`: the rows may replace older ones (see replaced()).
+  PageBook(pqxx::work& w, const PeriodKey& period, const std::vector<const ColdRow*>& written,
+           bool replacing)
+      : w_(w), period_(period) {
+    // Rows replaced may have been anywhere: then every page is read; else those from the
+    // page before the first row's on (only these can change).
+    ListingKey from{std::numeric_limits<std::int64_t>::min(), std::string()};
+    if (!replacing && !written.empty()) {
+      const auto first =
+          std::min_element(written.begin(), written.end(), [](const ColdRow* a, const ColdRow* b) {
+            return std::tie(a->encoded, a->member) < std::tie(b->encoded, b->member);
+          });
+      from = {(*first)->encoded, (*first)->member};
+    }
+    for (const auto& r : w.exec_prepared("bk_cold_pages_from", period.board, period.period,
+                                         period.period_id, from.first, from.second)) {
+      pages_.push_back({{r[0].as<std::int64_t>(), r[1].as<std::string>()},
+                        r[2].as<std::int64_t>(),
+                        0,
+                        {},
+                        std::nullopt});
+    }
+    if (pages_.empty()) {  // the period's first page
+      w.exec_prepared("bk_cold_page_floor", period.board, period.period, period.period_id);
+      pages_.push_back(
+          {{std::numeric_limits<std::int64_t>::min(), std::string()}, 0, 0, {}, std::nullopt});
+    }
+    for (const ColdRow* r : written) {
+      page_of({r->encoded, r->member}).added.emplace_back(r->encoded, r->member);
+    }
+    // A page about to be cut: if all its new rows come after its old ones (a spill's
+    // chunks arrive in listing order), the cuts are found here, not by the database.
+    for (std::size_t i = 0; i < pages_.size(); ++i) {
+      Page& p = pages_[i];
+      if (p.rows == 0 || p.rows + static_cast<std::int64_t>(p.added.size()) <= kPageMaxRows) {
+        continue;
+      }
+      const bool last = i + 1 == pages_.size();
+      const ListingKey& next = last ? p.key : pages_[i + 1].key;
+      const pqxx::result r =
+          w.exec_prepared("bk_cold_page_last", period.board, period.period, period.period_id,
+                          p.key.first, p.key.second, last, next.first, next.second);
+      if (!r.empty()) p.last_before.emplace(r[0][0].as<std::int64_t>(), r[0][1].as<std::string>());
+    }
+  }
+
+  // A row this transaction replaced, by its listing key before.
+  void replaced(const ListingKey& old) { ++page_of(old).removed; }
+
+  // After the rows are written: counts, cuts, empty pages dropped.
+  void write() {
+    for (std::size_t i = 0; i < pages_.size(); ++i) update(i);
+    const PeriodKey& k = period_;
+    if (drop_.any) {
+      w_.exec_prepared("bk_cold_pages_drop", k.board, k.period, k.period_id, drop_.e.done(),
+                       drop_.m.done());
+    }
+    if (set_.any) {
+      w_.exec_prepared("bk_cold_pages_set", k.board, k.period, k.period_id, set_.e.done(),
+                       set_.m.done(), set_.n.done());
+    }
+    if (add_.any) {
+      w_.exec_prepared("bk_cold_pages_add", k.board, k.period, k.period_id, add_.e.done(),
+                       add_.m.done(), add_.n.done());
+    }
+  }
+
+ private:
+  struct Keys {  // page keys (and counts) as array literals
+    ArrayLiteral e, m, n;
+    bool any = false;
+    void put(const ListingKey& k, std::optional<std::int64_t> rows) {
+      e.integer(k.first);
+      m.text(k.second);
+      if (rows) n.integer(*rows);
+      any = true;
+    }
+  };
+
+  Page& page_of(const ListingKey& k) {
+    // The pages read start at or before every key looked up (the first page of a period
+    // starts at the smallest key there is).
+    auto it = std::upper_bound(pages_.begin(), pages_.end(), k,
+                               [](const ListingKey& key, const Page& p) { return key < p.key; });
+    return *std::prev(it);
+  }
+
+  void update(std::size_t i) {
+    Page& p = pages_[i];
+    if (p.removed == 0 && p.added.empty()) return;
+    const std::int64_t kept = p.rows - p.removed;  // rows from before this transaction
+    const auto added = static_cast<std::int64_t>(p.added.size());
+    const std::int64_t now = kept + added;
+    if (now == 0 && p.key != ListingKey{std::numeric_limits<std::int64_t>::min(), ""}) {
+      drop_.put(p.key, std::nullopt);
+      return;
+    }
+    if (now <= kPageMaxRows) {
+      set_.put(p.key, now);
+      return;
+    }
+    std::sort(p.added.begin(), p.added.end());
+    if (kept == 0 || (p.last_before && *p.last_before < p.added.front())) {
+      // The old rows first, then ours: cut at every kPageRows-th row.
+      const std::int64_t first = std::max<std::int64_t>(0, kPageRows - kept);
+      set_.put(p.key, kept + first);
+      for (std::int64_t at = first; at < added; at += kPageRows) {
+        add_.put(p.added[static_cast<std::size_t>(at)], std::min(kPageRows, added - at));
+      }
+      return;
+    }
+    // Mixed with older rows: the database finds the cuts in listing order.
+    const bool last = i + 1 == pages_.size();
+    const ListingKey& next = last ? p.key : pages_[i + 1].key;
+    const pqxx::result cuts =
+        w_.exec_prepared("bk_cold_page_cuts", period_.board, period_.period, period_.period_id,
+                         p.key.first, p.key.second, last, next.first, next.second, kPageRows);
+    std::int64_t from = 0;
+    std::optional<ListingKey> key;  // of the page being counted; none: p's own
+    auto close = [&](std::int64_t to) {
+      if (key) {
+        add_.put(*key, to - from);
+      } else {
+        set_.put(p.key, to - from);
+      }
+    };
+    for (const auto& c : cuts) {
+      const std::int64_t at = c[2].as<std::int64_t>();
+      close(at);
+      key.emplace(c[0].as<std::int64_t>(), c[1].as<std::string>());
+      from = at;
+    }
+    close(now);
+  }
+
+  pqxx::work& w_;
+  const PeriodKey& period_;
+  std::vector<Page> pages_;
+  Keys set_, add_, drop_;
+};
+
 // One spill: a fresh version, one commit. Rows known to be absent go in by COPY; the rest
-// in INSERT ... ON CONFLICT statements of kRowsPerStatement rows.
-std::int64_t upsert_once(Session& session, const std::string& table, const PeriodKey& period,
-                         const std::vector<const ColdRow*>& fresh,
+// in INSERT ... ON CONFLICT statements of kRowsPerStatement rows. The period's pages are
+// locked first (two spills of one period take turns) and updated before the commit.
+std::int64_t upsert_once(Session& session, const std::string& table, const std::string& pages_lock,
+                         const PeriodKey& period, const std::vector<const ColdRow*>& fresh,
                          const std::vector<const ColdRow*>& rows) {
   pqxx::work w(*session.conn);
-  const std::int64_t version = w.exec_prepared1("bk_cold_next_version")[0].as<std::int64_t>();
+  const std::int64_t version =
+      w.exec_prepared1("bk_cold_next_version", pages_lock)[0].as<std::int64_t>();
+  std::vector<const ColdRow*> written(fresh);
+  written.insert(written.end(), rows.begin(), rows.end());
+  PageBook pages(w, period, written, !rows.empty());
   if (!fresh.empty()) {
     pqxx::stream_to copy(w, table,
                          std::vector<std::string>{"board", "period", "period_id", "member",
@@ -341,9 +579,15 @@ std::int64_t upsert_once(Session& session, const std::string& table, const Perio
         achieved.null();
       }
     }
-    w.exec_prepared("bk_cold_upsert", period.board, period.period, period.period_id, members.done(),
+    const std::string member_list = members.done();
+    for (const auto& k : w.exec_prepared("bk_cold_old_keys", period.board, period.period,
+                                         period.period_id, member_list)) {
+      pages.replaced({k[0].as<std::int64_t>(), k[1].as<std::string>()});
+    }
+    w.exec_prepared("bk_cold_upsert", period.board, period.period, period.period_id, member_list,
                     encoded.done(), points.done(), achieved.done(), version);
   }
+  pages.write();
   w.commit();
   return version;
 }
@@ -375,6 +619,8 @@ std::int64_t ColdStore::upsert(const PeriodKey& period, const std::vector<ColdRo
   }
   Session& session = l.use();
   const std::string table = l.q + ".cold_members";
+  const std::string pages_lock =
+      "bk-pages/" + l.schema + "/" + period.board + "/" + period.period + "/" + period.period_id;
   return guarded(l, &session, "spilling to the cold tier", [&] {
     // A deadlock or serialization failure aborts the transaction with nothing committed,
     // so it is run again, a few times. A row that was promised absent but exists (the
@@ -383,8 +629,8 @@ std::int64_t ColdStore::upsert(const PeriodKey& period, const std::vector<ColdRo
     bool careful = fresh.empty();
     for (int attempt = 1;; ++attempt) {
       try {
-        return careful ? upsert_once(session, table, period, {}, all)
-                       : upsert_once(session, table, period, fresh, upserted);
+        return careful ? upsert_once(session, table, pages_lock, period, {}, all)
+                       : upsert_once(session, table, pages_lock, period, fresh, upserted);
       } catch (const pqxx::unique_violation&) {
         if (careful) throw;
         careful = true;
@@ -520,14 +766,9 @@ std::int64_t ColdReader::count(const PeriodKey& period) {
 }
 
 std::int64_t ColdReader::count_better(const PeriodKey& period, std::int64_t encoded) {
-  ReadTxn& t = open_txn(impl_);
-  check_period(period);
-  return guarded(*impl_->link, impl_->session.get(), "counting cold members", [&] {
-    return t
-        .exec_prepared1("bk_cold_count_better", period.board, period.period, period.period_id,
-                        encoded)[0]
-        .as<std::int64_t>();
-  });
+  // No member id sorts before the empty one: the rows listed before (e, "") are those with
+  // encoded < e.
+  return count_before(period, encoded, std::string());
 }
 
 std::int64_t ColdReader::count_before(const PeriodKey& period, std::int64_t encoded,

@@ -1018,7 +1018,7 @@ struct Bench {
         run_binary(tick_args(config_path, at(86'400'000 + 3'600'000)), dir + "/archive.log");
     const std::string period_where =
         where + " AND period = 'daily' AND period_id = '" + at(0).substr(0, 10) + "'";
-    f.archived = pg.scalar("SELECT count(*) FROM " + schema + ".history_rows" + period_where);
+    f.archived = pg.scalar("SELECT count(*) FROM " + schema + ".history" + period_where);
     const std::int64_t status_rows = pg.scalar(
         "SELECT count(*) FROM " + schema + ".periods" + period_where +
         " AND status = 'archived' AND members = " + std::to_string(opt.keep + spilled_members));
@@ -1027,8 +1027,15 @@ struct Bench {
            fmt_int(opt.keep + spilled_members));
     }
     {
+      // The period's rows as history_rows holds them (a large period's own table has one
+      // more column, `part`).
+      const std::string columns =
+          "SELECT board, period, period_id, period_start, period_end, rank, position, member,"
+          " points, achieved_at FROM " +
+          schema;
       const std::string rows =
-          pg.copy_out("SELECT * FROM " + schema + ".history_rows" + period_where);
+          pg.copy_out(columns + ".history_rows" + period_where + " UNION ALL " + columns +
+                      ".history_large" + period_where);
       const std::string table = schema + ".copy_history_" + std::to_string(spilled_members);
       pg.exec("CREATE TABLE " + table + " (LIKE " + schema + ".history_rows INCLUDING ALL)");
       f.archive_copy = pg.copy_in(table, rows);

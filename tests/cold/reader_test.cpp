@@ -184,7 +184,10 @@ TEST_F(ColdReaderTest, ReaderSeesASnapshot) {
   // Another connection writes after the reader was created, before it read anything.
   ColdStore writer(test::postgres_url(), schema_.name());
   writer.upsert(kDaily, {{"carol", 0, 30, std::nullopt}, {"alice", 3, 5, std::nullopt}});
-  test::exec_sql("DELETE FROM " + schema_.name() + ".cold_members WHERE member = 'bob'");
+  // (By hand, so the period's one page is counted down by hand too.)
+  test::exec_sql("WITH d AS (DELETE FROM " + schema_.name() +
+                 ".cold_members WHERE member = 'bob' RETURNING 1) UPDATE " + schema_.name() +
+                 ".cold_pages SET rows = rows - (SELECT count(*) FROM d)");
 
   EXPECT_EQ(reader.count(kDaily), 2);
   EXPECT_EQ(reader.count_better(kDaily, 1), 0);
@@ -201,6 +204,96 @@ TEST_F(ColdReaderTest, ReaderSeesASnapshot) {
   }
   auto fresh = store().reader();
   EXPECT_EQ(members_of(fresh.slice(kDaily, 0, 10)), (std::vector<std::string>{"carol", "alice"}));
+}
+
+// The counted pages (sql/007_cold_pages.sql) stay exact through spills that add rows by
+// COPY (a new period: its one page cut by the spill) and by upsert (rows replaced, moving
+// between pages; pages cut by the database around older rows), and the reads that use
+// them (count, key_at, slice, count_before) equal the model at every depth.
+TEST_F(ColdReaderTest, CountedPagesStayExactThroughSpillsAndDeepReadsEqualTheModel) {
+  std::mt19937_64 rng(20261126);
+  std::map<std::string, ModelRow> by_member;
+  const std::string q = schema_.name() + ".";
+  const std::string in_period = " board = 'points' AND period = 'daily'";
+  auto check = [&](const std::string& when) {
+    SCOPED_TRACE(when);
+    std::vector<ModelRow> model;
+    for (const auto& [member, row] : by_member) model.push_back(row);
+    std::sort(model.begin(), model.end());
+    const auto n = static_cast<std::int64_t>(model.size());
+    // Every page's count is the rows from its key to the next page's; only the first may be
+    // empty, and it starts at the smallest key.
+    EXPECT_EQ(test::query_int(
+                  "SELECT count(*) FROM (SELECT p.rows, (SELECT count(*) FROM " + q +
+                  "cold_members c WHERE c.board = p.board AND c.period = p.period AND"
+                  " c.period_id = p.period_id AND (c.encoded, c.member) >= (p.encoded, p.member)"
+                  " AND (p.next_e IS NULL OR (c.encoded, c.member) < (p.next_e, p.next_m))) AS"
+                  " actual FROM (SELECT *, lead(encoded) OVER w AS next_e, lead(member) OVER w"
+                  " AS next_m FROM " +
+                  q + "cold_pages WHERE" + in_period +
+                  " WINDOW w AS (ORDER BY encoded, member)) p) x WHERE rows <> actual"),
+              0);
+    EXPECT_EQ(test::query_int("SELECT count(*) FROM " + q + "cold_pages WHERE" + in_period +
+                              " AND rows = 0 AND encoded > -9223372036854775808"),
+              0);
+    EXPECT_EQ(test::query_int("SELECT count(*) FROM " + q + "cold_pages WHERE" + in_period +
+                              " AND rows > 2000"),
+              0);
+    auto r = store().reader();
+    ASSERT_EQ(r.count(kDaily), n);
+    for (int probe = 0; probe < 60; ++probe) {
+      const auto pos = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n));
+      const auto key = r.key_at(kDaily, pos);
+      ASSERT_TRUE(key.has_value()) << pos;
+      EXPECT_EQ(key->first, model[static_cast<std::size_t>(pos)].encoded) << pos;
+      EXPECT_EQ(key->second, model[static_cast<std::size_t>(pos)].member) << pos;
+      EXPECT_EQ(r.count_before(kDaily, key->first, key->second), pos);
+      const std::int64_t k = 1 + static_cast<std::int64_t>(rng() % 30);
+      expect_rows(r.slice(kDaily, pos, k),
+                  std::vector<ModelRow>(model.begin() + pos, model.begin() + std::min(n, pos + k)),
+                  "slice at " + std::to_string(pos));
+      const ModelRow at{static_cast<std::int64_t>(rng() % 4000), random_member(rng), 0,
+                        std::nullopt};
+      EXPECT_EQ(r.count_before(kDaily, at.encoded, at.member),
+                std::lower_bound(model.begin(), model.end(), at) - model.begin());
+    }
+    EXPECT_FALSE(r.key_at(kDaily, n).has_value());
+    EXPECT_TRUE(r.slice(kDaily, n, 10).empty());
+  };
+  std::int64_t next_id = 0;
+  // `fresh` new members and `replaced` known ones, with encoded values in [low, low + span).
+  auto spill = [&](int fresh, int replaced, std::int64_t low = 0, std::int64_t span = 4000) {
+    std::vector<ColdRow> rows;
+    std::vector<bool> absent;
+    std::vector<std::string> known;
+    for (const auto& [member, row] : by_member) known.push_back(member);
+    for (int i = 0; i < fresh + replaced; ++i) {
+      const bool is_new = i < fresh || known.empty();
+      const std::string member =
+          is_new ? "m" + std::to_string(next_id++) : known[rng() % known.size()];
+      const ModelRow m{low + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span)),
+                       member, static_cast<std::int64_t>(rng() % 100), std::nullopt};
+      rows.push_back({m.member, m.encoded, m.points, m.achieved_at});
+      absent.push_back(is_new);
+      by_member[member] = m;
+    }
+    store().upsert(kDaily, rows, absent);
+  };
+  spill(5500, 0);  // a new period by COPY: its first page cut by the spill
+  check("first spill");
+  spill(3000, 0);  // by COPY among older rows, evenly: no page grows too big
+  check("second spill");
+  spill(3000, 0, 1000, 20);  // into one narrow range: the database cuts the pages
+  check("third spill");
+  spill(3000, 0, 5000, 100);  // after every older row, as a spill's chunks come: cut here
+  check("fourth spill");
+  spill(0, 2500);  // replacements only: rows move between pages, some pages empty
+  check("replacements");
+  spill(1200, 1200);
+  check("both");
+  // Archive-style drop: the pages go with the rows.
+  store().drop_period(kDaily);
+  EXPECT_EQ(test::query_int("SELECT count(*) FROM " + q + "cold_pages WHERE" + in_period), 0);
 }
 
 }  // namespace
