@@ -17,7 +17,7 @@ missing=()
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 bk_apt_install "${missing[@]}"
-build_dir=${BK_BUILD_DIR:-$BK_ROOT/build-bench}
+build_dir=$(realpath -m "${BK_BUILD_DIR:-$BK_ROOT/build-bench}")  # absolute: node resolves the peer from elsewhere
 bk_log "building (Release) in $build_dir"
 cmake -S "$BK_ROOT" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DBK_WERROR=ON >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" --target boardkeeper bk_bench

@@ -212,20 +212,25 @@ TEST(ConfigTest, HistoryRetentionPerPeriodNameWithDefaultAndForever) {
   EXPECT_FALSE(c.history.retention_for("cup"));  // forever, not the default
   const Config kept = parse(minimal() + "history:\n  retention:\n    default: forever\n");
   EXPECT_FALSE(kept.history.retention_for("daily"));
+  EXPECT_EQ(none.history.large_period_rows, 100000);
+  EXPECT_EQ(parse(minimal() + "history:\n  large_period_rows: 5000\n").history.large_period_rows,
+            5000);
 }
 
 TEST(ConfigTest, BadHistoryRetention) {
   const auto p = problems_of(minimal() +
-                             "history:\n"           // 6
-                             "  retention:\n"       // 7
-                             "    dialy: 30d\n"     // 8
-                             "    daily: 0s\n"      // 9
-                             "    default: soon\n"  // 10
-                             "  keep: 1\n");        // 11
+                             "history:\n"                  // 6
+                             "  retention:\n"              // 7
+                             "    dialy: 30d\n"            // 8
+                             "    daily: 0s\n"             // 9
+                             "    default: soon\n"         // 10
+                             "  keep: 1\n"                 // 11
+                             "  large_period_rows: 0\n");  // 12
   EXPECT_TRUE(HasProblem(p, 8, 5, "history.retention.dialy names a period no board uses (daily)"));
   EXPECT_TRUE(HasProblem(p, 9, 12, "history.retention.daily must be longer than 0 (or forever)"));
   EXPECT_TRUE(HasProblem(p, 10, 14, "history.retention.default"));
   EXPECT_TRUE(HasProblem(p, 11, 3, "unknown key 'keep' in the history section"));
+  EXPECT_TRUE(HasProblem(p, 12, 22, "history.large_period_rows must be at least 1, not 0"));
 }
 
 TEST(ConfigTest, BadIngestValues) {
