@@ -54,9 +54,11 @@ bk_free_port() {
 
 BK_TMP=""
 BK_REDIS_PID=""
+BK_CLUSTER_PIDS=()
 BK_PG_DATA=""
 bk_cleanup() {
   if [ -n "$BK_REDIS_PID" ]; then kill "$BK_REDIS_PID" 2>/dev/null || true; fi
+  for pid in "${BK_CLUSTER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   if [ -n "$BK_PG_DATA" ] && [ -f "$BK_PG_DATA/postmaster.pid" ]; then
     bk_as_postgres "$BK_PG_BIN/pg_ctl" -D "$BK_PG_DATA" -m immediate stop >/dev/null 2>&1 || true
   fi
@@ -85,6 +87,70 @@ bk_start_redis() {
   redis-cli -p "$BK_REDIS_PORT" ping | grep -q PONG || { cat "$BK_TMP/redis/redis.log"; return 1; }
   export BK_REDIS_PORT BK_TEST_REDIS_URL="redis://127.0.0.1:$BK_REDIS_PORT/0"
   bk_log "redis on 127.0.0.1:$BK_REDIS_PORT"
+}
+
+# Six loopback ports, each free and with its cluster bus port (port + 10000) free too, so
+# all below 55535.
+bk_cluster_ports() {
+  python3 - <<'PY'
+import random, socket
+def free(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+ports = []
+while len(ports) < 6:
+    p = random.randint(20000, 45000)
+    if all(abs(p - q) != 10000 and p != q for q in ports) and free(p) and free(p + 10000):
+        ports.append(p)
+print(" ".join(map(str, ports)))
+PY
+}
+
+# Starts a Redis Cluster of 3 masters and 3 replicas on loopback; exports
+# BK_TEST_REDIS_CLUSTER_URL (a seed) and BK_CLUSTER_PORTS (masters first, then replicas).
+bk_start_redis_cluster() {
+  bk_tmpdir
+  local ports p
+  read -ra ports <<<"$(bk_cluster_ports)"
+  for p in "${ports[@]}"; do
+    mkdir -p "$BK_TMP/cluster/$p"
+    redis-server --port "$p" --bind 127.0.0.1 --dir "$BK_TMP/cluster/$p" --save '' \
+      --appendonly no --cluster-enabled yes --cluster-config-file nodes.conf \
+      --cluster-node-timeout 2000 --daemonize no --logfile "$BK_TMP/cluster/$p/redis.log" &
+    BK_CLUSTER_PIDS+=($!)
+  done
+  for p in "${ports[@]}"; do
+    for _ in $(seq 1 100); do
+      redis-cli -p "$p" ping 2>/dev/null | grep -q PONG && break
+      sleep 0.1
+    done
+  done
+  local nodes=()
+  for p in "${ports[@]}"; do nodes+=("127.0.0.1:$p"); done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$BK_TMP/cluster/create.log" 2>&1 ||
+    { cat "$BK_TMP/cluster/create.log"; return 1; }
+  # Ready when every node sees the whole cluster serving and every replica has synced.
+  for _ in $(seq 1 300); do
+    local ok=1
+    for p in "${ports[@]}"; do
+      redis-cli -p "$p" cluster info 2>/dev/null | grep -q "cluster_state:ok" || ok=0
+    done
+    [ "$(redis-cli -p "${ports[0]}" cluster nodes 2>/dev/null | grep -c "connected")" = 6 ] || ok=0
+    for p in "${ports[@]}"; do
+      redis-cli -p "$p" info replication 2>/dev/null | grep -q "master_link_status:down" && ok=0
+    done
+    [ $ok = 1 ] && break
+    sleep 0.1
+  done
+  [ $ok = 1 ] || { redis-cli -p "${ports[0]}" cluster nodes; return 1; }
+  export BK_CLUSTER_PORTS="${ports[*]}" BK_TEST_REDIS_CLUSTER_URL="redis://127.0.0.1:${ports[0]}/0"
+  bk_log "redis cluster on 127.0.0.1:${ports[*]}"
 }
 
 # PostgreSQL refuses to run as root, so it runs as the postgres user.

@@ -10,12 +10,22 @@
 
 namespace bk::cli {
 
+redis::Options redis_options(const RedisConfig& config) {
+  redis::Options o = redis::parse_url(config.url);
+  o.cluster = config.cluster;
+  for (const std::string& node : config.nodes) {
+    const redis::Options seed = redis::parse_url(node);
+    o.seeds.emplace_back(seed.host, seed.port);
+  }
+  return o;
+}
+
 Context::Context(Config config, Clock clock, Format format)
     : config_(std::move(config)), clock_(clock), format_(format) {}
 
 redis::Connection& Context::redis() {
   if (!redis_) {
-    const redis::Options options = redis::parse_url(config_.redis.url);
+    const redis::Options options = redis_options(config_.redis);
     spdlog::debug("connecting to redis at {}", redis::describe(options));
     redis_ = std::make_unique<redis::Connection>(options);
   }

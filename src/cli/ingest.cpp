@@ -215,11 +215,17 @@ class IngestMetrics : public lifecycle::IngestObserver {
 };
 
 // The config's ingest section with the flags that were given on top.
-lifecycle::IngestOptions options_for(const IngestConfig& config, const IngestArgs& args) {
+lifecycle::IngestOptions options_for(const IngestConfig& config, const IngestArgs& args,
+                                     bool cluster) {
   lifecycle::IngestOptions o;
   o.streams = args.streams.empty() ? config.streams : args.streams;
   if (const auto problem = stream_list_problem(o.streams)) {
     throw UsageError("--stream: " + *problem);
+  }
+  for (const std::string& stream : cluster ? args.streams : std::vector<std::string>{}) {
+    if (const auto problem = cluster_stream_problem(stream)) {
+      throw UsageError("--stream: " + *problem);
+    }
   }
   o.group = args.group.value_or(config.group);
   if (o.group.empty()) throw UsageError("--group must not be empty");
@@ -243,7 +249,8 @@ int ingest(Context& ctx, const IngestArgs& args) {
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
 
-  const lifecycle::IngestOptions o = options_for(ctx.config().ingest, args);
+  const lifecycle::IngestOptions o =
+      options_for(ctx.config().ingest, args, ctx.config().redis.cluster);
 
   IngestMetrics observed(o.block, o.streams);
   std::unique_ptr<HttpServer> server;
@@ -258,7 +265,7 @@ int ingest(Context& ctx, const IngestArgs& args) {
                o.drain ? " (until drained)" : "");
   // A connection of its own, made by the loop (with backoff, like every reconnection), so
   // that an unreachable Redis at start is waited out too.
-  const redis::Options options = redis::parse_url(ctx.config().redis.url);
+  const redis::Options options = redis_options(ctx.config().redis);
   spdlog::debug("ingest: redis at {}", redis::describe(options));
   redis::Connection redis(options, redis::Connect::later);
   service::Leaderboards boards(

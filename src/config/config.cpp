@@ -171,6 +171,16 @@ std::string scheme_of(std::string_view url) {
   return "it starts with " + quoted(shown);
 }
 
+// The "/db" part of a redis:// URL, "" when it has none (the user info, which may hold '/',
+// ends at the last '@').
+std::string url_database(std::string_view url) {
+  std::string_view rest = url.substr(std::min<std::size_t>(url.size(), 8));
+  const auto at = rest.rfind('@');
+  if (at != std::string_view::npos) rest = rest.substr(at + 1);
+  const auto slash = rest.find('/');
+  return slash == std::string_view::npos ? std::string() : std::string(rest.substr(slash + 1));
+}
+
 std::optional<std::string> redis_url_problem(std::string_view url) {
   for (const std::string_view scheme : {"redis://", "unix://"}) {
     if (starts_with(url, scheme) && url.size() > scheme.size()) return std::nullopt;
@@ -192,7 +202,7 @@ std::optional<std::string> postgres_url_problem(std::string_view url) {
 }
 
 const std::vector<std::string_view> kTopKeys{"redis", "postgres", "ingest", "history", "boards"};
-const std::vector<std::string_view> kRedisKeys{"url", "key_prefix"};
+const std::vector<std::string_view> kRedisKeys{"url", "key_prefix", "cluster", "nodes"};
 const std::vector<std::string_view> kPostgresKeys{"url", "schema"};
 const std::vector<std::string_view> kIngestKeys{"stream", "group", "reclaim_idle", "trim",
                                                 "dead_maxlen"};
@@ -287,7 +297,7 @@ class Loader {
   void parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOverrides& overrides);
   void parse_postgres(const Entry& entry, PostgresConfig& postgres,
                       const ConfigOverrides& overrides);
-  void parse_ingest(const Entry& entry, IngestConfig& ingest);
+  void parse_ingest(const Entry& entry, IngestConfig& ingest, bool cluster);
   void parse_history(const Entry& entry, const std::vector<BoardConfig>& boards,
                      HistoryConfig& history);
   void parse_streams(const Entry& entry, std::vector<std::string>& streams);
@@ -432,6 +442,46 @@ void Loader::parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOve
       }
     }
   }
+  if (const auto e = f.get("cluster")) {
+    if (const auto v = read_choice<bool>(*e, "redis.cluster", {{"true", true}, {"false", false}})) {
+      redis.cluster = *v;
+    }
+  }
+  if (const auto e = f.get("nodes")) {
+    if (!e->value.IsSequence()) {
+      report(*e, "redis.nodes must be a list of seed URLs (e.g. [redis://10.0.0.2:6379]), not " +
+                     kind_of(e->value));
+    } else {
+      for (const auto& item : e->value) {
+        if (!item.IsScalar()) {
+          report(item, "redis.nodes must hold URLs, not " + kind_of(item));
+          continue;
+        }
+        const std::string& url = item.Scalar();
+        add_url_secrets(url);
+        if (!starts_with(url, "redis://") || url.size() == 8) {
+          report(item, "redis.nodes: each seed must be a redis:// URL (host and port), but " +
+                           scheme_of(url));
+          continue;
+        }
+        redis.nodes.push_back(url);
+      }
+    }
+    if (!redis.nodes.empty() && !redis.cluster) {
+      report(*e, "redis.nodes lists seeds of a Redis Cluster: set redis.cluster: true too");
+    }
+  }
+  if (redis.cluster) {
+    const auto url_entry = f.get("url");
+    if (starts_with(redis.url, "unix://")) {
+      report(url_entry ? *url_entry : entry,
+             "redis.url: a Redis Cluster is reached over TCP (redis://host:port), not a unix "
+             "socket");
+    } else if (const std::string db = url_database(redis.url); !db.empty() && db != "0") {
+      report(url_entry ? *url_entry : entry,
+             "redis.url: a Redis Cluster has only database 0; remove the /db from the URL");
+    }
+  }
   if (const auto e = f.get("key_prefix")) {
     if (const auto prefix = read_string(*e, "redis.key_prefix")) {
       const bool bad = std::any_of(prefix->begin(), prefix->end(), [](char c) {
@@ -566,11 +616,18 @@ void Loader::parse_history(const Entry& entry, const std::vector<BoardConfig>& b
   }
 }
 
-void Loader::parse_ingest(const Entry& entry, IngestConfig& ingest) {
+void Loader::parse_ingest(const Entry& entry, IngestConfig& ingest, bool cluster) {
   const auto map = read_map(entry, "ingest");
   if (!map) return;
   const Fields f = fields(*map, "in the ingest section", kIngestKeys);
-  if (const auto e = f.get("stream")) parse_streams(*e, ingest.streams);
+  if (const auto e = f.get("stream")) {
+    parse_streams(*e, ingest.streams);
+    if (cluster) {
+      for (const std::string& stream : ingest.streams) {
+        if (auto problem = cluster_stream_problem(stream)) report(*e, "ingest." + *problem);
+      }
+    }
+  }
   if (const auto e = f.get("group")) {
     if (const auto group = read_string(*e, "ingest.group")) {
       if (group->empty()) {
@@ -997,8 +1054,12 @@ Config Loader::load(const YAML::Node& root, const ConfigOverrides& overrides) {
   const Fields top = fields(root, "at the top level", kTopKeys);
   if (const auto e = top.get("redis")) parse_redis(*e, config.redis, overrides);
   if (const auto e = top.get("postgres")) parse_postgres(*e, config.postgres, overrides);
-  if (const auto e = top.get("ingest")) parse_ingest(*e, config.ingest);
-  if (config.ingest.streams.empty()) config.ingest.streams = {config.redis.key_prefix + ":events"};
+  if (const auto e = top.get("ingest")) parse_ingest(*e, config.ingest, config.redis.cluster);
+  // On a cluster the default stream carries a hash tag (see cluster_stream_problem).
+  if (config.ingest.streams.empty()) {
+    config.ingest.streams = {config.redis.key_prefix +
+                             (config.redis.cluster ? ":{events}" : ":events")};
+  }
   if (const auto e = top.get("boards")) {
     parse_boards(*e, config.boards);
   } else {
@@ -1035,6 +1096,17 @@ std::optional<std::string> stream_list_problem(const std::vector<std::string>& s
     if (auto problem = stream_problem(earlier, streams[i])) return problem;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> cluster_stream_problem(const std::string& stream) {
+  const auto open = stream.find('{');
+  const auto close = open == std::string::npos ? open : stream.find('}', open + 1);
+  if (close != std::string::npos && close > open + 1) return std::nullopt;
+  return "stream " + quoted(stream) +
+         ": on a Redis Cluster a stream and its dead-letter stream must share a hash slot; put "
+         "a hash tag in its name, e.g. " +
+         quoted(stream.substr(0, stream.rfind(':') + 1) + "{" +
+                stream.substr(stream.rfind(':') + 1) + "}");
 }
 
 ConfigError::ConfigError(std::vector<std::string> problems)

@@ -31,6 +31,8 @@ class ConfigError : public UsageError {
 struct RedisConfig {
   std::string url = "redis://127.0.0.1:6379/0";
   std::string key_prefix = "lb";
+  bool cluster = false;            // url (and nodes) are seeds of a Redis Cluster
+  std::vector<std::string> nodes;  // more seed URLs (redis://host:port)
 };
 
 struct PostgresConfig {
@@ -51,6 +53,10 @@ struct IngestConfig {
 // Why a list of streams cannot be consumed (empty, an empty name, one listed twice, one the
 // dead-letter stream of another); nullopt when it can.
 std::optional<std::string> stream_list_problem(const std::vector<std::string>& streams);
+// On a Redis Cluster a stream and its dead-letter stream (<stream>:dead) are written by one
+// script, so they must share a hash slot: the stream's name needs a hash tag ({...}, not
+// empty). Why this stream lacks one; nullopt when it has one.
+std::optional<std::string> cluster_stream_problem(const std::string& stream);
 
 // History retention (`history.retention`): per period name (a period kind or a custom
 // period's name), how long after its period ended tick keeps an archived period's rows.

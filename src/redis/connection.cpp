@@ -6,10 +6,15 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <memory>
+#include <thread>
 
 #include "redis/error.h"
+#include "redis/slots.h"
 
 namespace bk::redis {
 namespace {
@@ -78,152 +83,472 @@ std::string endpoint(const Options& o) {
 
 }  // namespace
 
-void Connection::Free::operator()(redisContext* c) const {
-  redisFree(c);
+// ---- one server connection ---------------------------------------------------------------
+
+struct Connection::Node {
+  struct Free {
+    void operator()(redisContext* c) const { redisFree(c); }
+  };
+  Options options;  // this server's: host and port set per node in a cluster
+  std::unique_ptr<redisContext, Free> ctx;
+
+  explicit Node(Options o) : options(std::move(o)) {}
+
+  bool connected() const { return ctx && ctx->err == 0; }
+
+  // Connects, authenticates, names the client and selects the database.
+  void connect() {
+    ctx.reset();
+    try {
+      open();
+      // The handshake gets the connect timeout: a server that accepts connections but does
+      // not answer (frozen, overloaded) is found out in seconds, not after a command timeout.
+      set_timeout(options.connect_timeout);
+      authenticate();
+      name_client();
+      select_db();
+      set_timeout(options.command_timeout);
+    } catch (...) {
+      ctx.reset();  // never half set up: the next command fails fast, reconnect() starts over
+      throw;
+    }
+  }
+
+  void open() {
+    const timeval connect_tv = to_timeval(options.connect_timeout);
+    redisContext* raw =
+        options.unix_path.empty()
+            ? redisConnectWithTimeout(options.host.c_str(), options.port, connect_tv)
+            : redisConnectUnixWithTimeout(options.unix_path.c_str(), connect_tv);
+    if (raw == nullptr)
+      throw ConnectionError("redis: out of memory connecting to " + endpoint(options));
+    ctx.reset(raw);
+    if (ctx->err != 0) {
+      throw_context_error(ctx->err, errno,
+                          "redis: cannot connect to " + endpoint(options) + ": " + ctx->errstr);
+    }
+    ctx->reader->fn = &reply_functions;
+  }
+
+  void set_timeout(Millis timeout) {
+    if (redisSetTimeout(ctx.get(), to_timeval(timeout)) != REDIS_OK) fail("setting a timeout");
+  }
+
+  void authenticate() {
+    if (options.password.empty()) return;
+    Args auth{"AUTH"};
+    if (!options.username.empty()) auth.push_back(options.username);
+    auth.push_back(options.password);
+    const Reply r = command(auth);
+    // The password is never part of the message.
+    if (r.is_error())
+      throw ConnectionError("redis: authentication failed at " + endpoint(options) + ": " + r.str);
+  }
+
+  void name_client() {
+    // Operators see who is connected (CLIENT LIST): "boardkeeper:<pid>[:<role>]".
+    std::string name = "boardkeeper:" + std::to_string(getpid());
+    if (!options.role.empty()) name += ":" + options.role;
+    command({"CLIENT", "SETNAME", name}).checked();
+  }
+
+  void select_db() {
+    if (options.db == 0) return;
+    const Reply r = command({"SELECT", std::to_string(options.db)});
+    if (r.is_error())
+      throw ConnectionError("redis: SELECT " + std::to_string(options.db) + ": " + r.str);
+  }
+
+  [[noreturn]] void fail(std::string_view doing) {
+    const int saved_errno = errno;
+    // A broken context cannot be used again; later calls fail fast with the same error.
+    throw_context_error(
+        ctx->err, saved_errno,
+        "redis " + endpoint(options) + ": " + std::string(doing) + ": " + ctx->errstr);
+  }
+
+  void append(const Args& args) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lens;
+    argv.reserve(args.size());
+    lens.reserve(args.size());
+    for (const auto& a : args) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    if (!ctx) throw ConnectionError("redis " + endpoint(options) + ": not connected");
+    if (ctx->err != 0) fail("connection already failed");
+    if (redisAppendCommandArgv(ctx.get(), static_cast<int>(argv.size()), argv.data(),
+                               lens.data()) != REDIS_OK) {
+      fail("sending a command");
+    }
+  }
+
+  Reply read_reply() {
+    if (!ctx) throw ConnectionError("redis " + endpoint(options) + ": not connected");
+    void* raw = nullptr;
+    if (redisGetReply(ctx.get(), &raw) != REDIS_OK || raw == nullptr) fail("reading a reply");
+    const std::unique_ptr<Reply> owned(static_cast<Reply*>(raw));
+    return std::move(*owned);
+  }
+
+  Reply command(const Args& args) {
+    append(args);
+    return read_reply();
+  }
+
+  // Writes what is buffered (hiredis otherwise writes it when the first reply is read).
+  void flush() {
+    int done = 0;
+    while (done == 0) {
+      if (redisBufferWrite(ctx.get(), &done) != REDIS_OK) fail("sending commands");
+    }
+  }
+};
+
+namespace {
+
+// What a cluster's error reply asks of the client.
+enum class Redirect { none, moved, ask, again, down };
+
+Redirect redirect_of(const Reply& r) {
+  if (!r.is_error()) return Redirect::none;
+  const std::string& s = r.str;
+  if (s.rfind("MOVED ", 0) == 0) return Redirect::moved;
+  if (s.rfind("ASK ", 0) == 0) return Redirect::ask;
+  if (s.rfind("TRYAGAIN", 0) == 0) return Redirect::again;
+  if (s.rfind("CLUSTERDOWN", 0) == 0) return Redirect::down;
+  return Redirect::none;
 }
 
+// "MOVED 3999 127.0.0.1:6381" / "ASK 3999 [::1]:6381": the slot and the node.
+struct Target {
+  int slot = -1;
+  std::string host;
+  int port = 0;
+};
+
+Target target_of(const std::string& error) {
+  Target t;
+  const auto first = error.find(' ');
+  const auto second = error.find(' ', first + 1);
+  if (first == std::string::npos || second == std::string::npos) {
+    throw ProtoError("redis cluster: a redirect without a node: " + error);
+  }
+  t.slot = std::atoi(error.c_str() + first + 1);
+  std::string endpoint = error.substr(second + 1);
+  const auto colon = endpoint.rfind(':');
+  if (colon == std::string::npos || t.slot < 0 || t.slot >= kClusterSlots) {
+    throw ProtoError("redis cluster: a redirect without a node: " + error);
+  }
+  t.port = std::atoi(endpoint.c_str() + colon + 1);
+  t.host = endpoint.substr(0, colon);
+  if (t.host.size() >= 2 && t.host.front() == '[' && t.host.back() == ']') {
+    t.host = t.host.substr(1, t.host.size() - 2);
+  }
+  return t;
+}
+
+bool is_script_load(const Args& args) {
+  return args.size() >= 2 && (args[0] == "SCRIPT" || args[0] == "script") &&
+         (args[1] == "LOAD" || args[1] == "load");
+}
+
+// TRYAGAIN and CLUSTERDOWN: 10 ms, doubling, at most 500 ms a wait.
+void back_off(int attempt) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::min(500, 10 << std::min(attempt, 6))));
+}
+
+constexpr int kMaxRedirects = 16;
+
+}  // namespace
+
+// ---- Connection --------------------------------------------------------------------------
+
 Connection::Connection(const Options& options, Connect when) : options_(options) {
+  if (!options_.cluster) nodes_.push_back(std::make_unique<Node>(options_));
   if (when == Connect::now) reconnect();
+}
+Connection::Connection(Connection&&) noexcept = default;
+Connection& Connection::operator=(Connection&&) noexcept = default;
+Connection::~Connection() = default;
+
+Connection::Node& Connection::single() {
+  return *nodes_.front();
 }
 
 void Connection::reconnect() {
-  ctx_.reset();
-  try {
-    open();
-    // The handshake gets the connect timeout: a server that accepts connections but does
-    // not answer (frozen, overloaded) is found out in seconds, not after a command timeout.
-    set_timeout(options_.connect_timeout);
-    authenticate();
-    name_client();
-    select_db();
-    set_timeout(options_.command_timeout);
-  } catch (...) {
-    ctx_.reset();  // never half set up: the next command fails fast, reconnect() starts over
-    throw;
+  if (!options_.cluster) {
+    single().connect();
+    ++generation_;
+    return;
   }
-  ++generation_;
+  for (auto& n : nodes_) n->ctx.reset();
+  pending_.clear();
+  broken_ = true;
+  refresh_topology();
+  broken_ = false;
 }
 
 bool Connection::connected() const {
-  return ctx_ && ctx_->err == 0;
+  if (!options_.cluster) return nodes_.front()->connected();
+  return !broken_ && !slots_.empty();
 }
 
-void Connection::open() {
-  const timeval connect_tv = to_timeval(options_.connect_timeout);
-  redisContext* raw =
-      options_.unix_path.empty()
-          ? redisConnectWithTimeout(options_.host.c_str(), options_.port, connect_tv)
-          : redisConnectUnixWithTimeout(options_.unix_path.c_str(), connect_tv);
-  if (raw == nullptr)
-    throw ConnectionError("redis: out of memory connecting to " + endpoint(options_));
-  ctx_.reset(raw);
-  if (ctx_->err != 0) {
-    throw_context_error(ctx_->err, errno,
-                        "redis: cannot connect to " + endpoint(options_) + ": " + ctx_->errstr);
+std::size_t Connection::node_at(const std::string& host, int port) {
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i]->options.host == host && nodes_[i]->options.port == port) return i;
   }
-  ctx_->reader->fn = &reply_functions;
+  Options o = options_;
+  o.host = host;
+  o.port = port;
+  o.unix_path.clear();
+  o.db = 0;
+  o.seeds.clear();
+  nodes_.push_back(std::make_unique<Node>(std::move(o)));
+  return nodes_.size() - 1;
 }
 
-void Connection::set_timeout(Millis timeout) {
-  if (redisSetTimeout(ctx_.get(), to_timeval(timeout)) != REDIS_OK) fail("setting a timeout");
-}
-
-void Connection::authenticate() {
-  if (options_.password.empty()) return;
-  Args auth{"AUTH"};
-  if (!options_.username.empty()) auth.push_back(options_.username);
-  auth.push_back(options_.password);
-  const Reply r = command(auth);
-  // The password is never part of the message.
-  if (r.is_error())
-    throw ConnectionError("redis: authentication failed at " + endpoint(options_) + ": " + r.str);
-}
-
-void Connection::name_client() {
-  // Operators see who is connected (CLIENT LIST): "boardkeeper:<pid>[:<role>]".
-  std::string name = "boardkeeper:" + std::to_string(getpid());
-  if (!options_.role.empty()) name += ":" + options_.role;
-  command({"CLIENT", "SETNAME", name}).checked();
-}
-
-void Connection::select_db() {
-  if (options_.db == 0) return;
-  const Reply r = command({"SELECT", std::to_string(options_.db)});
-  if (r.is_error())
-    throw ConnectionError("redis: SELECT " + std::to_string(options_.db) + ": " + r.str);
-}
-
-void Connection::fail(std::string_view doing) {
-  const int saved_errno = errno;
-  // A broken context cannot be used again; later calls fail fast with the same error.
-  throw_context_error(
-      ctx_->err, saved_errno,
-      "redis " + endpoint(options_) + ": " + std::string(doing) + ": " + ctx_->errstr);
-}
-
-void Connection::append(const Args& args) {
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lens;
-  argv.reserve(args.size());
-  lens.reserve(args.size());
-  for (const auto& a : args) {
-    argv.push_back(a.data());
-    lens.push_back(a.size());
+Connection::Node& Connection::ready(std::size_t node) {
+  Node& n = *nodes_[node];
+  if (!n.connected()) {
+    n.connect();
+    ++generation_;
   }
-  if (!ctx_) throw ConnectionError("redis " + endpoint(options_) + ": not connected");
-  if (ctx_->err != 0) fail("connection already failed");
-  if (redisAppendCommandArgv(ctx_.get(), static_cast<int>(argv.size()), argv.data(), lens.data()) !=
-      REDIS_OK) {
-    fail("sending a command");
+  return n;
+}
+
+void Connection::refresh_topology() {
+  // The seeds, then every node known so far: the first that answers gives the map.
+  std::vector<std::pair<std::string, int>> candidates{{options_.host, options_.port}};
+  candidates.insert(candidates.end(), options_.seeds.begin(), options_.seeds.end());
+  for (const auto& n : nodes_) candidates.emplace_back(n->options.host, n->options.port);
+  std::string last_error = "no seed";
+  for (const auto& [host, port] : candidates) {
+    const std::size_t seed = node_at(host, port);
+    Reply slots;
+    try {
+      slots = ready(seed).command({"CLUSTER", "SLOTS"});
+    } catch (const ConnectionError& e) {
+      last_error = e.what();
+      nodes_[seed]->ctx.reset();
+      continue;
+    }
+    if (slots.is_error()) {
+      last_error = "redis " + endpoint(nodes_[seed]->options) + ": CLUSTER SLOTS: " + slots.str;
+      continue;
+    }
+    std::vector<int> map(kClusterSlots, -1);
+    for (const Reply& range : slots.elements) {
+      if (range.elements.size() < 3 || range.elements[2].elements.size() < 2) continue;
+      const Reply& master = range.elements[2];
+      // An empty or "?" host means "where you reached me".
+      std::string host_of = master.elements[0].str;
+      if (host_of.empty() || host_of == "?") host_of = nodes_[seed]->options.host;
+      const std::size_t owner = node_at(host_of, static_cast<int>(master.elements[1].integer));
+      const auto from = std::max<long long>(0, range.elements[0].integer);
+      const auto to = std::min<long long>(kClusterSlots - 1, range.elements[1].integer);
+      for (long long s = from; s <= to; ++s)
+        map[static_cast<std::size_t>(s)] = static_cast<int>(owner);
+    }
+    slots_ = std::move(map);
+    return;
+  }
+  slots_.clear();
+  throw ConnectionError("redis cluster: no node answered CLUSTER SLOTS (last: " + last_error + ")");
+}
+
+std::size_t Connection::route(const Args& args) {
+  if (slots_.empty()) refresh_topology();
+  const auto key = routing_key(args);
+  int owner = slots_[static_cast<std::size_t>(key ? key_slot(*key) : 0)];
+  if (owner < 0) {
+    refresh_topology();
+    owner = slots_[static_cast<std::size_t>(key ? key_slot(*key) : 0)];
+    if (owner < 0) {
+      throw ConnectionError("redis cluster: slot " + std::to_string(key ? key_slot(*key) : 0) +
+                            " is served by no node (CLUSTERDOWN)");
+    }
+  }
+  return static_cast<std::size_t>(owner);
+}
+
+// Runs f; any failure leaves the whole cluster connection unusable until reconnect() (some
+// node may hold replies nobody will read).
+template <class F>
+auto Connection::guard(F&& f) -> decltype(f()) {
+  if (broken_) throw ConnectionError("redis cluster: not connected (reconnect first)");
+  try {
+    return f();
+  } catch (...) {
+    broken_ = true;
+    for (auto& n : nodes_) n->ctx.reset();
+    pending_.clear();
+    throw;
   }
 }
 
-Reply Connection::read_reply() {
-  void* raw = nullptr;
-  if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) fail("reading a reply");
-  const std::unique_ptr<Reply> owned(static_cast<Reply*>(raw));
-  return std::move(*owned);
+std::vector<std::size_t> Connection::master_nodes() {
+  if (slots_.empty()) refresh_topology();
+  std::vector<std::size_t> out;
+  for (const int node : slots_) {
+    if (node >= 0) out.push_back(static_cast<std::size_t>(node));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::size_t Connection::masters() {
+  if (!options_.cluster) return 1;
+  return guard([&] { return master_nodes().size(); });
+}
+
+Reply Connection::master_command(std::size_t i, const Args& args) {
+  if (!options_.cluster) return single().command(args);
+  return guard([&] {
+    const std::vector<std::size_t> m = master_nodes();
+    if (i >= m.size()) throw ConnectionError("redis cluster: no master " + std::to_string(i));
+    return ready(m[i]).command(args);
+  });
+}
+
+Reply Connection::cluster_command(const Args& args) {
+  if (is_script_load(args)) {
+    // NOSCRIPT is per node: every master gets the script.
+    Reply first;
+    bool have = false;
+    for (const std::size_t m : master_nodes()) {
+      Reply r = ready(m).command(args);
+      if (!have || r.is_error()) first = std::move(r);
+      have = true;
+    }
+    if (have) return first;
+  }
+  Reply r;
+  for (int attempt = 0; attempt < kMaxRedirects; ++attempt) {
+    const std::size_t node = route(args);
+    r = ready(node).command(args);
+    switch (redirect_of(r)) {
+      case Redirect::none:
+        return r;
+      case Redirect::moved: {
+        const Target t = target_of(r.str);
+        slots_[static_cast<std::size_t>(t.slot)] = static_cast<int>(node_at(t.host, t.port));
+        break;
+      }
+      case Redirect::ask: {
+        // The slot is moving: this key is already at the target; ask there once.
+        const Target t = target_of(r.str);
+        Node& n = ready(node_at(t.host, t.port));
+        n.append({"ASKING"});
+        n.append(args);
+        n.read_reply();
+        r = n.read_reply();
+        if (redirect_of(r) != Redirect::again) return r;
+        back_off(attempt);
+        break;
+      }
+      case Redirect::again:
+        back_off(attempt);
+        break;
+      case Redirect::down:
+        back_off(attempt);
+        refresh_topology();
+        break;
+    }
+  }
+  return r;
 }
 
 Reply Connection::command(const Args& args) {
-  append(args);
-  return read_reply();
-}
-
-// Writes what is buffered (hiredis otherwise writes it when the first reply is read).
-void Connection::flush() {
-  int done = 0;
-  while (done == 0) {
-    if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) fail("sending commands");
-  }
+  if (!options_.cluster) return single().command(args);
+  return guard([&] { return cluster_command(args); });
 }
 
 void Connection::send(const std::vector<Args>& commands) {
-  for (const auto& c : commands) append(c);
-  flush();
+  if (!options_.cluster) {
+    for (const auto& c : commands) single().append(c);
+    single().flush();
+    return;
+  }
+  guard([&] {
+    std::vector<bool> used;
+    for (const auto& c : commands) {
+      const std::size_t node = route(c);
+      ready(node).append(c);
+      if (used.size() <= node) used.resize(node + 1, false);
+      used[node] = true;
+      pending_.push_back({node, c, std::nullopt});
+    }
+    for (std::size_t i = 0; i < used.size(); ++i) {
+      if (used[i]) nodes_[i]->flush();
+    }
+    return 0;
+  });
 }
 
 Reply Connection::receive() {
-  if (!ctx_) throw ConnectionError("redis " + endpoint(options_) + ": not connected");
-  return read_reply();
+  if (!options_.cluster) return single().read_reply();
+  return guard([&] {
+    if (pending_.empty()) throw ConnectionError("redis cluster: receive() without a command sent");
+    Pending p = std::move(pending_.front());
+    pending_.pop_front();
+    Reply r = p.reply ? std::move(*p.reply) : nodes_[p.node]->read_reply();
+    if (redirect_of(r) == Redirect::none) return r;
+    // Asked elsewhere: first every reply already on its way is read, so that the nodes'
+    // connections are free for the command sent again.
+    for (Pending& q : pending_) {
+      if (!q.reply) q.reply = nodes_[q.node]->read_reply();
+    }
+    return cluster_command(p.args);
+  });
 }
 
 std::vector<Reply> Connection::pipeline(const std::vector<Args>& commands,
                                         const std::function<void()>& while_waiting) {
-  for (const auto& c : commands) append(c);
-  if (while_waiting) {
-    flush();
-    try {
-      while_waiting();
-    } catch (...) {
-      ctx_.reset();  // its replies would answer the next commands
-      throw;
+  if (!options_.cluster) {
+    Node& n = single();
+    for (const auto& c : commands) n.append(c);
+    if (while_waiting) {
+      n.flush();
+      try {
+        while_waiting();
+      } catch (...) {
+        n.ctx.reset();  // its replies would answer the next commands
+        throw;
+      }
     }
+    std::vector<Reply> replies;
+    replies.reserve(commands.size());
+    for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(n.read_reply());
+    return replies;
   }
-  std::vector<Reply> replies;
-  replies.reserve(commands.size());
-  for (std::size_t i = 0; i < commands.size(); ++i) replies.push_back(read_reply());
-  return replies;
+  return guard([&] {
+    // Grouped by node; each node's replies come back in the order of its commands.
+    std::vector<std::vector<std::size_t>> by_node;
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+      const std::size_t node = route(commands[i]);
+      if (by_node.size() <= node) by_node.resize(node + 1);
+      by_node[node].push_back(i);
+    }
+    for (std::size_t node = 0; node < by_node.size(); ++node) {
+      if (by_node[node].empty()) continue;
+      Node& n = ready(node);
+      for (const std::size_t i : by_node[node]) n.append(commands[i]);
+      n.flush();
+    }
+    if (while_waiting) while_waiting();
+    std::vector<Reply> replies(commands.size());
+    for (std::size_t node = 0; node < by_node.size(); ++node) {
+      for (const std::size_t i : by_node[node]) replies[i] = nodes_[node]->read_reply();
+    }
+    // Moved, asked elsewhere or to wait: sent again one by one, in order.
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+      if (redirect_of(replies[i]) != Redirect::none) replies[i] = cluster_command(commands[i]);
+    }
+    return replies;
+  });
 }
 
 }  // namespace bk::redis

@@ -2,8 +2,10 @@
 // replies. Not thread-safe: give each thread its own Connection.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,13 +26,19 @@ enum class Connect {
   later,  // at the first reconnect(); commands fail with ConnectionError until then
 };
 
+// With options.cluster, one Connection speaks to a whole Redis Cluster: it keeps the slot
+// map (CLUSTER SLOTS), a server connection per node, routes each command by its first key
+// (redis/slots.h), follows MOVED (the map is corrected) and ASK (ASKING, once), waits out
+// TRYAGAIN and CLUSTERDOWN (capped backoff), loads scripts on every master, and groups a
+// pipeline's commands by node (replies in the order of the commands). Any I/O failure makes
+// the whole Connection unusable until reconnect(), which asks the seeds for the map again.
 class Connection {
  public:
   // Connects, authenticates, names the client and selects the database (Connect::now).
   explicit Connection(const Options& options, Connect when = Connect::now);
-  Connection(Connection&&) noexcept = default;
-  Connection& operator=(Connection&&) noexcept = default;
-  ~Connection() = default;
+  Connection(Connection&&) noexcept;
+  Connection& operator=(Connection&&) noexcept;
+  ~Connection();
 
   // Sends one command and returns its reply (an error reply is returned, not thrown).
   Reply command(const Args& args);
@@ -44,6 +52,11 @@ class Connection {
   // each, in the order of the commands sent.
   void send(const std::vector<Args>& commands);
   Reply receive();
+
+  // Commands meant for each server rather than for a key (SCAN, INFO, FLUSHALL): how many
+  // masters serve slots (1 for a single server), and one command on master i of them.
+  std::size_t masters();
+  Reply master_command(std::size_t i, const Args& args);
 
   // Replaces the server connection in place, with the same options (AUTH, CLIENT SETNAME,
   // SELECT again), so everything holding this Connection keeps a valid one. Throws
@@ -59,22 +72,29 @@ class Connection {
   const Options& options() const { return options_; }
 
  private:
-  struct Free {
-    void operator()(redisContext* c) const;
+  struct Node;      // one server connection
+  struct Pending {  // a command sent by send() (cluster): its node, or its reply already read
+    std::size_t node = 0;
+    Args args;
+    std::optional<Reply> reply;
   };
   Options options_;
-  std::unique_ptr<redisContext, Free> ctx_;
+  std::vector<std::unique_ptr<Node>> nodes_;  // one unless options_.cluster
+  std::vector<int> slots_;                    // cluster: the node serving each slot, or -1
+  std::deque<Pending> pending_;               // cluster: sent, replies not received yet
+  bool broken_ = false;                       // cluster: unusable until reconnect()
   std::uint64_t generation_ = 0;
 
-  void open();
-  void set_timeout(Millis timeout);
-  void authenticate();
-  void name_client();
-  void select_db();
-  void append(const Args& args);
-  void flush();
-  Reply read_reply();
-  [[noreturn]] void fail(std::string_view doing);
+  Node& single();
+  // Cluster.
+  void refresh_topology();
+  std::size_t node_at(const std::string& host, int port);
+  Node& ready(std::size_t node);  // connected (connects when it is not)
+  std::size_t route(const Args& args);
+  std::vector<std::size_t> master_nodes();
+  Reply cluster_command(const Args& args);
+  template <class F>
+  auto guard(F&& f) -> decltype(f());
 };
 
 }  // namespace bk::redis

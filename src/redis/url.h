@@ -2,6 +2,8 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/time.h"
 
@@ -16,6 +18,10 @@ struct Options {
   int db = 0;
   Millis connect_timeout{2000};
   Millis command_timeout{10000};
+  // Redis Cluster (`redis.cluster`): this host:port and `seeds` are where the topology is
+  // first asked for (CLUSTER SLOTS); every node gets the same user and password; db is 0.
+  bool cluster = false;
+  std::vector<std::pair<std::string, int>> seeds;  // host, port
   // Not part of the URL: what this connection is for, when a process holds several. CLIENT
   // LIST names a connection "boardkeeper:<pid>", or "boardkeeper:<pid>:<role>" with one.
   std::string role;

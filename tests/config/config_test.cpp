@@ -233,6 +233,48 @@ TEST(ConfigTest, BadHistoryRetention) {
   EXPECT_TRUE(HasProblem(p, 12, 22, "history.large_period_rows must be at least 1, not 0"));
 }
 
+TEST(ConfigTest, RedisClusterSeedsAndItsStreams) {
+  const Config single = parse(minimal());
+  EXPECT_FALSE(single.redis.cluster);
+  EXPECT_EQ(single.ingest.streams, std::vector<std::string>{"lb:events"});
+  const Config c = parse(
+      "redis:\n  url: redis://10.0.0.1:7000\n  cluster: true\n"
+      "  nodes: [redis://10.0.0.2:7000, redis://10.0.0.3:7000]\n" +
+      minimal());
+  EXPECT_TRUE(c.redis.cluster);
+  EXPECT_EQ(c.redis.nodes.size(), 2U);
+  // The default stream carries a hash tag on a cluster: it and its dead-letter stream share
+  // a slot.
+  EXPECT_EQ(c.ingest.streams, std::vector<std::string>{"lb:{events}"});
+  EXPECT_EQ(parse("redis:\n  cluster: true\ningest:\n  stream: [\"app:{a}\", \"{b}\"]\n" + minimal())
+                .ingest.streams,
+            (std::vector<std::string>{"app:{a}", "{b}"}));
+}
+
+TEST(ConfigTest, BadRedisCluster) {
+  auto p = problems_of(
+      "redis:\n"                          // 1
+      "  url: redis://10.0.0.1:7000/2\n"  // 2
+      "  cluster: yes\n"                  // 3
+      "  nodes: [https://x, 3, redis://ok:1]\n" +       // 4
+      minimal());
+  EXPECT_TRUE(HasProblem(p, 3, 12, "redis.cluster"));
+  EXPECT_TRUE(HasProblem(p, 4, 11, "each seed must be a redis:// URL"));
+  EXPECT_TRUE(HasProblem(p, 4, 22, "but it has no scheme"));
+  EXPECT_TRUE(HasProblem(p, 4, 10, "set redis.cluster: true too"));
+  p = problems_of(
+      "redis:\n"                          // 1
+      "  url: redis://10.0.0.1:7000/2\n"  // 2
+      "  cluster: true\n"                 // 3
+      "ingest:\n"                         // 4
+      "  stream: app:events\n" +          // 5
+      minimal());
+  EXPECT_TRUE(HasProblem(p, 2, 8, "a Redis Cluster has only database 0"));
+  EXPECT_TRUE(HasProblem(p, 5, 11, "put a hash tag in its name, e.g. 'app:{events}'"));
+  p = problems_of("redis:\n  url: unix:///run/redis.sock\n  cluster: true\n" + minimal());
+  EXPECT_TRUE(HasProblem(p, 2, 8, "not a unix socket"));
+}
+
 TEST(ConfigTest, BadIngestValues) {
   const auto p = problems_of(
       "ingest:\n"

@@ -41,8 +41,19 @@ std::string postgres_url() {
   return url;
 }
 
+bool on_cluster() {
+  const char* cluster = std::getenv("BK_TEST_REDIS_CLUSTER");
+  return cluster != nullptr && std::string(cluster) == "1";
+}
+
+std::string events_stream(const std::string& prefix) {
+  return prefix + (on_cluster() ? ":{events}" : ":events");
+}
+
 redis::Connection connect_redis() {
-  return redis::Connection(redis::parse_url(redis_url()));
+  redis::Options o = redis::parse_url(redis_url());
+  o.cluster = on_cluster();
+  return redis::Connection(o);
 }
 
 std::string unique_prefix() {
@@ -58,6 +69,7 @@ std::string config_text_for(const std::string& redis, const std::string& prefix,
   const char* env_pg = std::getenv("BK_TEST_POSTGRES_URL");
   const std::string pg = !pg_url.empty() ? pg_url : env_pg != nullptr ? env_pg : "";
   std::string text = "redis:\n  url: " + redis + "\n  key_prefix: " + prefix + "\n";
+  if (on_cluster()) text += "  cluster: true\n";
   if (!pg.empty()) text += "postgres:\n  url: " + pg + "\n  schema: " + prefix + "\n";
   return text + "boards:\n" + boards_yaml;
 }
@@ -323,12 +335,15 @@ std::string psql(const std::string& sql) {
 
 std::vector<std::string> keys_with_prefix(redis::Connection& conn, const std::string& prefix) {
   std::vector<std::string> keys;
-  std::string cursor = "0";
-  do {
-    const redis::Reply r = conn.command({"SCAN", cursor, "MATCH", prefix + ":*", "COUNT", "1000"});
-    cursor = r.at(0).as_string();
-    for (const auto& k : r.at(1).elements) keys.push_back(k.as_string());
-  } while (cursor != "0");
+  for (std::size_t m = 0; m < conn.masters(); ++m) {  // a cluster: every master's keys
+    std::string cursor = "0";
+    do {
+      const redis::Reply r =
+          conn.master_command(m, {"SCAN", cursor, "MATCH", prefix + ":*", "COUNT", "1000"});
+      cursor = r.at(0).as_string();
+      for (const auto& k : r.at(1).elements) keys.push_back(k.as_string());
+    } while (cursor != "0");
+  }
   return keys;
 }
 

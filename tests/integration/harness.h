@@ -13,7 +13,13 @@ namespace bk::test {
 
 // BK_TEST_REDIS_URL as tests/run.sh sets it; fails the test when it is missing.
 std::string redis_url();
+// BK_TEST_REDIS_CLUSTER=1: BK_TEST_REDIS_URL is a seed of a Redis Cluster (configs say cluster:
+// true).
+bool on_cluster();
 redis::Connection connect_redis();
+// The default ingest stream of a test config: <prefix>:events, or <prefix>:{events} on a
+// cluster (a stream needs a hash tag there).
+std::string events_stream(const std::string& prefix);
 
 // BK_TEST_POSTGRES_URL as tests/run.sh sets it; fails the test when it is missing.
 std::string postgres_url();

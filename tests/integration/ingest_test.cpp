@@ -43,7 +43,7 @@ TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
   const std::string prefix = test::unique_prefix();
   const std::string path = test::write_config(prefix, kBoards);
   ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string stream = prefix + ":events";
+  const std::string stream = test::events_stream(prefix);
   redis::Connection conn = test::connect_redis();
   constexpr int kProducers = 3;
   constexpr int kPerProducer = 33334;  // 100,002 events
@@ -133,7 +133,7 @@ TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
 TEST(Ingest, ABatchReadAheadThatWaitedPastReclaimIdleIsAppliedOnce) {
   const std::string prefix = test::unique_prefix();
   const Config config = test::make_config(prefix, kBoards);
-  const std::string stream = prefix + ":events";
+  const std::string stream = test::events_stream(prefix);
   const Instant now = *parse_rfc3339("2027-01-04T12:00:00Z");
   redis::Connection producer = test::connect_redis();
   std::map<std::string, std::int64_t> want;
@@ -211,7 +211,7 @@ TEST(Ingest, AnEntryPendingLongerThanTheDedupeWindowIsAppliedOnce) {
   const std::string prefix = test::unique_prefix();
   const std::string path = test::write_config(prefix, boards);
   ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string stream = prefix + ":events";
+  const std::string stream = test::events_stream(prefix);
   redis::Connection conn = test::connect_redis();
   conn.command({"XGROUP", "CREATE", stream, "boardkeeper", "0", "MKSTREAM"}).checked();
   conn.command({"XADD", stream, "*", "board", "once", "member", "ann", "value", "5", "at",
@@ -263,7 +263,7 @@ TEST(Ingest, InFlightMarkersLeaveOnceTheirEntriesAreAcknowledged) {
   const std::string prefix = test::unique_prefix();
   const std::string path = test::write_config(prefix, kBoards);
   ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string stream = prefix + ":events";
+  const std::string stream = test::events_stream(prefix);
   const std::string markers = hot::BoardKeys(prefix, "ing").inflight(stream);
   redis::Connection conn = test::connect_redis();
   // Entry ids one millisecond apart: markers are dropped by the milliseconds of the group's
@@ -320,7 +320,7 @@ TEST(Ingest, AFailureThatRecursEveryTurnBacksOff) {
   const std::string prefix = test::unique_prefix();
   const std::string path = test::write_config(prefix, kBoards);
   ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string stream = prefix + ":events";
+  const std::string stream = test::events_stream(prefix);
   redis::Connection conn = test::connect_redis();
   const std::string live = hot::BoardKeys(prefix, "ing").live("daily", "2027-01-04");
   conn.command({"SET", live, "not a board"}).checked();
@@ -354,7 +354,7 @@ TEST(Ingest, AnEntryIsAcknowledgedOnlyAfterItsDeadLetterIsWritten) {
   const std::string prefix = test::unique_prefix();
   const std::string path = test::write_config(prefix, kBoards);
   ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string stream = prefix + ":events";
+  const std::string stream = test::events_stream(prefix);
   const std::string dead = stream + ":dead";
   redis::Connection conn = test::connect_redis();
   conn.command({"SET", dead, "not a stream"}).checked();
