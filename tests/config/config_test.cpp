@@ -246,17 +246,18 @@ TEST(ConfigTest, RedisClusterSeedsAndItsStreams) {
   // The default stream carries a hash tag on a cluster: it and its dead-letter stream share
   // a slot.
   EXPECT_EQ(c.ingest.streams, std::vector<std::string>{"lb:{events}"});
-  EXPECT_EQ(parse("redis:\n  cluster: true\ningest:\n  stream: [\"app:{a}\", \"{b}\"]\n" + minimal())
-                .ingest.streams,
-            (std::vector<std::string>{"app:{a}", "{b}"}));
+  EXPECT_EQ(
+      parse("redis:\n  cluster: true\ningest:\n  stream: [\"app:{a}\", \"{b}\"]\n" + minimal())
+          .ingest.streams,
+      (std::vector<std::string>{"app:{a}", "{b}"}));
 }
 
 TEST(ConfigTest, BadRedisCluster) {
   auto p = problems_of(
-      "redis:\n"                          // 1
-      "  url: redis://10.0.0.1:7000/2\n"  // 2
-      "  cluster: yes\n"                  // 3
-      "  nodes: [https://x, 3, redis://ok:1]\n" +       // 4
+      "redis:\n"                                   // 1
+      "  url: redis://10.0.0.1:7000/2\n"           // 2
+      "  cluster: yes\n"                           // 3
+      "  nodes: [https://x, 3, redis://ok:1]\n" +  // 4
       minimal());
   EXPECT_TRUE(HasProblem(p, 3, 12, "redis.cluster"));
   EXPECT_TRUE(HasProblem(p, 4, 11, "each seed must be a redis:// URL"));
