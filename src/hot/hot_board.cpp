@@ -1,6 +1,10 @@
 // Marshalling between HotBatch and the update script's KEYS/ARGV, and the read scripts.
 #include "hot/hot_board.h"
 
+#include <algorithm>
+#include <functional>
+#include <iterator>
+
 #include "core/rank.h"
 #include "embedded/hot_lua.h"
 #include "hot/protocol.h"
@@ -55,17 +59,38 @@ PeriodKeys::PeriodKeys(const BoardKeys& board, std::string_view period, std::str
 std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
                                                     const std::vector<HotBatch>& batches,
                                                     const std::function<void()>& while_waiting) {
+  // A batch whose call would pass redis::kMaxCommandArguments goes as several calls, halves
+  // in order, in the same pipeline: each sees what the one before it wrote.
   std::vector<std::pair<redis::Args, redis::Args>> calls;
+  std::vector<std::pair<std::size_t, std::size_t>> parts;  // per call: batch, its events
   calls.reserve(batches.size());
-  for (const HotBatch& b : batches) {
+  std::function<void(std::size_t, const HotBatch&)> add = [&](std::size_t i, const HotBatch& b) {
     protocol::Call c = protocol::marshal_update(prefix_, b, cold_tier_);
+    if (3 + c.keys.size() + c.args.size() > redis::kMaxCommandArguments && b.events.size() > 1) {
+      const auto half = static_cast<std::ptrdiff_t>(b.events.size() / 2);
+      HotBatch first = b.without_events();
+      first.events.assign(b.events.begin(), b.events.begin() + half);
+      HotBatch second = b.without_events();
+      second.events.assign(b.events.begin() + half, b.events.end());
+      add(i, first);
+      add(i, second);
+      return;
+    }
     calls.emplace_back(std::move(c.keys), std::move(c.args));
-  }
+    parts.emplace_back(i, b.events.size());
+  };
+  for (std::size_t i = 0; i < batches.size(); ++i) add(i, batches[i]);
   const std::vector<redis::Reply> replies = update_.eval_pipelined(conn, calls, while_waiting);
-  std::vector<std::vector<HotResult>> out;
-  out.reserve(replies.size());
-  for (std::size_t i = 0; i < replies.size(); ++i) {
-    out.push_back(protocol::parse_update_replies(replies[i].checked(), batches[i].events.size()));
+  std::vector<std::vector<HotResult>> out(batches.size());
+  for (std::size_t k = 0; k < replies.size(); ++k) {
+    std::vector<HotResult> r =
+        protocol::parse_update_replies(replies[k].checked(), parts[k].second);
+    auto& into = out[parts[k].first];
+    if (into.empty()) {
+      into = std::move(r);
+    } else {
+      into.insert(into.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
+    }
   }
   return out;
 }
@@ -209,14 +234,27 @@ HotBoard::SpillTake HotBoard::take_for_spill(redis::Connection& conn, const Peri
 std::int64_t HotBoard::remove_spilled(redis::Connection& conn, const PeriodKeys& keys,
                                       std::int64_t start,
                                       const std::vector<ScoredMember>& members) {
-  redis::Args args;
-  args.reserve(members.size() * 2 + 1);
-  args.push_back(std::to_string(start));
-  for (const ScoredMember& m : members) {
-    args.push_back(m.member);
-    args.push_back(std::to_string(m.encoded));
+  // Several calls when one would pass redis::kMaxCommandArguments: each starts where the
+  // members the calls before it left in place end; a held period stops it (the rest stay).
+  constexpr std::size_t kPerCall = (redis::kMaxCommandArguments - 8) / 2;
+  std::int64_t removed = 0;
+  for (std::size_t from = 0; from < members.size() || from == 0; from += kPerCall) {
+    const std::size_t to = std::min(members.size(), from + kPerCall);
+    redis::Args args;
+    args.reserve((to - from) * 2 + 1);
+    args.push_back(std::to_string(start));
+    for (std::size_t i = from; i < to; ++i) {
+      args.push_back(members[i].member);
+      args.push_back(std::to_string(members[i].encoded));
+    }
+    const std::int64_t r =
+        spill_remove_.eval(conn, {keys.live, keys.stale, keys.meta}, args).as_int();
+    if (r < 0) return from == 0 ? r : removed;
+    removed += r;
+    start += static_cast<std::int64_t>(to - from) - r;
+    if (to == members.size()) break;
   }
-  return spill_remove_.eval(conn, {keys.live, keys.stale, keys.meta}, args).as_int();
+  return removed;
 }
 
 HotBoard::Frozen HotBoard::freeze(redis::Connection& conn, const PeriodKeys& keys,
@@ -232,15 +270,24 @@ std::vector<std::optional<std::int64_t>> HotBoard::scores(redis::Connection& con
                                                           const std::vector<std::string>& members) {
   std::vector<std::optional<std::int64_t>> out;
   if (members.empty()) return out;
-  redis::Args args{"ZMSCORE", live_key};
-  args.insert(args.end(), members.begin(), members.end());
-  const redis::Reply r = conn.command(args).checked();
+  // One ZMSCORE per redis::kMaxCommandArguments - 2 members, in one round trip.
+  constexpr std::size_t kPerCommand = redis::kMaxCommandArguments - 2;
+  std::vector<redis::Args> commands;
+  for (std::size_t from = 0; from < members.size(); from += kPerCommand) {
+    redis::Args args{"ZMSCORE", live_key};
+    const std::size_t to = std::min(members.size(), from + kPerCommand);
+    args.insert(args.end(), members.begin() + static_cast<std::ptrdiff_t>(from),
+                members.begin() + static_cast<std::ptrdiff_t>(to));
+    commands.push_back(std::move(args));
+  }
   out.reserve(members.size());
-  for (const redis::Reply& e : r.elements) {
-    if (e.is_nil()) {
-      out.emplace_back();
-    } else {
-      out.emplace_back(e.as_int());
+  for (const redis::Reply& r : conn.pipeline(commands)) {
+    for (const redis::Reply& e : r.checked().elements) {
+      if (e.is_nil()) {
+        out.emplace_back();
+      } else {
+        out.emplace_back(e.as_int());
+      }
     }
   }
   return out;

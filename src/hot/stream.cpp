@@ -1,6 +1,8 @@
 // Stream bounds: ids parsed exactly (std::from_chars), the two scripts' replies typed.
 #include "hot/stream.h"
 
+#include <algorithm>
+
 #include <charconv>
 
 #include "embedded/hot_lua.h"
@@ -41,26 +43,40 @@ std::vector<std::string> StreamKeeper::dead_letter(redis::Connection& conn, cons
                                                    const std::string& dead,
                                                    std::int64_t dead_maxlen,
                                                    const std::vector<DeadLetter>& letters) {
-  if (letters.empty()) return {};
-  redis::Args args{ref.group, std::to_string(dead_maxlen)};
-  for (const DeadLetter& l : letters) {
-    args.push_back(l.id);
-    args.push_back(l.reason);
-    const std::size_t n = l.fields != nullptr ? l.fields->size() : 0;
-    args.push_back(std::to_string(2 * n));
-    for (std::size_t i = 0; i < n; ++i) {
-      args.push_back((*l.fields)[i].first);
-      args.push_back((*l.fields)[i].second);
-    }
-  }
-  const redis::Reply r = dead_letter_.eval(conn, {ref.stream, dead}, args).checked();
-  if (r.elements.size() != letters.size()) {
-    throw redis::ReplyError("dead-letter script answered " + std::to_string(r.elements.size()) +
-                            " letters for " + std::to_string(letters.size()));
-  }
   std::vector<std::string> out;
   out.reserve(letters.size());
-  for (const redis::Reply& e : r.elements) out.push_back(e.as_string());
+  // As many letters a call as fit in redis::kMaxCommandArguments (EVALSHA, sha, 2, two
+  // keys: 5); each letter is written and acknowledged within one call.
+  constexpr std::size_t kRoom = redis::kMaxCommandArguments - 5;
+  for (std::size_t from = 0; from < letters.size();) {
+    redis::Args args{ref.group, std::to_string(dead_maxlen)};
+    std::size_t to = from;
+    while (to < letters.size()) {
+      const DeadLetter& l = letters[to];
+      // An entry of more fields than one call can carry keeps its first ones.
+      constexpr std::size_t kMostFields = (kRoom - 2 - 3) / 2;
+      const std::size_t all = l.fields != nullptr ? l.fields->size() : 0;
+      const std::size_t n = std::min(all, kMostFields);
+      if (to > from && args.size() + 3 + 2 * n > kRoom) break;
+      args.push_back(l.id);
+      args.push_back(n < all ? l.reason + " (only its first " + std::to_string(n) + " of " +
+                                   std::to_string(all) + " fields kept here)"
+                             : l.reason);
+      args.push_back(std::to_string(2 * n));
+      for (std::size_t i = 0; i < n; ++i) {
+        args.push_back((*l.fields)[i].first);
+        args.push_back((*l.fields)[i].second);
+      }
+      ++to;
+    }
+    const redis::Reply r = dead_letter_.eval(conn, {ref.stream, dead}, args).checked();
+    if (r.elements.size() != to - from) {
+      throw redis::ReplyError("dead-letter script answered " + std::to_string(r.elements.size()) +
+                              " letters for " + std::to_string(to - from));
+    }
+    for (const redis::Reply& e : r.elements) out.push_back(e.as_string());
+    from = to;
+  }
   return out;
 }
 

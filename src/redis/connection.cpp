@@ -83,6 +83,18 @@ std::string endpoint(const Options& o) {
 
 }  // namespace
 
+std::optional<std::string> version_problem(std::string_view info) {
+  const std::string_view field = "redis_version:";
+  const auto at = info.find(field);
+  if (at == std::string_view::npos) return std::string("it did not say its version (INFO server)");
+  std::string_view v = info.substr(at + field.size());
+  v = v.substr(0, v.find_first_of("\r\n"));
+  const int major = std::atoi(std::string(v).c_str());
+  if (major >= 7) return std::nullopt;
+  return "it is Redis " + std::string(v) +
+         "; boardkeeper needs Redis 7.0 or newer (PEXPIRETIME, the 7.0 XAUTOCLAIM reply)";
+}
+
 // ---- one server connection ---------------------------------------------------------------
 
 struct Connection::Node {
@@ -105,6 +117,7 @@ struct Connection::Node {
       // not answer (frozen, overloaded) is found out in seconds, not after a command timeout.
       set_timeout(options.connect_timeout);
       authenticate();
+      check_version();
       name_client();
       select_db();
       set_timeout(options.command_timeout);
@@ -143,6 +156,14 @@ struct Connection::Node {
     // The password is never part of the message.
     if (r.is_error())
       throw ConnectionError("redis: authentication failed at " + endpoint(options) + ": " + r.str);
+  }
+
+  void check_version() {
+    const Reply info = command({"INFO", "server"});
+    if (info.is_error()) return;  // INFO renamed or refused (managed services): trust it
+    if (const auto problem = version_problem(info.str)) {
+      throw ReplyError("redis " + endpoint(options) + ": " + *problem);
+    }
   }
 
   void name_client() {
@@ -260,6 +281,20 @@ void back_off(int attempt) {
 }
 
 constexpr int kMaxRedirects = 16;
+
+// Before anything is written: a refused command must not leave others half sent.
+void check_length(const Args& args) {
+  if (args.size() > kMaxCommandArguments) {
+    throw ReplyError("redis: refusing to send " + (args.empty() ? std::string() : args[0]) +
+                     " with " + std::to_string(args.size()) + " arguments (at most " +
+                     std::to_string(kMaxCommandArguments) +
+                     ", which managed Redis services accept)");
+  }
+}
+
+void check_lengths(const std::vector<Args>& commands) {
+  for (const Args& c : commands) check_length(c);
+}
 
 }  // namespace
 
@@ -405,6 +440,7 @@ std::size_t Connection::masters() {
 }
 
 Reply Connection::master_command(std::size_t i, const Args& args) {
+  check_length(args);
   if (!options_.cluster) return single().command(args);
   return guard([&] {
     const std::vector<std::size_t> m = master_nodes();
@@ -462,11 +498,13 @@ Reply Connection::cluster_command(const Args& args) {
 }
 
 Reply Connection::command(const Args& args) {
+  check_length(args);
   if (!options_.cluster) return single().command(args);
   return guard([&] { return cluster_command(args); });
 }
 
 void Connection::send(const std::vector<Args>& commands) {
+  check_lengths(commands);
   if (!options_.cluster) {
     for (const auto& c : commands) single().append(c);
     single().flush();
@@ -507,6 +545,7 @@ Reply Connection::receive() {
 
 std::vector<Reply> Connection::pipeline(const std::vector<Args>& commands,
                                         const std::function<void()>& while_waiting) {
+  check_lengths(commands);
   if (!options_.cluster) {
     Node& n = single();
     for (const auto& c : commands) n.append(c);

@@ -20,6 +20,15 @@ namespace bk::redis {
 // Arguments of one command. Strings are sent as binary-safe bulk strings.
 using Args = std::vector<std::string>;
 
+// The most arguments a command may have (the command's name included): managed services
+// refuse longer ones (ElastiCache Serverless: 3,999), so callers cut long calls into several
+// and Connection refuses to send one (ReplyError), so that no call can grow past it unseen.
+constexpr std::size_t kMaxCommandArguments = 3999;
+
+// Why a server whose INFO server section is `info` cannot be used (boardkeeper needs Redis
+// 7.0 or newer: PEXPIRETIME, XAUTOCLAIM's 7.0 reply, ...); nullopt when it can.
+std::optional<std::string> version_problem(std::string_view info);
+
 // When a Connection first connects.
 enum class Connect {
   now,    // in the constructor, which throws ConnectionError when that fails

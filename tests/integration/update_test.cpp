@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "hot/keys.h"
+#include "redis/error.h"
 #include "service/leaderboards.h"
 
 namespace bk {
@@ -426,6 +427,31 @@ TEST_F(UpdateTest, MemberIdsAreValidatedAndKeptByteForByte) {
   }
   EXPECT_EQ(lb.apply(Update{"no_such_board", "ann", 1, t, ""}).status, UpdateStatus::refused);
   EXPECT_EQ(lb.apply(Update{"bad board", "ann", 1, t, ""}).status, UpdateStatus::refused);
+}
+
+// Managed services refuse commands of more than 3,999 arguments, and so does Connection: a
+// call of 1,000 events with ids on one board (four arguments each: over 4,000) goes as
+// several calls, in order: every event applied once, the ids
+// remembered across them, sums exact.
+TEST_F(UpdateTest, ABatchTooLongForOneCommandGoesAsSeveralInOrder) {
+  std::vector<Update> events;
+  std::map<std::string, std::int64_t> want;
+  const Instant t = at("2026-11-22T10:00:00+08:00");
+  for (int i = 0; i < 1000; ++i) {
+    // Two seconds apart: the call cannot pack times and values into one argument.
+    Update u{"pts", "m" + std::to_string(i % 300), 1 + i % 5, t + Millis{i * 2000LL},
+             "ev" + std::to_string(i)};
+    want[u.member] += u.value;
+    events.push_back(u);
+  }
+  Leaderboards lb(config, conn, Clock(t + std::chrono::hours{1}));
+  for (const auto& r : lb.apply(events)) ASSERT_EQ(r.status, UpdateStatus::applied) << r.reason;
+  for (const auto& r : lb.apply(events)) EXPECT_EQ(r.status, UpdateStatus::duplicate);
+  const auto rows = lb.top(lb.resolve("pts", "daily", std::nullopt), 0, 1000);
+  ASSERT_EQ(rows.size(), want.size());
+  for (const auto& r : rows) EXPECT_EQ(r.points, want[r.member]) << r.member;
+  EXPECT_THROW(conn.command(redis::Args(4000, "PING")), redis::ReplyError);
+  EXPECT_EQ(conn.command({"PING"}).as_string(), "PONG");  // nothing of it was sent
 }
 
 TEST_F(UpdateTest, BatchesAcrossBoardsAndPeriodsMatchOneByOne) {

@@ -1,6 +1,7 @@
 // Redis URL parsing: hosts (IPv4, names, IPv6 in brackets), percent-escapes, passwords holding
 // URL delimiters, and errors that name the part at fault without echoing the URL.
 #include "redis/url.h"
+#include "redis/connection.h"
 
 #include <gtest/gtest.h>
 
@@ -122,4 +123,15 @@ TEST(RedisUrl, BadUrlsNameThePartWithoutEchoingIt) {
 }
 
 }  // namespace
+TEST(Version, RedisBefore7IsRefusedWithItsVersion) {
+  EXPECT_EQ(version_problem("# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n"),
+            std::nullopt);
+  EXPECT_EQ(version_problem("# Server\r\nredis_version:7.2.4\r\n"), std::nullopt);
+  const auto old = version_problem("# Server\r\nredis_version:6.2.14\r\nredis_git_sha1:0\r\n");
+  ASSERT_TRUE(old.has_value());
+  EXPECT_NE(old->find("Redis 6.2.14; boardkeeper needs Redis 7.0 or newer"), std::string::npos)
+      << *old;
+  EXPECT_TRUE(version_problem("# Server\r\n").has_value());
+}
+
 }  // namespace bk::redis
