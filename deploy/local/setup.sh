@@ -59,6 +59,8 @@ BK_PG_DATA=""
 bk_cleanup() {
   if [ -n "$BK_REDIS_PID" ]; then kill "$BK_REDIS_PID" 2>/dev/null || true; fi
   for pid in "${BK_CLUSTER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # A node a test restarted (tests/integration/cluster_faults_test.cpp) is not our child.
+  for p in ${BK_CLUSTER_PORTS:-}; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1 || true; done
   if [ -n "$BK_PG_DATA" ] && [ -f "$BK_PG_DATA/postmaster.pid" ]; then
     bk_as_postgres "$BK_PG_BIN/pg_ctl" -D "$BK_PG_DATA" -m immediate stop >/dev/null 2>&1 || true
   fi
@@ -150,6 +152,7 @@ bk_start_redis_cluster() {
   done
   [ $ok = 1 ] || { redis-cli -p "${ports[0]}" cluster nodes; return 1; }
   export BK_CLUSTER_PORTS="${ports[*]}" BK_TEST_REDIS_CLUSTER_URL="redis://127.0.0.1:${ports[0]}/0"
+  export BK_CLUSTER_DIR="$BK_TMP/cluster"  # <dir>/<port>: each node's files
   bk_log "redis cluster on 127.0.0.1:${ports[*]}"
 }
 
