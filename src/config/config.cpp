@@ -626,6 +626,7 @@ void Loader::parse_ingest(const Entry& entry, IngestConfig& ingest, bool cluster
       for (const std::string& stream : ingest.streams) {
         if (auto problem = cluster_stream_problem(stream)) report(*e, "ingest." + *problem);
       }
+      if (auto problem = cluster_streams_problem(ingest.streams)) report(*e, "ingest." + *problem);
     }
   }
   if (const auto e = f.get("group")) {
@@ -1107,6 +1108,24 @@ std::optional<std::string> cluster_stream_problem(const std::string& stream) {
          "a hash tag in its name, e.g. " +
          quoted(stream.substr(0, stream.rfind(':') + 1) + "{" +
                 stream.substr(stream.rfind(':') + 1) + "}");
+}
+
+std::optional<std::string> cluster_streams_problem(const std::vector<std::string>& streams) {
+  auto tag = [](const std::string& s) {
+    const auto open = s.find('{');
+    const auto close = open == std::string::npos ? open : s.find('}', open + 1);
+    return close == std::string::npos ? std::string() : s.substr(open, close - open + 1);
+  };
+  for (const std::string& s : streams) {
+    if (tag(s) != tag(streams.front())) {
+      return std::string(
+                 "stream: on a Redis Cluster the streams of one ingest must share one hash tag "
+                 "(one "
+                 "slot) for now: they are read with one XREADGROUP; ") +
+             quoted(streams.front()) + " and " + quoted(s) + " do not";
+    }
+  }
+  return std::nullopt;
 }
 
 ConfigError::ConfigError(std::vector<std::string> problems)

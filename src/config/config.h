@@ -57,6 +57,9 @@ std::optional<std::string> stream_list_problem(const std::vector<std::string>& s
 // script, so they must share a hash slot: the stream's name needs a hash tag ({...}, not
 // empty). Why this stream lacks one; nullopt when it has one.
 std::optional<std::string> cluster_stream_problem(const std::string& stream);
+// On a Redis Cluster one ingest reads its streams with one XREADGROUP, so they must share a
+// hash tag; why these do not, nullopt when they do.
+std::optional<std::string> cluster_streams_problem(const std::vector<std::string>& streams);
 
 // History retention (`history.retention`): per period name (a period kind or a custom
 // period's name), how long after its period ended tick keeps an archived period's rows.

@@ -247,9 +247,9 @@ TEST(ConfigTest, RedisClusterSeedsAndItsStreams) {
   // a slot.
   EXPECT_EQ(c.ingest.streams, std::vector<std::string>{"lb:{events}"});
   EXPECT_EQ(
-      parse("redis:\n  cluster: true\ningest:\n  stream: [\"app:{a}\", \"{b}\"]\n" + minimal())
+      parse("redis:\n  cluster: true\ningest:\n  stream: [\"app:{a}\", \"{a}:b\"]\n" + minimal())
           .ingest.streams,
-      (std::vector<std::string>{"app:{a}", "{b}"}));
+      (std::vector<std::string>{"app:{a}", "{a}:b"}));
 }
 
 TEST(ConfigTest, BadRedisCluster) {
@@ -272,6 +272,9 @@ TEST(ConfigTest, BadRedisCluster) {
       minimal());
   EXPECT_TRUE(HasProblem(p, 2, 8, "a Redis Cluster has only database 0"));
   EXPECT_TRUE(HasProblem(p, 5, 11, "put a hash tag in its name, e.g. 'app:{events}'"));
+  p = problems_of("redis:\n  cluster: true\ningest:\n  stream: [\"a:{x}\", \"b:{y}\"]\n" +
+                  minimal());
+  EXPECT_TRUE(HasProblem(p, 4, 11, "must share one hash tag"));
   p = problems_of("redis:\n  url: unix:///run/redis.sock\n  cluster: true\n" + minimal());
   EXPECT_TRUE(HasProblem(p, 2, 8, "not a unix socket"));
 }
