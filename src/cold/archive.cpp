@@ -83,8 +83,9 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
   c.prepare("bk_archive_status", "SELECT status FROM " + q + ".periods WHERE" + period);
   c.prepare("bk_archive_merge",
             "INSERT INTO " + q + ".history_rows (" + kHistoryColumns + ")" + merged_rows(q, ""));
-  c.prepare("bk_archive_cold_upto", "SELECT count(*) FROM (SELECT 1 FROM " + q +
-                                        ".cold_members WHERE" + period + " LIMIT $4) x");
+  // The period's cold rows, from its counted pages (sql/007_cold_pages.sql).
+  c.prepare("bk_archive_cold_rows",
+            "SELECT coalesce(sum(rows), 0)::bigint FROM " + q + ".cold_pages WHERE" + period);
   c.prepare("bk_archive_next_part", "SELECT nextval(" + c.quote(q + ".history_part") + ")");
   c.prepare("bk_archive_record",
             "INSERT INTO " + q +
@@ -285,11 +286,11 @@ Archive::Counts Archive::Transaction::commit(bool hot_lost) {
     m.txn->exec0(std::string("ANALYZE ") + kHotTable);
     m.txn->exec0("SET LOCAL work_mem = '64MB'");
     std::optional<std::int64_t> part;  // a large period's own table
-    const std::int64_t cold_wanted = std::max<std::int64_t>(0, m.large_rows - counts.hot);
-    if (counts.hot >= m.large_rows ||
-        m.txn->exec_prepared1("bk_archive_cold_upto", p.key.board, p.key.period, p.key.period_id,
-                              cold_wanted)[0]
-                .as<std::int64_t>() >= cold_wanted) {
+    // Stale cold rows (of hot members) count too: a threshold, not the history's size.
+    const std::int64_t cold_rows =
+        m.txn->exec_prepared1("bk_archive_cold_rows", p.key.board, p.key.period, p.key.period_id)[0]
+            .as<std::int64_t>();
+    if (counts.hot + cold_rows >= m.large_rows) {
       part = m.txn->exec_prepared1("bk_archive_next_part")[0].as<std::int64_t>();
     }
     pqxx::result merged;

@@ -1099,10 +1099,21 @@ std::optional<std::string> stream_list_problem(const std::vector<std::string>& s
   return std::nullopt;
 }
 
+namespace {
+
+// The hash tag of a Redis key as Redis Cluster reads it (what lies between the first '{'
+// and the next '}', when not empty); "" when the key has none (redis/slots.h: key_slot).
+std::string hash_tag(const std::string& key) {
+  const auto open = key.find('{');
+  const auto close = open == std::string::npos ? open : key.find('}', open + 1);
+  if (close == std::string::npos || close == open + 1) return std::string();
+  return key.substr(open + 1, close - open - 1);
+}
+
+}  // namespace
+
 std::optional<std::string> cluster_stream_problem(const std::string& stream) {
-  const auto open = stream.find('{');
-  const auto close = open == std::string::npos ? open : stream.find('}', open + 1);
-  if (close != std::string::npos && close > open + 1) return std::nullopt;
+  if (!hash_tag(stream).empty()) return std::nullopt;
   return "stream " + quoted(stream) +
          ": on a Redis Cluster a stream and its dead-letter stream must share a hash slot; put "
          "a hash tag in its name, e.g. " +
@@ -1111,17 +1122,10 @@ std::optional<std::string> cluster_stream_problem(const std::string& stream) {
 }
 
 std::optional<std::string> cluster_streams_problem(const std::vector<std::string>& streams) {
-  auto tag = [](const std::string& s) {
-    const auto open = s.find('{');
-    const auto close = open == std::string::npos ? open : s.find('}', open + 1);
-    return close == std::string::npos ? std::string() : s.substr(open, close - open + 1);
-  };
   for (const std::string& s : streams) {
-    if (tag(s) != tag(streams.front())) {
-      return std::string(
-                 "stream: on a Redis Cluster the streams of one ingest must share one hash tag "
-                 "(one "
-                 "slot) for now: they are read with one XREADGROUP; ") +
+    if (hash_tag(s) != hash_tag(streams.front())) {
+      return "stream: on a Redis Cluster the streams of one ingest must share one hash tag (one "
+             "slot) for now: they are read with one XREADGROUP; " +
              quoted(streams.front()) + " and " + quoted(s) + " do not";
     }
   }

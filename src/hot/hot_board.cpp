@@ -238,7 +238,8 @@ std::int64_t HotBoard::remove_spilled(redis::Connection& conn, const PeriodKeys&
   // members the calls before it left in place end; a held period stops it (the rest stay).
   constexpr std::size_t kPerCall = (redis::kMaxCommandArguments - 8) / 2;
   std::int64_t removed = 0;
-  for (std::size_t from = 0; from < members.size() || from == 0; from += kPerCall) {
+  std::size_t from = 0;
+  do {  // once at least: no members still checks whether the period is held
     const std::size_t to = std::min(members.size(), from + kPerCall);
     redis::Args args;
     args.reserve((to - from) * 2 + 1);
@@ -252,8 +253,8 @@ std::int64_t HotBoard::remove_spilled(redis::Connection& conn, const PeriodKeys&
     if (r < 0) return from == 0 ? r : removed;
     removed += r;
     start += static_cast<std::int64_t>(to - from) - r;
-    if (to == members.size()) break;
-  }
+    from = to;
+  } while (from < members.size());
   return removed;
 }
 

@@ -130,15 +130,15 @@ Options parse_url(std::string_view url) {
 }
 
 std::string describe(const Options& o) {
+  const bool v6 = o.host.find(':') != std::string::npos;
+  const std::string host_port = (v6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port);
   if (o.cluster) {
-    const bool v6 = o.host.find(':') != std::string::npos;
-    return "cluster via " + (v6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port) +
+    return "cluster via " + host_port +
            (o.seeds.empty() ? "" : " (+" + std::to_string(o.seeds.size()) + " seeds)");
   }
   const std::string db = " db " + std::to_string(o.db);
   if (!o.unix_path.empty()) return "unix socket " + o.unix_path + db;
-  const bool v6 = o.host.find(':') != std::string::npos;
-  return (v6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port) + db;
+  return host_port + db;
 }
 
 }  // namespace bk::redis

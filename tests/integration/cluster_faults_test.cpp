@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <map>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "harness.h"
@@ -128,13 +129,34 @@ class ClusterFaults : public ::testing::Test {
   std::atomic<int> produced{0};
 
   std::thread producer;  // joined however the test ends
+  int ingest_pid = -1;   // killed however the test ends
+  std::string board;
+  int slot = 0;  // the board's
   ~ClusterFaults() override {
     if (producer.joinable()) producer.join();
+    if (ingest_pid > 0) {
+      kill(ingest_pid, SIGKILL);
+      test::wait_cli(ingest_pid);
+    }
   }
 
-  // Produces `n` events (ids, 200 a pipeline, paced) for `board` on `producer`.
-  void produce(const std::string& board, int n) {
-    producer = std::thread([this, board, n] {
+  // Migrates the schema, picks a board whose master does not hold the stream, starts
+  // `ingest` and a producer of `events` events for the board, and returns once 8,000 are
+  // in the stream: the board is busy.
+  void start_busy_board(int events) {
+    ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+    board = board_apart_from(conn, stream);
+    slot = redis::key_slot("{" + board + "}");
+    ingest_pid = test::spawn_cli(
+        {"--config", path, "--now=2027-01-04T12:00:00Z", "ingest", "--reclaim-idle-ms", "500"},
+        "/tmp/bk-cluster-faults-" + prefix + ".log");
+    produce(events);
+    while (produced.load() < 8000) std::this_thread::sleep_for(10ms);
+  }
+
+  // Produces `n` events (ids, 200 a pipeline, paced) for the board on `producer`.
+  void produce(int n) {
+    producer = std::thread([this, n] {
       redis::Connection own = test::connect_redis();
       std::mt19937 rng(11);
       std::vector<redis::Args> batch;
@@ -159,25 +181,23 @@ class ClusterFaults : public ::testing::Test {
     });
   }
 
-  int start_ingest() {
-    return test::spawn_cli(
-        {"--config", path, "--now=2027-01-04T12:00:00Z", "ingest", "--reclaim-idle-ms", "500"},
-        "/tmp/bk-cluster-faults-" + prefix + ".log");
-  }
-
-  void wait_caught_up_and_stop(int pid) {
+  // Once the producer is done: waits until the group has every entry acknowledged, then
+  // stops ingest (a clean exit).
+  void finish() {
+    producer.join();
     bool done = false;
     for (int i = 0; i < 600 && !done; ++i) {
       done = retrying(conn, [&] { return caught_up(conn, stream); });
       if (!done) std::this_thread::sleep_for(100ms);
     }
     EXPECT_TRUE(done) << test::read_file("/tmp/bk-cluster-faults-" + prefix + ".log");
-    kill(pid, SIGTERM);
-    EXPECT_EQ(test::wait_cli(pid), 0)
+    kill(ingest_pid, SIGTERM);
+    EXPECT_EQ(test::wait_cli(ingest_pid), 0)
         << test::read_file("/tmp/bk-cluster-faults-" + prefix + ".log");
+    ingest_pid = -1;
   }
 
-  std::map<std::string, std::int64_t> board_points(const std::string& board) {
+  std::map<std::string, std::int64_t> board_points() {
     const Config config = test::make_config(prefix, kBoards);
     service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
     std::map<std::string, std::int64_t> got;
@@ -191,12 +211,7 @@ class ClusterFaults : public ::testing::Test {
 };
 
 TEST_F(ClusterFaults, ALiveMigrationOfABusyBoardsSlotLosesNothingAndCountsNothingTwice) {
-  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string board = board_apart_from(conn, stream);
-  const int slot = redis::key_slot("{" + board + "}");
-  const int pid = start_ingest();
-  produce(board, 30000);
-  while (produced.load() < 8000) std::this_thread::sleep_for(10ms);
+  ASSERT_NO_FATAL_FAILURE(start_busy_board(30000));
 
   const Node from = owner_of(conn, slot);
   Node to;
@@ -222,20 +237,14 @@ TEST_F(ClusterFaults, ALiveMigrationOfABusyBoardsSlotLosesNothingAndCountsNothin
     ASSERT_EQ(plain(n.host, n.port).command({"CLUSTER", "SETSLOT", s, "NODE", to.id}).as_string(),
               "OK");
   }
-  producer.join();
-  wait_caught_up_and_stop(pid);
-  EXPECT_EQ(board_points(board), want);
+  finish();
+  EXPECT_EQ(board_points(), want);
   EXPECT_EQ(dead_letters(), 0);
   EXPECT_EQ(owner_of(conn, slot).id, to.id);
 }
 
 TEST_F(ClusterFaults, AManualFailoverLosesNothing) {
-  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string board = board_apart_from(conn, stream);
-  const int slot = redis::key_slot("{" + board + "}");
-  const int pid = start_ingest();
-  produce(board, 20000);
-  while (produced.load() < 8000) std::this_thread::sleep_for(10ms);
+  ASSERT_NO_FATAL_FAILURE(start_busy_board(20000));
   const Node master = owner_of(conn, slot);
   Node replica;
   for (const Node& n : nodes(conn)) {
@@ -247,21 +256,15 @@ TEST_F(ClusterFaults, AManualFailoverLosesNothing) {
     std::this_thread::sleep_for(100ms);
   }
   EXPECT_EQ(owner_of(conn, slot).id, replica.id);
-  producer.join();
-  wait_caught_up_and_stop(pid);
-  EXPECT_EQ(board_points(board), want);
+  finish();
+  EXPECT_EQ(board_points(), want);
   EXPECT_EQ(dead_letters(), 0);
 }
 
 TEST_F(ClusterFaults, AKilledMasterIsRiddenOutByIngestItself) {
   const char* dir = std::getenv("BK_CLUSTER_DIR");
   ASSERT_NE(dir, nullptr) << "BK_CLUSTER_DIR is not set: run the tests through tests/run.sh";
-  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string board = board_apart_from(conn, stream);
-  const int slot = redis::key_slot("{" + board + "}");
-  const int pid = start_ingest();
-  produce(board, 20000);
-  while (produced.load() < 8000) std::this_thread::sleep_for(10ms);
+  ASSERT_NO_FATAL_FAILURE(start_busy_board(20000));
   const Node master = owner_of(conn, slot);
   bool has_replica = false;
   for (const Node& n : nodes(conn)) has_replica = has_replica || n.master_id == master.id;
@@ -308,10 +311,9 @@ TEST_F(ClusterFaults, AKilledMasterIsRiddenOutByIngestItself) {
     }
   }
   EXPECT_TRUE(promoted);
-  producer.join();
-  wait_caught_up_and_stop(pid);
+  finish();
   // What asynchronous replication lost is missing; nothing is counted twice.
-  const auto got = retrying(conn, [&] { return board_points(board); });
+  const auto got = retrying(conn, [&] { return board_points(); });
   std::int64_t total = 0, wanted = 0;
   for (const auto& [member, points] : want) {
     wanted += points;

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -74,7 +73,6 @@ TEST(Cluster, PipelinesSpanEveryMasterAndKeepCommandOrder) {
   ASSERT_EQ(c.masters(), 3U);
   const std::string p = test::unique_prefix();
   std::vector<Args> sets, gets;
-  std::map<int, int> per_slot_owner;
   for (int i = 0; i < 300; ++i) {
     const std::string key = p + ":" + std::to_string(i);
     sets.push_back({"SET", key, "v" + std::to_string(i), "PX", "60000"});
