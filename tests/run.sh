@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: installs what is missing, builds, starts throwaway Redis (one server and
-# a 3-master + 3-replica cluster) and PostgreSQL on free loopback ports, runs ctest, stops
+# Runs every test: installs what is missing, builds, starts throwaway Redis (one server, a
+# 3-master + 3-replica cluster, TLS-only servers with certificates made now by openssl) and
+# PostgreSQL on free loopback ports, runs ctest, stops
 # the servers and exits with the tests' status.
 # tests/deploy also needs node, npm and systemd-analyze (installed when missing) and the
 # npm registry (its packages go into the build directory).
@@ -25,6 +26,7 @@ bk_build "$build_dir" -DBK_WERROR=ON "${extra[@]}"
 bash "$BK_ROOT/tests/deploy/npm-ci.sh" "$build_dir/tests/deploy/npm"
 bk_start_redis
 bk_start_redis_cluster
+bk_start_redis_tls
 bk_start_postgres
 
 bk_log "running tests"

@@ -6,7 +6,7 @@
 BK_ROOT=${BK_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BK_PACKAGES=(build-essential cmake pkg-config python3 tzdata libhiredis-dev libpqxx-dev
   libyaml-cpp-dev libspdlog-dev libcli11-dev libhowardhinnant-date-dev googletest
-  libgtest-dev redis-server postgresql)
+  libgtest-dev libssl-dev openssl redis-server postgresql)
 
 bk_log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
@@ -55,10 +55,11 @@ bk_free_port() {
 BK_TMP=""
 BK_REDIS_PID=""
 BK_CLUSTER_PIDS=()
+BK_TLS_PIDS=()
 BK_PG_DATA=""
 bk_cleanup() {
   if [ -n "$BK_REDIS_PID" ]; then kill "$BK_REDIS_PID" 2>/dev/null || true; fi
-  for pid in "${BK_CLUSTER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${BK_CLUSTER_PIDS[@]}" "${BK_TLS_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   # A node a test restarted (tests/integration/cluster_faults_test.cpp) is not our child.
   for p in ${BK_CLUSTER_PORTS:-}; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1 || true; done
   if [ -n "$BK_PG_DATA" ] && [ -f "$BK_PG_DATA/postmaster.pid" ]; then
@@ -74,6 +75,16 @@ bk_tmpdir() {
   fi
 }
 
+# bk_wait_redis <redis-cli args...>: until the server answers PING (10 s at most).
+bk_wait_redis() {
+  for _ in $(seq 1 100); do
+    redis-cli "$@" ping 2>/dev/null | grep -q PONG && return 0
+    sleep 0.1
+  done
+  redis-cli "$@" ping
+  return 1
+}
+
 # Starts redis-server; exports BK_REDIS_PORT and BK_TEST_REDIS_URL.
 bk_start_redis() {
   bk_tmpdir
@@ -82,17 +93,13 @@ bk_start_redis() {
   redis-server --port "$BK_REDIS_PORT" --bind 127.0.0.1 --dir "$BK_TMP/redis" --save '' \
     --appendonly no --daemonize no --logfile "$BK_TMP/redis/redis.log" &
   BK_REDIS_PID=$!
-  for _ in $(seq 1 100); do
-    redis-cli -p "$BK_REDIS_PORT" ping 2>/dev/null | grep -q PONG && break
-    sleep 0.1
-  done
-  redis-cli -p "$BK_REDIS_PORT" ping | grep -q PONG || { cat "$BK_TMP/redis/redis.log"; return 1; }
+  bk_wait_redis -p "$BK_REDIS_PORT" >/dev/null || { cat "$BK_TMP/redis/redis.log"; return 1; }
   export BK_REDIS_PORT BK_TEST_REDIS_URL="redis://127.0.0.1:$BK_REDIS_PORT/0"
   bk_log "redis on 127.0.0.1:$BK_REDIS_PORT"
 }
 
 # Six loopback ports, each free and with its cluster bus port (port + 10000) free too, so
-# all below 55535.
+# all below 55535, then six more free ones (the nodes' TLS ports).
 bk_cluster_ports() {
   python3 - <<'PY'
 import random, socket
@@ -110,29 +117,117 @@ while len(ports) < 6:
     p = random.randint(20000, 45000)
     if all(abs(p - q) != 10000 and p != q for q in ports) and free(p) and free(p + 10000):
         ports.append(p)
+taken = set(ports) | {p + 10000 for p in ports}
+while len(ports) < 12:
+    p = random.randint(20000, 55000)
+    if p not in taken and free(p):
+        ports.append(p)
+        taken.add(p)
 print(" ".join(map(str, ports)))
 PY
 }
 
-# Starts a Redis Cluster of 3 masters and 3 replicas on loopback; exports
-# BK_TEST_REDIS_CLUSTER_URL (a seed) and BK_CLUSTER_PORTS (masters first, then replicas).
-bk_start_redis_cluster() {
+# Test certificates, made once per run in $BK_TMP/tls (elliptic-curve keys: fast): ca.crt
+# signs server.crt (for 127.0.0.1 and localhost), client.crt and expired.crt (valid for one
+# day in 2020); other-ca.crt is a CA that signed none of them. Exports BK_TEST_TLS_DIR.
+bk_test_certs() {
   bk_tmpdir
-  local ports p
-  read -ra ports <<<"$(bk_cluster_ports)"
-  for p in "${ports[@]}"; do
-    mkdir -p "$BK_TMP/cluster/$p"
-    redis-server --port "$p" --bind 127.0.0.1 --dir "$BK_TMP/cluster/$p" --save '' \
-      --appendonly no --cluster-enabled yes --cluster-config-file nodes.conf \
-      --cluster-node-timeout 2000 --daemonize no --logfile "$BK_TMP/cluster/$p/redis.log" &
+  local d="$BK_TMP/tls" n
+  [ -f "$d/expired.crt" ] && return 0
+  mkdir -p "$d/expired-ca"
+  local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+  openssl req -x509 "${ec[@]}" -keyout "$d/ca.key" -out "$d/ca.crt" -days 30 \
+    -subj /CN=boardkeeper-test-ca 2>/dev/null
+  openssl req -x509 "${ec[@]}" -keyout "$d/other-ca.key" -out "$d/other-ca.crt" -days 30 \
+    -subj /CN=another-ca 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$d/server.ext"
+  printf 'extendedKeyUsage=clientAuth\n' >"$d/client.ext"
+  for n in server client; do
+    openssl req "${ec[@]}" -keyout "$d/$n.key" -out "$d/$n.csr" -subj "/CN=$n" 2>/dev/null
+    openssl x509 -req -in "$d/$n.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+      -days 30 -out "$d/$n.crt" -extfile "$d/$n.ext" 2>/dev/null
+  done
+  # `openssl x509` cannot back-date a certificate; `openssl ca` can.
+  : >"$d/expired-ca/index.txt"
+  echo 1000 >"$d/expired-ca/serial"
+  printf '[ca]\ndefault_ca = d\n[d]\ndatabase = %s\nserial = %s\nnew_certs_dir = %s\npolicy = p\ndefault_md = sha256\n[p]\ncommonName = supplied\n' \
+    "$d/expired-ca/index.txt" "$d/expired-ca/serial" "$d/expired-ca" >"$d/expired-ca/ca.cnf"
+  openssl req "${ec[@]}" -keyout "$d/expired.key" -out "$d/expired.csr" -subj /CN=expired 2>/dev/null
+  openssl ca -batch -config "$d/expired-ca/ca.cnf" -cert "$d/ca.crt" -keyfile "$d/ca.key" \
+    -in "$d/expired.csr" -out "$d/expired.crt" -startdate 20200101000000Z \
+    -enddate 20200102000000Z -extfile "$d/server.ext" -notext >/dev/null 2>&1
+  chmod 644 "$d"/*.key  # the tests (any user) read the client key
+  export BK_TEST_TLS_DIR="$d"
+}
+
+# Starts three TLS-only Redis servers (no plain port) with bk_test_certs' certificates and
+# exports their URLs: BK_TEST_REDIS_TLS_URL (server.crt; client certificates optional),
+# BK_TEST_REDIS_MTLS_URL (requires a client certificate signed by ca.crt) and
+# BK_TEST_REDIS_TLS_EXPIRED_URL (presents expired.crt).
+bk_start_redis_tls() {
+  bk_test_certs
+  local d=$BK_TEST_TLS_DIR kind port cert auth
+  for kind in tls mtls expired; do
+    port=$(bk_free_port)
+    cert=server
+    auth=optional
+    [ $kind = mtls ] && auth=yes
+    [ $kind = expired ] && cert=expired
+    mkdir -p "$BK_TMP/redis-$kind"
+    redis-server --port 0 --tls-port "$port" --bind 127.0.0.1 --dir "$BK_TMP/redis-$kind" \
+      --tls-cert-file "$d/$cert.crt" --tls-key-file "$d/$cert.key" \
+      --tls-ca-cert-file "$d/ca.crt" --tls-auth-clients "$auth" --save '' --appendonly no \
+      --daemonize no --logfile "$BK_TMP/redis-$kind/redis.log" &
+    BK_TLS_PIDS+=($!)
+    bk_wait_redis --tls --insecure --cert "$d/client.crt" --key "$d/client.key" -p "$port" ||
+      { cat "$BK_TMP/redis-$kind/redis.log"; return 1; }
+    case $kind in
+      tls) export BK_TEST_REDIS_TLS_URL="rediss://127.0.0.1:$port" ;;
+      mtls) export BK_TEST_REDIS_MTLS_URL="rediss://127.0.0.1:$port" ;;
+      expired) export BK_TEST_REDIS_TLS_EXPIRED_URL="rediss://127.0.0.1:$port" ;;
+    esac
+  done
+  bk_log "redis with TLS only: $BK_TEST_REDIS_TLS_URL, mutual TLS $BK_TEST_REDIS_MTLS_URL, expired certificate $BK_TEST_REDIS_TLS_EXPIRED_URL"
+}
+
+# Starts a Redis Cluster of 3 masters and 3 replicas on loopback, each node serving plain
+# TCP and TLS (bk_test_certs) and the cluster bus over TLS (tls-cluster yes). Exports
+# BK_TEST_REDIS_CLUSTER_URL (a seed), BK_TEST_REDIS_CLUSTER_TLS_URL (the same seed's TLS
+# port: over TLS a node names the others' TLS ports), BK_CLUSTER_PORTS (masters first, then
+# replicas) and BK_CLUSTER_DIR (<dir>/<port>/redis.conf: how a test restarts a node).
+# Replication is over TLS too; the bus port is set (with TLS it would follow the TLS port).
+bk_start_redis_cluster() {
+  bk_test_certs
+  local all ports p i dir
+  read -ra all <<<"$(bk_cluster_ports)"
+  ports=("${all[@]:0:6}")
+  for i in 0 1 2 3 4 5; do
+    p=${ports[$i]}
+    dir="$BK_TMP/cluster/$p"
+    mkdir -p "$dir"
+    cat >"$dir/redis.conf" <<CONF
+port $p
+cluster-port $((p + 10000))
+tls-port ${all[$((i + 6))]}
+tls-cluster yes
+tls-replication yes
+tls-cert-file $BK_TEST_TLS_DIR/server.crt
+tls-key-file $BK_TEST_TLS_DIR/server.key
+tls-ca-cert-file $BK_TEST_TLS_DIR/ca.crt
+tls-auth-clients optional
+bind 127.0.0.1
+dir $dir
+save ""
+appendonly no
+cluster-enabled yes
+cluster-config-file nodes.conf
+cluster-node-timeout 2000
+logfile $dir/redis.log
+CONF
+    redis-server "$dir/redis.conf" --daemonize no &
     BK_CLUSTER_PIDS+=($!)
   done
-  for p in "${ports[@]}"; do
-    for _ in $(seq 1 100); do
-      redis-cli -p "$p" ping 2>/dev/null | grep -q PONG && break
-      sleep 0.1
-    done
-  done
+  for p in "${ports[@]}"; do bk_wait_redis -p "$p" >/dev/null; done
   local nodes=()
   for p in "${ports[@]}"; do nodes+=("127.0.0.1:$p"); done
   redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$BK_TMP/cluster/create.log" 2>&1 ||
@@ -152,7 +247,8 @@ bk_start_redis_cluster() {
   done
   [ $ok = 1 ] || { redis-cli -p "${ports[0]}" cluster nodes; return 1; }
   export BK_CLUSTER_PORTS="${ports[*]}" BK_TEST_REDIS_CLUSTER_URL="redis://127.0.0.1:${ports[0]}/0"
-  export BK_CLUSTER_DIR="$BK_TMP/cluster"  # <dir>/<port>: each node's files
+  export BK_TEST_REDIS_CLUSTER_TLS_URL="rediss://127.0.0.1:${all[6]}"
+  export BK_CLUSTER_DIR="$BK_TMP/cluster"
   bk_log "redis cluster on 127.0.0.1:${ports[*]}"
 }
 

@@ -227,9 +227,6 @@ lifecycle::IngestOptions options_for(const IngestConfig& config, const IngestArg
       throw UsageError("--stream: " + *problem);
     }
   }
-  if (const auto problem = cluster ? cluster_streams_problem(o.streams) : std::nullopt) {
-    throw UsageError("--stream: " + *problem);
-  }
   o.group = args.group.value_or(config.group);
   if (o.group.empty()) throw UsageError("--group must not be empty");
   o.reclaim_idle = args.reclaim_idle_ms ? Millis{*args.reclaim_idle_ms} : config.reclaim_idle;

@@ -171,10 +171,11 @@ std::string scheme_of(std::string_view url) {
   return "it starts with " + quoted(shown);
 }
 
-// The "/db" part of a redis:// URL, "" when it has none (the user info, which may hold '/',
-// ends at the last '@').
+// The "/db" part of a redis:// or rediss:// URL, "" when it has none (the user info, which
+// may hold '/', ends at the last '@').
 std::string url_database(std::string_view url) {
-  std::string_view rest = url.substr(std::min<std::size_t>(url.size(), 8));
+  const auto scheme_end = url.find("://");
+  std::string_view rest = url.substr(scheme_end == std::string_view::npos ? 0 : scheme_end + 3);
   const auto at = rest.rfind('@');
   if (at != std::string_view::npos) rest = rest.substr(at + 1);
   const auto slash = rest.find('/');
@@ -182,14 +183,11 @@ std::string url_database(std::string_view url) {
 }
 
 std::optional<std::string> redis_url_problem(std::string_view url) {
-  for (const std::string_view scheme : {"redis://", "unix://"}) {
+  for (const std::string_view scheme : {"redis://", "rediss://", "unix://"}) {
     if (starts_with(url, scheme) && url.size() > scheme.size()) return std::nullopt;
   }
-  if (starts_with(url, "rediss://")) {
-    return "uses rediss:// (TLS), which is not supported yet; use redis:// or unix://";
-  }
   return "is not a Redis URL (" + scheme_of(url) +
-         "); expected redis://[[user]:password@]host[:port][/db] or "
+         "); expected redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or "
          "unix:///path/to/socket[?db=N]";
 }
 
@@ -202,7 +200,8 @@ std::optional<std::string> postgres_url_problem(std::string_view url) {
 }
 
 const std::vector<std::string_view> kTopKeys{"redis", "postgres", "ingest", "history", "boards"};
-const std::vector<std::string_view> kRedisKeys{"url", "key_prefix", "cluster", "nodes"};
+const std::vector<std::string_view> kRedisKeys{"url", "key_prefix", "cluster", "nodes", "tls"};
+const std::vector<std::string_view> kTlsKeys{"ca_file", "cert_file", "key_file", "server_name"};
 const std::vector<std::string_view> kPostgresKeys{"url", "schema"};
 const std::vector<std::string_view> kIngestKeys{"stream", "group", "reclaim_idle", "trim",
                                                 "dead_maxlen"};
@@ -295,6 +294,7 @@ class Loader {
                                const std::vector<std::pair<std::string_view, E>>& choices);
 
   void parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOverrides& overrides);
+  void parse_tls(const Entry& entry, RedisTlsConfig& tls);
   void parse_postgres(const Entry& entry, PostgresConfig& postgres,
                       const ConfigOverrides& overrides);
   void parse_ingest(const Entry& entry, IngestConfig& ingest, bool cluster);
@@ -442,6 +442,9 @@ void Loader::parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOve
       }
     }
   }
+  // The URL connected to: the override's when there is one (checked after the file).
+  const std::string effective_url = overrides.redis_url ? *overrides.redis_url : redis.url;
+  if (const auto e = f.get("tls")) parse_tls(*e, redis.tls);
   if (const auto e = f.get("cluster")) {
     if (const auto v = read_choice<bool>(*e, "redis.cluster", {{"true", true}, {"false", false}})) {
       redis.cluster = *v;
@@ -459,9 +462,20 @@ void Loader::parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOve
         }
         const std::string& url = item.Scalar();
         add_url_secrets(url);
-        if (!starts_with(url, "redis://") || url.size() == 8) {
-          report(item, "redis.nodes: each seed must be a redis:// URL (host and port), but " +
-                           scheme_of(url));
+        const bool tcp = (starts_with(url, "redis://") && url.size() > 8) ||
+                         (starts_with(url, "rediss://") && url.size() > 9);
+        if (!tcp) {
+          report(item,
+                 "redis.nodes: each seed must be a redis:// or rediss:// URL (host and "
+                 "port), but " +
+                     scheme_of(url));
+          continue;
+        }
+        if (starts_with(url, "rediss://") != starts_with(effective_url, "rediss://")) {
+          report(item, "redis.nodes: a seed's scheme must be the url's (" +
+                           std::string(starts_with(effective_url, "rediss://") ? "rediss://"
+                                                                               : "redis://") +
+                           "): every node of a cluster is reached the same way");
           continue;
         }
         redis.nodes.push_back(url);
@@ -496,6 +510,26 @@ void Loader::parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOve
         redis.key_prefix = *prefix;
       }
     }
+  }
+}
+
+void Loader::parse_tls(const Entry& entry, RedisTlsConfig& tls) {
+  const auto map = read_map(entry, "redis.tls");
+  if (!map) return;
+  const Fields f = fields(*map, "in redis.tls", kTlsKeys);
+  const std::pair<std::string_view, std::string*> keys[] = {{"ca_file", &tls.ca_file},
+                                                            {"cert_file", &tls.cert_file},
+                                                            {"key_file", &tls.key_file},
+                                                            {"server_name", &tls.server_name}};
+  for (const auto& [key, out] : keys) {
+    if (const auto e = f.get(key)) {
+      if (auto v = read_string(*e, "redis.tls." + std::string(key))) *out = std::move(*v);
+    }
+  }
+  if (tls.cert_file.empty() != tls.key_file.empty()) {
+    report(entry,
+           "redis.tls: cert_file and key_file go together (the client certificate of "
+           "mutual TLS and its key); set both or neither");
   }
 }
 
@@ -626,7 +660,6 @@ void Loader::parse_ingest(const Entry& entry, IngestConfig& ingest, bool cluster
       for (const std::string& stream : ingest.streams) {
         if (auto problem = cluster_stream_problem(stream)) report(*e, "ingest." + *problem);
       }
-      if (auto problem = cluster_streams_problem(ingest.streams)) report(*e, "ingest." + *problem);
     }
   }
   if (const auto e = f.get("group")) {
@@ -1119,17 +1152,6 @@ std::optional<std::string> cluster_stream_problem(const std::string& stream) {
          "a hash tag in its name, e.g. " +
          quoted(stream.substr(0, stream.rfind(':') + 1) + "{" +
                 stream.substr(stream.rfind(':') + 1) + "}");
-}
-
-std::optional<std::string> cluster_streams_problem(const std::vector<std::string>& streams) {
-  for (const std::string& s : streams) {
-    if (hash_tag(s) != hash_tag(streams.front())) {
-      return "stream: on a Redis Cluster the streams of one ingest must share one hash tag (one "
-             "slot) for now: they are read with one XREADGROUP; " +
-             quoted(streams.front()) + " and " + quoted(s) + " do not";
-    }
-  }
-  return std::nullopt;
 }
 
 ConfigError::ConfigError(std::vector<std::string> problems)

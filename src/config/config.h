@@ -28,11 +28,20 @@ class ConfigError : public UsageError {
   std::vector<std::string> problems_;
 };
 
+// TLS settings, used with rediss:// URLs (every node of a cluster).
+struct RedisTlsConfig {
+  std::string ca_file;    // CA to verify the server with; empty: the system store
+  std::string cert_file;  // client certificate (mutual TLS); with key_file
+  std::string key_file;
+  std::string server_name;  // name the server's certificate must carry; empty: the host
+};
+
 struct RedisConfig {
   std::string url = "redis://127.0.0.1:6379/0";
   std::string key_prefix = "lb";
   bool cluster = false;            // url (and nodes) are seeds of a Redis Cluster
-  std::vector<std::string> nodes;  // more seed URLs (redis://host:port)
+  std::vector<std::string> nodes;  // more seed URLs (redis[s]://host:port)
+  RedisTlsConfig tls;
 };
 
 struct PostgresConfig {
@@ -57,9 +66,6 @@ std::optional<std::string> stream_list_problem(const std::vector<std::string>& s
 // script, so they must share a hash slot: the stream's name needs a hash tag ({...}, not
 // empty). Why this stream lacks one; nullopt when it has one.
 std::optional<std::string> cluster_stream_problem(const std::string& stream);
-// On a Redis Cluster one ingest reads its streams with one XREADGROUP, so they must share a
-// hash tag; why these do not, nullopt when they do.
-std::optional<std::string> cluster_streams_problem(const std::vector<std::string>& streams);
 
 // History retention (`history.retention`): per period name (a period kind or a custom
 // period's name), how long after its period ended tick keeps an archived period's rows.

@@ -167,6 +167,7 @@ class Consumer {
       s.qualifier = i == 0 ? "" : s.key + ":";
       streams_.push_back(std::move(s));
     }
+    groups_ = redis_.key_groups(o.streams);
   }
 
   IngestStats run() {
@@ -218,6 +219,14 @@ class Consumer {
     std::optional<hot::StreamId> acknowledged_below;
   };
   std::vector<Stream> streams_;
+  // The streams that one XREADGROUP can read together (indexes into streams_): all of them,
+  // but on a cluster those of each hash slot. With several groups each turn reads every
+  // group in one round trip (different nodes), and, with nothing new anywhere, waits on one
+  // group in turn for at most kSliceWait, so that an entry on another is not kept waiting
+  // longer than that.
+  std::vector<std::vector<std::size_t>> groups_;
+  std::size_t next_wait_ = 0;  // the group waited on next
+  static constexpr Millis kSliceWait{100};
 
   // Re-reads of this consumer's own pending entries: a pass reads them oldest first (stream
   // order, which keeps each member's events in order) and runs before any new entry.
@@ -325,6 +334,34 @@ class Consumer {
     return r;
   }
 
+  // Several commands on the group in one round trip, as group_command does one.
+  std::vector<redis::Reply> group_pipeline(const std::vector<redis::Args>& commands) {
+    std::vector<redis::Reply> replies = redis_.pipeline(commands);
+    const bool lost = std::any_of(replies.begin(), replies.end(), [](const redis::Reply& r) {
+      return r.is_error() && starts_with(r.str, "NOGROUP");
+    });
+    if (lost) {
+      create_groups();
+      replies = redis_.pipeline(commands);
+    }
+    for (const redis::Reply& r : replies) r.checked();
+    redis_ok();
+    return replies;
+  }
+
+  // The entries of reads of several groups, in the order of the reads.
+  std::vector<Entry> entries_of_reads(const std::vector<redis::Args>& reads,
+                                      std::vector<bool>* answered = nullptr) {
+    if (reads.size() == 1) return entries_of_read(group_command(reads.front()), answered);
+    std::vector<Entry> entries;
+    for (redis::Reply& r : group_pipeline(reads)) {
+      auto more = entries_of_read(std::move(r), answered);
+      entries.insert(entries.end(), std::make_move_iterator(more.begin()),
+                     std::make_move_iterator(more.end()));
+    }
+    return entries;
+  }
+
   void create_groups() {
     for (const Stream& s : streams_) {
       const redis::Reply created =
@@ -371,17 +408,24 @@ class Consumer {
       own_.left = false;
       for (Stream& s : streams_) s.own_cursor = "0";
     }
-    redis::Args read{
-        "XREADGROUP", "GROUP", o_.group, o_.consumer, "COUNT", std::to_string(o_.batch), "STREAMS"};
-    std::vector<const Stream*> in_pass;
-    for (const Stream& s : streams_) {
-      if (!s.own_cursor.empty()) in_pass.push_back(&s);
+    // One read per group of streams still in the pass.
+    std::vector<redis::Args> reads;
+    for (const auto& group : groups_) {
+      std::vector<const Stream*> in_pass;
+      for (const std::size_t i : group) {
+        if (!streams_[i].own_cursor.empty()) in_pass.push_back(&streams_[i]);
+      }
+      if (in_pass.empty()) continue;
+      redis::Args read{"XREADGROUP", "GROUP", o_.group,
+                       o_.consumer,  "COUNT", std::to_string(o_.batch),
+                       "STREAMS"};
+      for (const Stream* st : in_pass) read.push_back(st->key);
+      for (const Stream* st : in_pass) read.push_back(st->own_cursor);
+      reads.push_back(std::move(read));
     }
-    if (in_pass.empty()) return {};
-    for (const Stream* s : in_pass) read.push_back(s->key);
-    for (const Stream* s : in_pass) read.push_back(s->own_cursor);
+    if (reads.empty()) return {};
     std::vector<bool> answered(streams_.size(), false);
-    std::vector<Entry> entries = entries_of_read(group_command(read), &answered);
+    std::vector<Entry> entries = entries_of_reads(reads, &answered);
     // A stream that had nothing more is done for this pass; the others go on after the last
     // entry read.
     for (std::size_t i = 0; i < streams_.size(); ++i) {
@@ -458,23 +502,35 @@ class Consumer {
     return entries;
   }
 
-  // XREADGROUP of new entries; `block`: waiting up to o_.block for some.
-  redis::Args read_new_command(bool block) const {
+  // XREADGROUP of new entries of one group of streams; waiting up to `block` for some
+  // (none: not waiting).
+  redis::Args read_new_command(const std::vector<std::size_t>& group,
+                               std::optional<Millis> block) const {
     redis::Args read{"XREADGROUP", "GROUP", o_.group,
                      o_.consumer,  "COUNT", std::to_string(o_.batch)};
     if (block) {
       read.push_back("BLOCK");
-      read.push_back(std::to_string(o_.block.count()));
+      read.push_back(std::to_string(block->count()));
     }
     read.push_back("STREAMS");
-    for (const Stream& s : streams_) read.push_back(s.key);
-    for (std::size_t i = 0; i < streams_.size(); ++i) read.push_back(">");
+    for (const std::size_t i : group) read.push_back(streams_[i].key);
+    for (std::size_t i = 0; i < group.size(); ++i) read.push_back(">");
     return read;
   }
 
   std::vector<Entry> read_new() {
     // With --drain an empty read ends the run, so it does not wait for new entries.
-    return entries_of_read(group_command(read_new_command(!o_.drain)));
+    if (groups_.size() == 1) {
+      return entries_of_read(group_command(
+          read_new_command(groups_.front(), o_.drain ? std::nullopt : std::optional(o_.block))));
+    }
+    std::vector<redis::Args> reads;
+    for (const auto& group : groups_) reads.push_back(read_new_command(group, std::nullopt));
+    std::vector<Entry> entries = entries_of_reads(reads);
+    if (!entries.empty() || o_.drain) return entries;
+    const auto& group = groups_[next_wait_++ % groups_.size()];
+    return entries_of_read(
+        group_command(read_new_command(group, std::min<Millis>(o_.block, kSliceWait))));
   }
 
   // Sends the read of the batch after `current` on reader_ when that batch will be the next
@@ -490,7 +546,7 @@ class Consumer {
         reader_.reconnect();
         reader_broken_ = false;
       }
-      reader_.send({read_new_command(false)});
+      reader_.send({read_new_command(groups_.front(), std::nullopt)});
     } catch (const Error& e) {
       if (e.backend() == Backend::none) throw;
       reader_broken_ = true;

@@ -1,13 +1,12 @@
-// hiredis 0.14 wrapped: every context is owned the moment it exists, every reply is read
-// into a Reply (hiredis's reader builds it), and every context error becomes one exception type.
+// Connections to Redis: the bytes go through a Transport (socket or TLS), hiredis 0.14
+// formats the commands and its reader builds each reply straight into a Reply; a cluster is
+// routed here (slots, redirects, a Node per server).
 #include "redis/connection.h"
 
 #include <hiredis/hiredis.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -15,16 +14,10 @@
 
 #include "redis/error.h"
 #include "redis/slots.h"
+#include "redis/transport.h"
 
 namespace bk::redis {
 namespace {
-
-timeval to_timeval(Millis ms) {
-  timeval tv{};
-  tv.tv_sec = static_cast<decltype(tv.tv_sec)>(ms.count() / 1000);
-  tv.tv_usec = static_cast<decltype(tv.tv_usec)>((ms.count() % 1000) * 1000);
-  return tv;
-}
 
 // hiredis's reader builds each reply straight into a Reply through these object functions,
 // so a reply is allocated once (not as hiredis's redisReply and then again as a copy). An
@@ -77,10 +70,6 @@ void free_reply(void* reply) {
 redisReplyObjectFunctions reply_functions{create_string, create_array, create_integer, create_nil,
                                           free_reply};
 
-std::string endpoint(const Options& o) {
-  return o.unix_path.empty() ? o.host + ":" + std::to_string(o.port) : o.unix_path;
-}
-
 }  // namespace
 
 std::optional<std::string> version_problem(std::string_view info) {
@@ -98,53 +87,43 @@ std::optional<std::string> version_problem(std::string_view info) {
 // ---- one server connection ---------------------------------------------------------------
 
 struct Connection::Node {
-  struct Free {
-    void operator()(redisContext* c) const { redisFree(c); }
+  struct FreeReader {
+    void operator()(redisReader* r) const { redisReaderFree(r); }
   };
-  Options options;  // this server's: host and port set per node in a cluster
-  std::unique_ptr<redisContext, Free> ctx;
+  Options options;                       // this server's: host and port set per node in a cluster
+  std::unique_ptr<Transport> transport;  // none: not connected, or failed (never used again)
+  std::unique_ptr<redisReader, FreeReader> reader;
+  std::string out;  // commands formatted, not written yet
 
   explicit Node(Options o) : options(std::move(o)) {}
 
-  bool connected() const { return ctx && ctx->err == 0; }
+  bool connected() const { return transport != nullptr; }
+
+  void close() {
+    transport.reset();
+    reader.reset();
+    out.clear();
+  }
 
   // Connects, authenticates, names the client and selects the database.
   void connect() {
-    ctx.reset();
+    close();
     try {
-      open();
+      transport = Transport::open(options);
+      reader.reset(redisReaderCreateWithFunctions(&reply_functions));
+      if (!reader) throw ConnectionError("redis: out of memory connecting to " + endpoint(options));
       // The handshake gets the connect timeout: a server that accepts connections but does
       // not answer (frozen, overloaded) is found out in seconds, not after a command timeout.
-      set_timeout(options.connect_timeout);
+      transport->set_timeout(options.connect_timeout);
       authenticate();
       check_version();
       name_client();
       select_db();
-      set_timeout(options.command_timeout);
+      transport->set_timeout(options.command_timeout);
     } catch (...) {
-      ctx.reset();  // never half set up: the next command fails fast, reconnect() starts over
+      close();  // never half set up: the next command fails fast, reconnect() starts over
       throw;
     }
-  }
-
-  void open() {
-    const timeval connect_tv = to_timeval(options.connect_timeout);
-    redisContext* raw =
-        options.unix_path.empty()
-            ? redisConnectWithTimeout(options.host.c_str(), options.port, connect_tv)
-            : redisConnectUnixWithTimeout(options.unix_path.c_str(), connect_tv);
-    if (raw == nullptr)
-      throw ConnectionError("redis: out of memory connecting to " + endpoint(options));
-    ctx.reset(raw);
-    if (ctx->err != 0) {
-      throw_context_error(ctx->err, errno,
-                          "redis: cannot connect to " + endpoint(options) + ": " + ctx->errstr);
-    }
-    ctx->reader->fn = &reply_functions;
-  }
-
-  void set_timeout(Millis timeout) {
-    if (redisSetTimeout(ctx.get(), to_timeval(timeout)) != REDIS_OK) fail("setting a timeout");
   }
 
   void authenticate() {
@@ -180,15 +159,24 @@ struct Connection::Node {
       throw ConnectionError("redis: SELECT " + std::to_string(options.db) + ": " + r.str);
   }
 
-  [[noreturn]] void fail(std::string_view doing) {
-    const int saved_errno = errno;
-    // A broken context cannot be used again; later calls fail fast with the same error.
-    throw_context_error(
-        ctx->err, saved_errno,
-        "redis " + endpoint(options) + ": " + std::string(doing) + ": " + ctx->errstr);
+  Transport& live() {
+    if (!transport) throw ConnectionError("redis " + endpoint(options) + ": not connected");
+    return *transport;
+  }
+
+  // Runs an I/O step; a connection that failed once is closed (a later command fails fast).
+  template <class F>
+  auto io(F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (...) {
+      close();
+      throw;
+    }
   }
 
   void append(const Args& args) {
+    live();
     std::vector<const char*> argv;
     std::vector<std::size_t> lens;
     argv.reserve(args.size());
@@ -197,33 +185,50 @@ struct Connection::Node {
       argv.push_back(a.data());
       lens.push_back(a.size());
     }
-    if (!ctx) throw ConnectionError("redis " + endpoint(options) + ": not connected");
-    if (ctx->err != 0) fail("connection already failed");
-    if (redisAppendCommandArgv(ctx.get(), static_cast<int>(argv.size()), argv.data(),
-                               lens.data()) != REDIS_OK) {
-      fail("sending a command");
+    char* formatted = nullptr;
+    const int size =
+        redisFormatCommandArgv(&formatted, static_cast<int>(argv.size()), argv.data(), lens.data());
+    if (size < 0 || formatted == nullptr) {
+      throw ConnectionError("redis " + endpoint(options) + ": out of memory formatting a command");
     }
+    const std::unique_ptr<char, decltype(&redisFreeCommand)> owned(formatted, &redisFreeCommand);
+    out.append(formatted, static_cast<std::size_t>(size));
+  }
+
+  // Writes what is buffered (read_reply() also does, first).
+  void flush() {
+    Transport& t = live();
+    if (out.empty()) return;
+    io([&] { t.write(out); });
+    out.clear();
   }
 
   Reply read_reply() {
-    if (!ctx) throw ConnectionError("redis " + endpoint(options) + ": not connected");
-    void* raw = nullptr;
-    if (redisGetReply(ctx.get(), &raw) != REDIS_OK || raw == nullptr) fail("reading a reply");
-    const std::unique_ptr<Reply> owned(static_cast<Reply*>(raw));
-    return std::move(*owned);
+    flush();
+    return io([&] {
+      for (;;) {
+        void* raw = nullptr;
+        if (redisReaderGetReply(reader.get(), &raw) != REDIS_OK) {
+          throw ProtoError("redis " + endpoint(options) +
+                           ": reading a reply: " + std::string(reader->errstr));
+        }
+        if (raw != nullptr) {
+          const std::unique_ptr<Reply> owned(static_cast<Reply*>(raw));
+          return std::move(*owned);
+        }
+        char buffer[16 * 1024];
+        const std::size_t n = transport->read(buffer, sizeof buffer);
+        if (redisReaderFeed(reader.get(), buffer, n) != REDIS_OK) {
+          throw ProtoError("redis " + endpoint(options) +
+                           ": reading a reply: " + std::string(reader->errstr));
+        }
+      }
+    });
   }
 
   Reply command(const Args& args) {
     append(args);
     return read_reply();
-  }
-
-  // Writes what is buffered (hiredis otherwise writes it when the first reply is read).
-  void flush() {
-    int done = 0;
-    while (done == 0) {
-      if (redisBufferWrite(ctx.get(), &done) != REDIS_OK) fail("sending commands");
-    }
   }
 };
 
@@ -318,7 +323,7 @@ void Connection::reconnect() {
     ++generation_;
     return;
   }
-  for (auto& n : nodes_) n->ctx.reset();
+  for (auto& n : nodes_) n->close();
   pending_.clear();
   broken_ = true;
   refresh_topology();
@@ -366,7 +371,7 @@ void Connection::refresh_topology() {
       slots = ready(seed).command({"CLUSTER", "SLOTS"});
     } catch (const ConnectionError& e) {
       last_error = e.what();
-      nodes_[seed]->ctx.reset();
+      nodes_[seed]->close();
       continue;
     }
     if (slots.is_error()) {
@@ -417,7 +422,7 @@ auto Connection::guard(F&& f) -> decltype(f()) {
     return f();
   } catch (...) {
     broken_ = true;
-    for (auto& n : nodes_) n->ctx.reset();
+    for (auto& n : nodes_) n->close();
     pending_.clear();
     throw;
   }
@@ -432,6 +437,23 @@ std::vector<std::size_t> Connection::master_nodes() {
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+std::vector<std::vector<std::size_t>> Connection::key_groups(
+    const std::vector<std::string>& keys) const {
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<int> slot_of_group;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const int slot = options_.cluster ? key_slot(keys[i]) : 0;
+    const auto at = std::find(slot_of_group.begin(), slot_of_group.end(), slot);
+    if (at == slot_of_group.end()) {
+      slot_of_group.push_back(slot);
+      groups.push_back({i});
+    } else {
+      groups[static_cast<std::size_t>(at - slot_of_group.begin())].push_back(i);
+    }
+  }
+  return groups;
 }
 
 std::size_t Connection::masters() {
@@ -554,7 +576,7 @@ std::vector<Reply> Connection::pipeline(const std::vector<Args>& commands,
       try {
         while_waiting();
       } catch (...) {
-        n.ctx.reset();  // its replies would answer the next commands
+        n.close();  // its replies would answer the next commands
         throw;
       }
     }

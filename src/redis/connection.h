@@ -62,6 +62,11 @@ class Connection {
   void send(const std::vector<Args>& commands);
   Reply receive();
 
+  // Which of `keys` may go into one multi-key command together (as indexes into keys, in
+  // first-seen order): all of them on a single server; on a cluster, the keys of each hash
+  // slot (a command across slots is refused with CROSSSLOT).
+  std::vector<std::vector<std::size_t>> key_groups(const std::vector<std::string>& keys) const;
+
   // Commands meant for each server rather than for a key (SCAN, INFO, FLUSHALL): how many
   // masters serve slots (1 for a single server), and one command on master i of them.
   std::size_t masters();

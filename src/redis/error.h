@@ -1,6 +1,6 @@
 // Errors from talking to Redis, one tree under RedisError (redis-plus-plus' errors.h is the
-// model), built in one place (error.cpp) from the hiredis context's error code or from an
-// error reply. A connection that cannot be used is "unavailable" (exit 3): reconnect and
+// model), built where an I/O step fails (transport.cpp, connection.cpp) or from an error
+// reply (error.cpp). A connection that cannot be used is "unavailable" (exit 3): reconnect and
 // retry. A command the server refuses is a ReplyError (exit 1).
 #pragma once
 #include <string>
@@ -51,10 +51,6 @@ class ReplyError : public RedisError {
   bool is_noscript() const { return std::string(what()).rfind("NOSCRIPT", 0) == 0; }
 };
 
-// The error of a hiredis context that failed: `code` is its err (REDIS_ERR_IO, ...),
-// `saved_errno` the errno right after the failing call (tells a timeout from other I/O
-// errors), `message` what was being done and where, with the context's errstr.
-[[noreturn]] void throw_context_error(int code, int saved_errno, const std::string& message);
 // An error reply: the ones that mean "cannot serve now" are ConnectionErrors, the rest
 // ReplyErrors. Never shows more than the server said.
 [[noreturn]] void throw_reply_error(std::string_view reply);

@@ -11,6 +11,7 @@ namespace bk::redis {
 namespace {
 
 constexpr std::string_view kRedis = "redis://";
+constexpr std::string_view kRediss = "rediss://";
 constexpr std::string_view kUnix = "unix://";
 
 [[noreturn]] void bad(const std::string& what) {
@@ -111,10 +112,12 @@ Options parse_unix(std::string_view rest) {
 
 Options parse_url(std::string_view url) {
   if (starts_with(url, kUnix)) return parse_unix(url.substr(kUnix.size()));
-  if (starts_with(url, "rediss://")) bad("rediss:// (TLS) is not supported yet");
-  if (!starts_with(url, kRedis)) bad("it must start with redis:// or unix://");
   Options o;
-  std::string_view rest = url.substr(kRedis.size());
+  o.tls.enabled = starts_with(url, kRediss);
+  if (!o.tls.enabled && !starts_with(url, kRedis)) {
+    bad("it must start with redis://, rediss:// (TLS) or unix://");
+  }
+  std::string_view rest = url.substr(o.tls.enabled ? kRediss.size() : kRedis.size());
   const auto at = rest.rfind('@');
   if (at != std::string_view::npos) {
     take_userinfo(rest.substr(0, at), o);
@@ -129,16 +132,27 @@ Options parse_url(std::string_view url) {
   return o;
 }
 
-std::string describe(const Options& o) {
+namespace {
+std::string host_and_port(const Options& o) {
   const bool v6 = o.host.find(':') != std::string::npos;
-  const std::string host_port = (v6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port);
+  return (v6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port);
+}
+}  // namespace
+
+std::string endpoint(const Options& o) {
+  return o.unix_path.empty() ? host_and_port(o) : o.unix_path;
+}
+
+std::string describe(const Options& o) {
+  const std::string host_port = host_and_port(o);
   if (o.cluster) {
     return "cluster via " + host_port +
-           (o.seeds.empty() ? "" : " (+" + std::to_string(o.seeds.size()) + " seeds)");
+           (o.seeds.empty() ? "" : " (+" + std::to_string(o.seeds.size()) + " seeds)") +
+           (o.tls.enabled ? " (TLS)" : "");
   }
   const std::string db = " db " + std::to_string(o.db);
   if (!o.unix_path.empty()) return "unix socket " + o.unix_path + db;
-  return host_port + db;
+  return host_port + db + (o.tls.enabled ? " (TLS)" : "");
 }
 
 }  // namespace bk::redis

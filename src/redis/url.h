@@ -9,6 +9,15 @@
 
 namespace bk::redis {
 
+// TLS (rediss://, `redis.tls`): the same for every node of a cluster.
+struct TlsOptions {
+  bool enabled = false;
+  std::string ca_file;      // the CA to verify the server with; empty: the system store
+  std::string cert_file;    // client certificate (chain) for mutual TLS, with key_file
+  std::string key_file;     // its private key (PEM, no passphrase)
+  std::string server_name;  // the name the certificate must carry; empty: the host
+};
+
 struct Options {
   std::string host = "127.0.0.1";  // an IPv6 address without its brackets
   int port = 6379;
@@ -20,6 +29,7 @@ struct Options {
   Millis command_timeout{10000};
   // Redis Cluster (`redis.cluster`): this host:port and `seeds` are where the topology is
   // first asked for (CLUSTER SLOTS); every node gets the same user and password; db is 0.
+  TlsOptions tls;  // tls.enabled by rediss://
   bool cluster = false;
   std::vector<std::pair<std::string, int>> seeds;  // host, port
   // Not part of the URL: what this connection is for, when a process holds several. CLIENT
@@ -27,12 +37,15 @@ struct Options {
   std::string role;
 };
 
-// redis://[[user]:password@]host[:port][/db] (host: a name, an IPv4 address or an IPv6 one in
-// brackets) or unix:///path/to/socket[?db=N]. The user info ends at the LAST '@', so a password
-// may hold '/', '?', '#' and '@' as they are; a '%' starts an escape of two hex digits. User,
-// password and host are percent-decoded. Throws UsageError naming the part that is wrong
+// redis[s]://[[user]:password@]host[:port][/db] (rediss: TLS) (host: a name, an IPv4 address or an
+// IPv6 one in brackets) or unix:///path/to/socket[?db=N]. The user info ends at the LAST '@', so a
+// password may hold '/', '?', '#' and '@' as they are; a '%' starts an escape of two hex digits.
+// User, password and host are percent-decoded. Throws UsageError naming the part that is wrong
 // (scheme, user, password, host, port, database number, query) without echoing any of the URL.
 Options parse_url(std::string_view url);
+
+// The server's address for messages: "host:port", "[::1]:port" or the socket path.
+std::string endpoint(const Options& options);
 
 // Where the options point, for messages: "127.0.0.1:6379 db 0", "[::1]:6379 db 0",
 // "unix socket /run/redis.sock db 2". Never the user or the password.

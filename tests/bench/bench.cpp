@@ -7,6 +7,13 @@
 //   tests/bench/run.sh                   the full run (1,000,000 members), with the peer
 //   tests/bench/run.sh --events 200000 --flat-events 1000000   the issue's ingest size
 //   bk_bench --members 20000 --events 20000 --samples 200      a small run (no peer)
+//   tests/bench/run.sh --cluster-only --rounds 5               rows 11 and 12 alone
+//
+// Rows 11 and 12 (BK_TEST_REDIS_CLUSTER_URL: the 3-master + 3-replica test cluster) run the
+// same ingest events over 30 boards on one node (with a replica, as each master has one)
+// and on the cluster, and compare each master's server time (INFO commandstats) with the
+// node's; then one board through the update path via the cluster against a plain connection
+// straight to that board's master (the cost of routing itself) and against the single node.
 //
 // The peer (rows 7-9) is redis-rank from npm (tests/bench/peer: pinned in package-lock.json,
 // installed into the build directory by run.sh), fed the same ingest events; its boards are
@@ -17,9 +24,13 @@
 // BK_TEST_REDIS_URL and BK_TEST_POSTGRES_URL name the servers; tests/bench/run.sh starts
 // throwaway ones. Spill and archive run the real binary (`boardkeeper tick`) as a child
 // process, so their time and peak RSS are the product's own.
+#include <arpa/inet.h>
 #include <hiredis/hiredis.h>
 #include <libpq-fe.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,10 +48,12 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -50,6 +63,7 @@
 #include "config/config.h"
 #include "core/time.h"
 #include "redis/connection.h"
+#include "redis/slots.h"
 #include "redis/url.h"
 #include "service/leaderboards.h"
 
@@ -70,8 +84,10 @@ struct Options {
   int rounds = 3;                         // update rounds (alternating with the baseline)
   std::int64_t chunk = 0;                 // --chunk for tick (0: the product's default)
   bool updates_only = false;              // --updates-only: phase 1 alone (for profiling)
-  bool ingest_only = false;  // --ingest-only: our ingest of the uniform events alone (ditto)
-  bool board_only = false;   // --board-only: the big board alone (spill, rehydrate, archive)
+  bool ingest_only = false;   // --ingest-only: our ingest of the uniform events alone (ditto)
+  bool board_only = false;    // --board-only: the big board alone (spill, rehydrate, archive)
+  bool cluster_only = false;  // --cluster-only: the cluster phase alone (rows 11 and 12)
+  std::int64_t cluster_events = 300'000;  // events over the 30 boards of row 11
 };
 
 // The skew of the Zipf events (ingest and the peer).
@@ -329,6 +345,63 @@ ChildRun run_binary(const std::vector<std::string>& args, const std::string& log
 }
 
 // ---- the scenario -----------------------------------------------------------------------
+
+// A replica of a Redis server for the length of a phase: redis-server on a free loopback
+// port in `dir`, synced before the constructor returns. (Its master keeps feeding its
+// replication backlog after it goes, so a phase with one runs last.)
+class Replica {
+ public:
+  Replica(const std::string& host, int port, const std::string& dir) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      fail("no free port for a replica");
+    }
+    close(fd);
+    const std::string own_port = std::to_string(ntohs(addr.sin_port));
+    std::filesystem::create_directories(dir);
+    pid_ = fork();
+    if (pid_ == 0) {
+      const std::string master_port = std::to_string(port), log = dir + "/redis.log";
+      execlp("redis-server", "redis-server", "--port", own_port.c_str(), "--bind", "127.0.0.1",
+             "--dir", dir.c_str(), "--save", "", "--appendonly", "no", "--replicaof", host.c_str(),
+             master_port.c_str(), "--logfile", log.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    bk::redis::Options o = bk::redis::parse_url("redis://127.0.0.1:" + own_port);
+    for (int i = 0; i < 200; ++i) {
+      try {
+        bk::redis::Connection c(o);
+        const std::string info = c.command({"INFO", "replication"}).as_string();
+        if (info.find("master_link_status:up") != std::string::npos) return;
+      } catch (const std::exception&) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    stop();
+    fail("the replica did not sync with its master (see " + dir + "/redis.log)");
+  }
+  Replica(const Replica&) = delete;
+  Replica& operator=(const Replica&) = delete;
+  ~Replica() { stop(); }
+
+ private:
+  pid_t pid_ = -1;
+  void stop() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+};
+
+// One line of the table.
+void row(const std::string& what, const std::string& ours, const std::string& base,
+         const std::string& ratio, const std::string& target);
 
 struct Bench {
   Options opt;
@@ -630,18 +703,23 @@ struct Bench {
     return main_thread_cpu(raw);
   }
   ServerUse server_use(RawRedis& raw, double cpu0) {
-    ServerUse use;
+    ServerUse use = commandstats_use(info(raw, "commandstats"));
     use.cpu_usec = (main_thread_cpu(raw) - cpu0) * 1e6;
+    return use;
+  }
+  // INFO commandstats as usec per command; the total counts a script's nested calls once.
+  ServerUse commandstats_use(const std::string& commandstats) {
+    ServerUse use;
     if (nested_.empty()) nested_ = nested_commands();
-    std::istringstream lines(info(raw, "commandstats"));
+    std::istringstream lines(commandstats);
     std::string line;
     while (std::getline(lines, line)) {
       if (line.rfind("cmdstat_", 0) != 0) continue;
       const std::string name = line.substr(8, line.find(':') - 8);
       const auto u = line.find("usec=");
       const double usec = std::stod(line.substr(u + 5, line.find(',', u) - u - 5));
-      // The bench's own (and ioredis's one INFO when it connects).
-      if (name == "config|resetstat" || name == "info") continue;
+      // The bench's own (and ioredis's one INFO when it connects; a cluster client's map).
+      if (name == "config|resetstat" || name == "info" || name == "cluster|slots") continue;
       if (std::find(nested_.begin(), nested_.end(), name) != nested_.end()) {
         use.nested.emplace_back(name, usec);
       } else {
@@ -690,6 +768,273 @@ struct Bench {
     const auto pending = raw.command({"XPENDING", stream, "boardkeeper"});
     if (pending->element[0]->integer != 0) fail("ingest left events pending");
     return side;
+  }
+
+  // ---- 11, 12. a Redis Cluster (BK_TEST_REDIS_CLUSTER_URL: 3 masters) ----
+  struct ClusterFigures {
+    std::int64_t events = 0;
+    // Each master's server use (the single node's: one) for the same events: 30 boards placed
+    // 10 per master with a stream on every master; the same with one stream; 30 boards as
+    // their names happen to hash (cb0..cb29).
+    std::vector<ServerUse> single, spread, one, hashed;
+    std::vector<ServerUse> replicated;  // the single node with a replica, as the masters have
+    std::vector<int> hashed_boards = std::vector<int>(3, 0);  // of cb0..cb29 on each master
+    // One board through the update path (medians, events/s): through the cluster, straight
+    // to the board's master (a plain connection: no routing), and on the single node.
+    double cluster_rate = 0, direct_rate = 0, single_rate = 0;
+  };
+
+  struct BoardEvent {
+    int board = 0;  // index into the phase's board names
+    std::string member;
+    std::int64_t value = 0;
+    std::int64_t at_ms = 0;
+  };
+
+  static std::string cluster_url() { return env_or_fail("BK_TEST_REDIS_CLUSTER_URL"); }
+
+  std::string cluster_config(const std::string& url, bool cluster, const std::string& key_prefix,
+                             const std::vector<std::string>& streams) const {
+    std::string text = "redis:\n  url: " + url + "\n  key_prefix: " + key_prefix +
+                       (cluster ? "\n  cluster: true" : "") + "\npostgres:\n  url: " + pg_url +
+                       "\n  schema: " + prefix + "\n";
+    if (!streams.empty()) {
+      text += "ingest:\n  stream: [";
+      for (std::size_t i = 0; i < streams.size(); ++i) {
+        text += (i > 0 ? ", \"" : "\"") + streams[i] + "\"";
+      }
+      text += "]\n";
+    }
+    return text + "boards:\n" + board_yaml("cb*", "[daily, weekly, monthly]", 100'000'000);
+  }
+
+  // Every master's (or the single server's) server use so far.
+  std::vector<ServerUse> work(bk::redis::Connection& conn) {
+    std::vector<ServerUse> use;
+    for (std::size_t i = 0; i < conn.masters(); ++i) {
+      use.push_back(commandstats_use(conn.master_command(i, {"INFO", "commandstats"}).as_string()));
+    }
+    return use;
+  }
+  static void reset_work(bk::redis::Connection& conn) {
+    for (std::size_t i = 0; i < conn.masters(); ++i) {
+      conn.master_command(i, {"CONFIG", "RESETSTAT"}).checked();
+    }
+  }
+
+  // `events` produced (XADD: board k's to stream k % streams) and consumed by one
+  // `ingest --drain` on the server(s) of `conn`; each master's server time of it all.
+  std::vector<ServerUse> cluster_ingest(bk::redis::Connection& conn, const std::string& config_text,
+                                        const std::string& key_prefix,
+                                        const std::vector<std::string>& streams,
+                                        const std::vector<std::string>& names,
+                                        const std::vector<BoardEvent>& events) {
+    const std::string path = write_config(key_prefix, config_text);
+    RawPg(pg_url).exec("DELETE FROM " + prefix + ".deployment");  // hand the schema over
+    reset_work(conn);
+    std::vector<bk::redis::Args> batch;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const BoardEvent& e = events[i];
+      batch.push_back({"XADD", streams[static_cast<std::size_t>(e.board) % streams.size()], "*",
+                       "board", names[static_cast<std::size_t>(e.board)], "member", e.member,
+                       "value", std::to_string(e.value), "at", std::to_string(e.at_ms)});
+      if (batch.size() == 1000 || i + 1 == events.size()) {
+        for (const auto& r : conn.pipeline(batch)) r.checked();
+        batch.clear();
+      }
+    }
+    run_binary({"--config", path, "--now", at(43'200'000), "ingest", "--drain"},
+               dir + "/ingest-" + key_prefix + ".log");
+    std::vector<ServerUse> use = work(conn);
+    for (const std::string& stream : streams) {
+      if (conn.command({"XLEN", stream + ":dead"}).as_int() != 0) {
+        fail("cluster ingest dead-lettered events of " + stream);
+      }
+      if (conn.command({"XPENDING", stream, "boardkeeper"}).at(0).as_int() != 0) {
+        fail("cluster ingest left events pending in " + stream);
+      }
+    }
+    // Check: every board's best member has the points its events sum to.
+    const bk::Config config = bk::parse_config(config_text, "check.yaml", {});
+    bk::service::Leaderboards boards(config, conn, bk::Clock(day + bk::Millis{43'200'000}));
+    std::vector<std::unordered_map<std::string, std::int64_t>> sums(30);
+    for (const BoardEvent& e : events) sums[static_cast<std::size_t>(e.board)][e.member] += e.value;
+    for (int b = 0; b < 30; ++b) {
+      std::int64_t best = 0;
+      for (const auto& [member, points] : sums[static_cast<std::size_t>(b)]) {
+        best = std::max(best, points);
+      }
+      const std::string& name = names[static_cast<std::size_t>(b)];
+      const auto top = boards.top(boards.resolve(name, "daily", std::nullopt), 0, 1);
+      if (best > 0 && (top.empty() || top[0].points != best)) {
+        fail("cluster ingest: board " + name + " does not sum its events");
+      }
+    }
+    return use;
+  }
+
+  // Leaderboards::apply of `events` on one board, 1,000 a call: events per second.
+  double apply_rate(bk::redis::Connection& conn, const bk::Config& config,
+                    const std::vector<bk::service::Update>& events) {
+    std::unique_ptr<bk::cold::ColdStore> cold;
+    bk::service::Leaderboards boards(
+        config, conn, bk::Clock(day + bk::Millis{43'200'000}), [&]() -> bk::cold::ColdStore& {
+          if (!cold) cold = std::make_unique<bk::cold::ColdStore>(pg_url, config.postgres.schema);
+          return *cold;
+        });
+    const auto t0 = Clock::now();
+    std::vector<bk::service::Update> batch;
+    for (std::size_t start = 0; start < events.size(); start += 1000) {
+      batch.assign(
+          events.begin() + static_cast<std::ptrdiff_t>(start),
+          events.begin() + static_cast<std::ptrdiff_t>(std::min(events.size(), start + 1000)));
+      for (const auto& r : boards.apply(batch)) {
+        if (r.status != bk::service::UpdateStatus::applied) fail("not applied: " + r.reason);
+      }
+    }
+    return static_cast<double>(events.size()) / seconds_since(t0);
+  }
+
+  ClusterFigures bench_cluster() {
+    ClusterFigures f;
+    bk::redis::Options seed = bk::redis::parse_url(cluster_url());
+    seed.cluster = true;
+    bk::redis::Connection cluster(seed);
+    if (cluster.masters() != 3) fail("the test cluster has not 3 masters");
+    bk::redis::Connection single(bk::redis::parse_url(redis_url));
+
+    // 11: the same events over 30 boards on one node and on the cluster. The test cluster's
+    // masters serve the three thirds of the slots (redis-cli --cluster create).
+    const auto third = [](const std::string& key) {
+      return bk::redis::key_slot(key) * 3 / bk::redis::kClusterSlots;
+    };
+    std::vector<BoardEvent> events;
+    std::mt19937_64 gen(13);
+    for (std::int64_t i = 0; i < opt.cluster_events; ++i) {
+      events.push_back({static_cast<int>(gen() % 30), "c" + std::to_string(gen() % 10'000),
+                        static_cast<std::int64_t>(1 + gen() % 9),
+                        bk::to_epoch_ms(day) + 3'600'000 + i});
+    }
+    f.events = opt.cluster_events;
+    // Boards placed as an operator places hot keys (spread over the masters): the first ten
+    // names of cb0, cb1, ... on each master. And cb0..cb29 as they happen to hash.
+    std::vector<std::string> even, hashed;
+    std::vector<int> per_master(3, 0);
+    for (int n = 0; even.size() < 30 || hashed.size() < 30; ++n) {
+      const std::string name = "cb" + std::to_string(n);
+      const auto master = static_cast<std::size_t>(third("{" + name + "}"));
+      if (n < 30) {
+        hashed.push_back(name);
+        ++f.hashed_boards[master];
+      }
+      if (per_master[master] < 10) {
+        ++per_master[master];
+        even.push_back(name);
+      }
+    }
+    const std::string single_prefix = prefix + "cs";
+    const std::vector<std::string> single_streams{single_prefix + ":events"};
+    f.single =
+        cluster_ingest(single, cluster_config(redis_url, false, single_prefix, single_streams),
+                       single_prefix, single_streams, even, events);
+    {
+      // Each master feeds a replica, which costs inside the commands (the effects of every
+      // script and the XCLAIM of every entry read are propagated): the single node with a
+      // replica too is the like-for-like baseline.
+      const bk::redis::Options where = bk::redis::parse_url(redis_url);
+      Replica replica(where.host, where.port, dir + "/replica");
+      const std::string replicated_prefix = prefix + "cr";
+      const std::vector<std::string> replicated_streams{replicated_prefix + ":events"};
+      f.replicated = cluster_ingest(
+          single, cluster_config(redis_url, false, replicated_prefix, replicated_streams),
+          replicated_prefix, replicated_streams, even, events);
+    }
+    // A stream on each master: tags whose slots lie in the three thirds.
+    const auto spread_streams = [&](const std::string& key_prefix) {
+      std::vector<std::string> streams;
+      for (int t = 0; t < 3; ++t) {
+        for (int n = 0; streams.size() == static_cast<std::size_t>(t); ++n) {
+          const std::string key = key_prefix + ":{ev" + std::to_string(n) + "}";
+          if (third(key) == t) streams.push_back(key);
+        }
+      }
+      return streams;
+    };
+    const std::string spread_prefix = prefix + "cm";
+    const auto streams = spread_streams(spread_prefix);
+    f.spread = cluster_ingest(cluster, cluster_config(cluster_url(), true, spread_prefix, streams),
+                              spread_prefix, streams, even, events);
+    const std::string one_prefix = prefix + "c1";
+    const std::vector<std::string> one_stream{one_prefix + ":{events}"};
+    f.one = cluster_ingest(cluster, cluster_config(cluster_url(), true, one_prefix, one_stream),
+                           one_prefix, one_stream, even, events);
+    const std::string hashed_prefix = prefix + "ch";
+    const auto hashed_streams = spread_streams(hashed_prefix);
+    f.hashed =
+        cluster_ingest(cluster, cluster_config(cluster_url(), true, hashed_prefix, hashed_streams),
+                       hashed_prefix, hashed_streams, hashed, events);
+
+    // 12: one board through the update path, the sides taking turns. Straight to the board's
+    // master: a key prefix whose own keys (<prefix>:boards, :deployment) live there too.
+    const std::string board = "cb1";
+    const int board_third = third("{" + board + "}");
+    std::string direct_prefix;
+    for (int n = 0; direct_prefix.empty(); ++n) {
+      const std::string p = prefix + "rd" + std::to_string(n);
+      if (third(p + ":boards") == board_third && third(p + ":deployment") == board_third) {
+        direct_prefix = p;
+      }
+    }
+    bk::redis::Options at_master = bk::redis::parse_url(cluster_url());
+    const int board_slot = bk::redis::key_slot("{" + board + "}");
+    for (const auto& range : cluster.master_command(0, {"CLUSTER", "SLOTS"}).elements) {
+      if (range.at(0).as_int() <= board_slot && board_slot <= range.at(1).as_int()) {
+        at_master.host = range.at(2).at(0).as_string();
+        at_master.port = static_cast<int>(range.at(2).at(1).as_int());
+      }
+    }
+    bk::redis::Connection direct(at_master);
+    const bk::Config on_single =
+        bk::parse_config(cluster_config(redis_url, false, prefix + "rs", {}), "single.yaml", {});
+    const bk::Config on_cluster = bk::parse_config(
+        cluster_config(cluster_url(), true, prefix + "rc", {}), "cluster.yaml", {});
+    const bk::Config on_master = bk::parse_config(
+        cluster_config(cluster_url(), false, direct_prefix, {}), "direct.yaml", {});
+    std::vector<double> single_rates, cluster_rates, direct_rates;
+    for (int round = 0; round < opt.rounds; ++round) {
+      const auto updates = update_events(board, opt.events);
+      if (round % 2 == 0) cluster_rates.push_back(apply_rate(cluster, on_cluster, updates));
+      direct_rates.push_back(apply_rate(direct, on_master, updates));
+      if (round % 2 == 1) cluster_rates.push_back(apply_rate(cluster, on_cluster, updates));
+      single_rates.push_back(apply_rate(single, on_single, updates));
+    }
+    f.single_rate = median(single_rates);
+    f.cluster_rate = median(cluster_rates);
+    f.direct_rate = median(direct_rates);
+    // Check: both sides hold the same best member and points.
+    bk::service::Leaderboards a(on_single, single, bk::Clock(day + bk::Millis{43'200'000}));
+    bk::service::Leaderboards b(on_cluster, cluster, bk::Clock(day + bk::Millis{43'200'000}));
+    const auto top_a = a.top(a.resolve(board, "daily", std::nullopt), 0, 1);
+    const auto top_b = b.top(b.resolve(board, "daily", std::nullopt), 0, 1);
+    if (top_a.empty() || top_b.empty() || top_a[0].points != top_b[0].points ||
+        top_a[0].member != top_b[0].member) {
+      fail("routing phase: the cluster's board differs from the single node's");
+    }
+    for (auto* conn : {&single, &cluster}) {
+      for (std::size_t i = 0; i < conn->masters(); ++i) {
+        // The phase's keys (its own prefixes) go; other runs' stay.
+        for (const std::string& pattern : {prefix + "c*", prefix + "r*"}) {
+          std::string cursor = "0";
+          do {
+            const auto r =
+                conn->master_command(i, {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+            cursor = r.at(0).as_string();
+            for (const auto& k : r.at(1).elements) conn->command({"UNLINK", k.as_string()});
+          } while (cursor != "0");
+        }
+      }
+    }
+    return f;
   }
 
   // The peer on `events` (node tests/bench/peer/peer.js), its boards under `base_key`.
@@ -1084,20 +1429,70 @@ std::string peer_version(const std::string& peer_dir) {
 }
 
 // "evalsha 15.3, xreadgroup 0.8 (nested: zadd 4.5, ...)": usec per event by command.
-std::string breakdown(const Bench::Side& side) {
+std::string breakdown(const Bench::ServerUse& use, std::int64_t events) {
   const auto list = [&](const std::vector<std::pair<std::string, double>>& commands) {
     std::string out;
     for (std::size_t i = 0; i < commands.size() && i < 5; ++i) {
       if (i > 0) out += ", ";
-      out += commands[i].first + " " +
-             fmt("%.2f", commands[i].second / static_cast<double>(side.events));
+      out +=
+          commands[i].first + " " + fmt("%.2f", commands[i].second / static_cast<double>(events));
     }
     return out;
   };
-  std::string out = list(side.server.top_level);
-  if (!side.server.nested.empty())
-    out += " (nested, counted once: " + list(side.server.nested) + ")";
+  std::string out = list(use.top_level);
+  if (!use.nested.empty()) out += " (nested, counted once: " + list(use.nested) + ")";
   return out;
+}
+
+std::string breakdown(const Bench::Side& side) {
+  return breakdown(side.server, side.events);
+}
+
+// Rows 11 and 12, and where row 11's server time went.
+void print_cluster(const Bench::ClusterFigures& f) {
+  const double one_node = f.replicated.at(0).usec;  // with a replica, as each master has
+  const auto busiest = [](const std::vector<Bench::ServerUse>& v) {
+    double most = 0;
+    for (const Bench::ServerUse& u : v) most = std::max(most, u.usec);
+    return most;
+  };
+  const auto shares = [&](const std::vector<Bench::ServerUse>& v) {
+    std::string out;
+    for (const Bench::ServerUse& u : v)
+      out += (out.empty() ? "" : " / ") + fmt("%.0f%%", 100 * u.usec / one_node);
+    return out;
+  };
+  row("11 Redis work per master, 30 boards, 10 each",
+      "busiest " + fmt("%.0f%%", 100 * busiest(f.spread) / one_node) + " (" + shares(f.spread) +
+          ")",
+      "one node + replica " + fmt("%.1f us/event", one_node / static_cast<double>(f.events)),
+      fmt("%.2fx", busiest(f.spread) / one_node), "<= 0.45x");
+  const double bare = f.single.at(0).usec;
+  row("  against one node without a replica", "",
+      "one node " + fmt("%.1f us/event", bare / static_cast<double>(f.events)),
+      fmt("%.2fx", busiest(f.spread) / bare), "");
+  row("  the same, one stream for all boards",
+      "busiest " + fmt("%.0f%%", 100 * busiest(f.one) / one_node) + " (" + shares(f.one) + ")", "",
+      fmt("%.2fx", busiest(f.one) / one_node), "");
+  row("  cb0..cb29 as they hash (" + std::to_string(f.hashed_boards[0]) + "/" +
+          std::to_string(f.hashed_boards[1]) + "/" + std::to_string(f.hashed_boards[2]) + ")",
+      "busiest " + fmt("%.0f%%", 100 * busiest(f.hashed) / one_node) + " (" + shares(f.hashed) +
+          ")",
+      "", fmt("%.2fx", busiest(f.hashed) / one_node), "");
+  row("12 one board through the cluster (events/s)",
+      fmt_int(static_cast<std::int64_t>(f.cluster_rate)) + "/s",
+      "its master, no routing " + fmt_int(static_cast<std::int64_t>(f.direct_rate)) + "/s",
+      fmt("%.2fx", f.cluster_rate / f.direct_rate), ">= 0.95x");
+  row("  against the single node", "",
+      "single node " + fmt_int(static_cast<std::int64_t>(f.single_rate)) + "/s",
+      fmt("%.2fx", f.cluster_rate / f.single_rate), "");
+  std::printf("\nalso: row 11 us/event by command: one node + replica %s; without %s",
+              breakdown(f.replicated.at(0), f.events).c_str(),
+              breakdown(f.single.at(0), f.events).c_str());
+  for (std::size_t i = 0; i < f.spread.size(); ++i) {
+    std::printf("; master %zu %s", i + 1, breakdown(f.spread[i], f.events).c_str());
+  }
+  std::printf("\n");
 }
 
 void row(const std::string& what, const std::string& ours, const std::string& base,
@@ -1127,6 +1522,15 @@ int run(const Options& opt) {
         std::printf("  %s %.2f\n", name.c_str(), usec / static_cast<double>(side.events));
       for (const auto& [name, usec] : side.server.nested)
         std::printf("  (nested) %s %.2f\n", name.c_str(), usec / static_cast<double>(side.events));
+      b.cleanup();
+      return 0;
+    }
+    if (opt.cluster_only) {
+      std::fprintf(stderr, "cluster: %s events over 30 boards, 4 runs; %d rounds on one board\n",
+                   fmt_int(opt.cluster_events).c_str(), opt.rounds);
+      const auto c = b.bench_cluster();
+      row("measurement", "boardkeeper", "raw baseline (same run)", "ratio", "target");
+      print_cluster(c);
       b.cleanup();
       return 0;
     }
@@ -1165,6 +1569,12 @@ int run(const Options& opt) {
     const auto small = b.bench_board(opt.members / 10, false);
     std::fprintf(stderr, "4/4 board of %s members\n", fmt_int(opt.members).c_str());
     const auto big = b.bench_board(opt.members, true);
+    std::optional<Bench::ClusterFigures> cluster;
+    if (std::getenv("BK_TEST_REDIS_CLUSTER_URL") != nullptr) {
+      std::fprintf(stderr, "and the cluster: %s events over 30 boards, one board\n",
+                   fmt_int(opt.cluster_events).c_str());
+      cluster = b.bench_cluster();
+    }
 
     RawPg pg(b.pg_url);
     RawRedis raw(b.redis_url);
@@ -1261,6 +1671,7 @@ int run(const Options& opt) {
             fmt("%.1f MiB", big.shallow_read.peak_rss_mib),
         fmt("%.2fx RSS", big.deep_read.peak_rss_mib / big.shallow_read.peak_rss_mib),
         "< 50 ms, RSS 1.1x");
+    if (cluster) print_cluster(*cluster);
     std::printf(
         "\nalso: ingest events drawn from %s members: uniform %s events hit %s, Zipf s = %s "
         "hit %s; boardkeeper's own Zipf memory %s",
@@ -1337,6 +1748,10 @@ int main(int argc, char** argv) {
       opt.ingest_only = true;
     } else if (a == "--board-only") {
       opt.board_only = true;
+    } else if (a == "--cluster-only") {
+      opt.cluster_only = true;
+    } else if (a == "--cluster-events") {
+      opt.cluster_events = value();
     } else if (a == "--rounds") {
       opt.rounds = static_cast<int>(value());
     } else {
@@ -1344,6 +1759,7 @@ int main(int argc, char** argv) {
           stderr,
           "usage: bk_bench [--members N] [--keep N] [--events N] [--distinct N] [--samples N] "
           "[--rounds N] [--chunk N] [--updates-only] [--ingest-only] [--board-only] "
+          "[--cluster-only] [--cluster-events N] "
           "[--ingest-members N] "
           "[--flat-events N] [--flat-members N] [--peer DIR]\n"
           "  --updates-only      the update phase alone, one line (for profiling)\n"
@@ -1351,6 +1767,8 @@ int main(int argc, char** argv) {
           "                      the server's µs per event (for profiling)\n"
           "  --board-only        the board of --members members alone, one line: spill,\n"
           "                      archive (each vs its COPY), the rehydrating update\n"
+          "  --cluster-only      the cluster phase alone (rows 11, 12; BK_TEST_REDIS_CLUSTER_URL)\n"
+          "  --cluster-events N  events over the 30 boards of row 11 (default 300,000)\n"
           "  --events N          events per update round and per ingest run (default 300,000)\n"
           "  --distinct N        members the update events hit (default 50,000)\n"
           "  --ingest-members N  members the ingest and peer events are drawn from, uniform\n"

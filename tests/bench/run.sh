@@ -3,7 +3,8 @@
 # throwaway Redis and PostgreSQL (with fsync on, as in production) on free loopback ports,
 # installs the peer's pinned npm packages (redis-rank, ioredis: tests/bench/peer) into the
 # build directory, prints the table, and cleans up. Arguments go to bk_bench
-# (e.g. --members 100000; --events 200000 --flat-events 1000000 for the issue's ingest size).
+# (e.g. --members 100000; --events 200000 --flat-events 1000000 for the issue's ingest size;
+# --cluster-only --rounds 5 for the Redis Cluster rows alone).
 set -euo pipefail
 BK_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../../deploy/local/setup.sh
@@ -24,6 +25,7 @@ cmake --build "$build_dir" -j"$(nproc)" --target boardkeeper bk_bench
 peer_dir="$build_dir/tests/bench/peer"
 bash "$BK_ROOT/tests/bench/peer/npm-ci.sh" "$peer_dir"
 bk_start_redis
+bk_start_redis_cluster  # rows 11 and 12 (3 masters + 3 replicas)
 BK_PG_FSYNC=on bk_start_postgres
 bk_log "running the benchmarks (a few minutes)"
 "$build_dir/tests/bench/bk_bench" --peer "$peer_dir" "$@"

@@ -250,6 +250,11 @@ TEST(ConfigTest, RedisClusterSeedsAndItsStreams) {
       parse("redis:\n  cluster: true\ningest:\n  stream: [\"app:{a}\", \"{a}:b\"]\n" + minimal())
           .ingest.streams,
       (std::vector<std::string>{"app:{a}", "{a}:b"}));
+  // Streams on several slots (nodes): one ingest reads them all.
+  EXPECT_EQ(
+      parse("redis:\n  cluster: true\ningest:\n  stream: [\"e:{1}\", \"e:{2}\"]\n" + minimal())
+          .ingest.streams,
+      (std::vector<std::string>{"e:{1}", "e:{2}"}));
 }
 
 TEST(ConfigTest, BadRedisCluster) {
@@ -260,7 +265,7 @@ TEST(ConfigTest, BadRedisCluster) {
       "  nodes: [https://x, 3, redis://ok:1]\n" +  // 4
       minimal());
   EXPECT_TRUE(HasProblem(p, 3, 12, "redis.cluster"));
-  EXPECT_TRUE(HasProblem(p, 4, 11, "each seed must be a redis:// URL"));
+  EXPECT_TRUE(HasProblem(p, 4, 11, "each seed must be a redis:// or rediss:// URL"));
   EXPECT_TRUE(HasProblem(p, 4, 22, "but it has no scheme"));
   EXPECT_TRUE(HasProblem(p, 4, 10, "set redis.cluster: true too"));
   p = problems_of(
@@ -272,11 +277,46 @@ TEST(ConfigTest, BadRedisCluster) {
       minimal());
   EXPECT_TRUE(HasProblem(p, 2, 8, "a Redis Cluster has only database 0"));
   EXPECT_TRUE(HasProblem(p, 5, 11, "put a hash tag in its name, e.g. 'app:{events}'"));
-  p = problems_of("redis:\n  cluster: true\ningest:\n  stream: [\"a:{x}\", \"b:{y}\"]\n" +
-                  minimal());
-  EXPECT_TRUE(HasProblem(p, 4, 11, "must share one hash tag"));
   p = problems_of("redis:\n  url: unix:///run/redis.sock\n  cluster: true\n" + minimal());
   EXPECT_TRUE(HasProblem(p, 2, 8, "not a unix socket"));
+}
+
+TEST(ConfigTest, RedisTls) {
+  const Config c = parse(
+      "redis:\n"
+      "  url: rediss://:Sx5pw@cache.example.com:6380\n"
+      "  cluster: true\n"
+      "  nodes: [rediss://cache-2.example.com:6380]\n"
+      "  tls:\n"
+      "    ca_file: /etc/ssl/redis-ca.pem\n"
+      "    cert_file: /etc/boardkeeper/client.crt\n"
+      "    key_file: /etc/boardkeeper/client.key\n"
+      "    server_name: \"*.example.com\"\n" +
+      minimal());
+  EXPECT_EQ(c.redis.url, "rediss://:Sx5pw@cache.example.com:6380");
+  EXPECT_EQ(c.redis.nodes, std::vector<std::string>{"rediss://cache-2.example.com:6380"});
+  EXPECT_EQ(c.redis.tls.ca_file, "/etc/ssl/redis-ca.pem");
+  EXPECT_EQ(c.redis.tls.cert_file, "/etc/boardkeeper/client.crt");
+  EXPECT_EQ(c.redis.tls.key_file, "/etc/boardkeeper/client.key");
+  EXPECT_EQ(c.redis.tls.server_name, "*.example.com");
+  // The documented example: a tls section beside a redis:// URL is kept for rediss://.
+  EXPECT_EQ(parse("redis:\n  tls: {ca_file: /ca.pem}\n" + minimal()).redis.tls.ca_file, "/ca.pem");
+
+  const auto p = problems_of(
+      "redis:\n"                            // 1
+      "  url: rediss://10.0.0.1:7000\n"     // 2
+      "  cluster: true\n"                   // 3
+      "  nodes: [redis://10.0.0.2:7000]\n"  // 4
+      "  tls:\n"                            // 5
+      "    cert_file: /c.pem\n"             // 6
+      "    ca_flie: /ca.pem\n"              // 7
+      "    server_name: [a]\n" +            // 8
+      minimal());
+  EXPECT_TRUE(HasProblem(p, 4, 11, "a seed's scheme must be the url's (rediss://)"));
+  EXPECT_TRUE(HasProblem(p, 6, 5, "cert_file and key_file go together"));
+  EXPECT_EQ(p.size(), 4U);  // rediss://host:port has no database part
+  EXPECT_TRUE(HasProblem(p, 7, 5, "ca_flie"));
+  EXPECT_TRUE(HasProblem(p, 8, 18, "redis.tls.server_name"));
 }
 
 TEST(ConfigTest, BadIngestValues) {
@@ -727,8 +767,6 @@ TEST(ConfigTest, MistypedSchemesAreNamedWithoutTheRestOfTheUrl) {
       minimal());
   EXPECT_TRUE(HasProblem(p, 1, 14, "redis.url is not a Redis URL (it starts with 'redis:/')"));
   EXPECT_TRUE(HasProblem(p, 2, 17, "postgres.url is not a PostgreSQL URL (it starts with 'u:')"));
-  EXPECT_TRUE(HasProblem(problems_of("redis: {url: \"rediss://:Sx7pw@h\"}\n" + minimal()), 1, 14,
-                         "redis.url uses rediss:// (TLS), which is not supported yet"));
   EXPECT_TRUE(HasProblem(problems_of("redis: {url: \"pw@h\"}\n" + minimal()), 1, 14,
                          "redis.url is not a Redis URL (it has no scheme)"));
   for (const std::string& problem : p) EXPECT_EQ(problem.find("Sx"), std::string::npos) << problem;

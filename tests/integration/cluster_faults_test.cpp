@@ -221,14 +221,15 @@ TEST_F(ClusterFaults, ALiveMigrationOfABusyBoardsSlotLosesNothingAndCountsNothin
   redis::Connection source = plain(from.host, from.port);
   redis::Connection target = plain(to.host, to.port);
   const std::string s = std::to_string(slot);
+  const std::string to_port = std::to_string(test::migrate_port(target, to.port));
   ASSERT_EQ(target.command({"CLUSTER", "SETSLOT", s, "IMPORTING", from.id}).as_string(), "OK");
   ASSERT_EQ(source.command({"CLUSTER", "SETSLOT", s, "MIGRATING", to.id}).as_string(), "OK");
   // A key at a time, slowly: ingest keeps writing to the board all along.
   for (;;) {
     const redis::Reply keys = source.command({"CLUSTER", "GETKEYSINSLOT", s, "1"}).checked();
     if (keys.elements.empty()) break;
-    const redis::Reply r = source.command(
-        {"MIGRATE", to.host, std::to_string(to.port), keys.at(0).as_string(), "0", "5000"});
+    const redis::Reply r =
+        source.command({"MIGRATE", to.host, to_port, keys.at(0).as_string(), "0", "5000"});
     ASSERT_FALSE(r.is_error()) << r.str;
     std::this_thread::sleep_for(50ms);
   }
@@ -280,12 +281,8 @@ TEST_F(ClusterFaults, AKilledMasterIsRiddenOutByIngestItself) {
     Node node;
     ~Restart() {
       const std::string d = dir + "/" + std::to_string(node.port);
-      const std::string restart = "redis-server --port " + std::to_string(node.port) +
-                                  " --bind 127.0.0.1 --dir " + d +
-                                  " --save '' --appendonly no --cluster-enabled yes"
-                                  " --cluster-config-file nodes.conf --cluster-node-timeout 2000"
-                                  " --daemonize yes --logfile " +
-                                  d + "/redis.log";
+      // The node's own configuration (deploy/local/setup.sh: bk_start_redis_cluster).
+      const std::string restart = "redis-server " + d + "/redis.conf --daemonize yes";
       EXPECT_EQ(std::system(restart.c_str()), 0);
       bool rejoined = false;
       for (int i = 0; i < 300 && !rejoined; ++i) {

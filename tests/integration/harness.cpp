@@ -32,6 +32,12 @@ std::string redis_url() {
   return url;
 }
 
+int migrate_port(redis::Connection& node, int port) {
+  const redis::Reply tls = node.command({"CONFIG", "GET", "tls-cluster"}).checked();
+  if (tls.elements.size() < 2 || tls.at(1).as_string() != "yes") return port;
+  return std::stoi(node.command({"CONFIG", "GET", "tls-port"}).checked().at(1).as_string());
+}
+
 std::string postgres_url() {
   const char* url = std::getenv("BK_TEST_POSTGRES_URL");
   if (url == nullptr || *url == '\0') {

@@ -21,6 +21,10 @@ redis::Connection connect_redis();
 // cluster (a stream needs a hash tag there).
 std::string events_stream(const std::string& prefix);
 
+// The port that MIGRATE reaches a cluster node on, given a connection to it and the port it
+// was reached on: with `tls-cluster yes` Redis migrates keys over TLS, so its TLS port.
+int migrate_port(redis::Connection& node, int port);
+
 // BK_TEST_POSTGRES_URL as tests/run.sh sets it; fails the test when it is missing.
 std::string postgres_url();
 

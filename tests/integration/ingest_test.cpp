@@ -16,6 +16,7 @@
 #include "harness.h"
 #include "hot/keys.h"
 #include "lifecycle/ingest.h"
+#include "redis/slots.h"
 #include "service/leaderboards.h"
 
 namespace bk {
@@ -122,6 +123,73 @@ TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
   for (const auto& e : dead.elements) {
     EXPECT_EQ(e.at(1).at(0).as_string(), "reason");
     EXPECT_NE(e.at(1).at(1).as_string().find("value 'x'"), std::string::npos);
+  }
+}
+
+// Three streams, each with a hash tag of its own: on the test cluster each one on another
+// master (their slots in the three thirds that its masters serve), so one consumer reads
+// three nodes and waits on one at a time. Events arrive on every stream while it waits:
+// all of them count once, the malformed ones are dead-lettered beside their own stream.
+TEST(Ingest, OneConsumerReadsStreamsOnSeveralNodes) {
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, kBoards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  std::vector<std::string> streams;
+  for (int third = 0; third < 3; ++third) {
+    for (int n = 0; streams.size() == static_cast<std::size_t>(third); ++n) {
+      const std::string key = prefix + ":{ev" + std::to_string(n) + "}";
+      if (redis::key_slot(key) * 3 / redis::kClusterSlots == third) streams.push_back(key);
+    }
+  }
+  std::vector<std::string> args{"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"};
+  for (const std::string& s : streams) args.insert(args.end(), {"--stream", s});
+  const int consumer = test::spawn_cli(args, "/tmp/bk-ingest-nodes-" + prefix + ".log");
+  test::Reaper reaper{consumer};
+
+  redis::Connection conn = test::connect_redis();
+  std::map<std::string, std::int64_t> want;
+  std::vector<int> malformed(streams.size(), 0);
+  std::mt19937 rng(11);
+  for (int round = 0; round < 30; ++round) {
+    // Each round on one stream only, often while the consumer waits on another.
+    const std::size_t s = rng() % streams.size();
+    std::vector<redis::Args> batch;
+    for (int n = 0; n < 200; ++n) {
+      const std::string member = "m" + std::to_string(rng() % 300);
+      if (n == 199) {
+        batch.push_back({"XADD", streams[s], "*", "board", "ing", "member", member, "value", "x"});
+        ++malformed[s];
+        continue;
+      }
+      const std::string value = std::to_string(1 + rng() % 10);
+      batch.push_back({"XADD", streams[s], "*", "board", "ing", "member", member, "value", value,
+                       "id", "r" + std::to_string(round) + "-" + std::to_string(n)});
+      want[member] += std::stoll(value);
+    }
+    for (const auto& r : conn.pipeline(batch)) r.checked();
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 150));
+  }
+  bool caught_up = false;
+  for (int i = 0; i < 600 && !caught_up; ++i) {
+    caught_up = true;
+    for (const std::string& s : streams) {
+      const redis::Reply groups = conn.command({"XINFO", "GROUPS", s}).checked();
+      caught_up = caught_up && !groups.elements.empty() && field(groups.at(0), "lag") == 0 &&
+                  field(groups.at(0), "pending") == 0;
+    }
+    if (!caught_up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(caught_up) << test::read_file("/tmp/bk-ingest-nodes-" + prefix + ".log");
+  kill(consumer, SIGTERM);
+  EXPECT_EQ(test::wait_cli(consumer), 0);
+
+  const Config config = test::make_config(prefix, kBoards);
+  service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
+  const auto rows = lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 1000);
+  ASSERT_EQ(rows.size(), want.size());
+  for (const auto& r : rows) EXPECT_EQ(r.points, want[r.member]) << r.member;
+  for (std::size_t s = 0; s < streams.size(); ++s) {
+    EXPECT_EQ(conn.command({"XLEN", streams[s] + ":dead"}).as_int(), malformed[s]) << streams[s];
   }
 }
 

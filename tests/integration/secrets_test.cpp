@@ -55,7 +55,8 @@ const std::vector<Case>& redis_cases() {
       {"redis:/u:Ma8pw@127.0.0.1:1/0", {"Ma8pw"}, Expect::malformed},
       {"reddis://u:Ux2pw@127.0.0.1:1/0", {"Ux2pw"}, Expect::malformed},
       {"http://u:Ej6pw@127.0.0.1:1/0", {"Ej6pw"}, Expect::malformed},
-      {"rediss://u:Ko3pw@127.0.0.1:1/0", {"Ko3pw"}, Expect::malformed},
+      {"rediss://u:Ko3pw@127.0.0.1:1/0", {"Ko3pw"}, Expect::unreachable},
+      {"rediss://u:Rb8pw@127.0.0.1:abc/0", {"Rb8pw"}, Expect::malformed},
       {"u:Zh2pw@127.0.0.1:1/0", {"Zh2pw"}, Expect::malformed},
   };
   return cases;

@@ -127,7 +127,9 @@ TEST(Cluster, ALiveSlotMigrationIsFollowedThroughAskAndMoved) {
   for (;;) {
     const Reply keys = source.command({"CLUSTER", "GETKEYSINSLOT", s, "100"}).checked();
     if (keys.elements.empty()) break;
-    Args migrate{"MIGRATE", m[to].host, std::to_string(m[to].port), "", "0", "5000", "KEYS"};
+    Args migrate{"MIGRATE", m[to].host, std::to_string(test::migrate_port(target, m[to].port)),
+                 "",        "0",        "5000",
+                 "KEYS"};
     for (const Reply& k : keys.elements) migrate.push_back(k.as_string());
     ASSERT_EQ(source.command(migrate).as_string(), "OK");
   }

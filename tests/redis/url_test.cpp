@@ -30,6 +30,18 @@ TEST(RedisUrl, HostPortDatabaseAndCredentials) {
   EXPECT_EQ(o.db, 2);
 }
 
+TEST(RedisUrl, RedissIsTls) {
+  Options o = parse_url("rediss://app:pw@cache.example.com:6380/1");
+  EXPECT_TRUE(o.tls.enabled);
+  EXPECT_EQ(o.host, "cache.example.com");
+  EXPECT_EQ(o.port, 6380);
+  EXPECT_EQ(o.username, "app");
+  EXPECT_EQ(o.db, 1);
+  EXPECT_EQ(describe(o), "cache.example.com:6380 db 1 (TLS)");
+  EXPECT_FALSE(parse_url("redis://h").tls.enabled);
+  EXPECT_EQ(parse_url("rediss://h").port, 6379);
+}
+
 TEST(RedisUrl, Ipv6HostsInBrackets) {
   Options o = parse_url("redis://[::1]:6379/0");
   EXPECT_EQ(o.host, "::1");
@@ -88,11 +100,11 @@ TEST(RedisUrl, BadEscapesAreRefusedNamingThePart) {
 
 TEST(RedisUrl, BadUrlsNameThePartWithoutEchoingIt) {
   const std::pair<const char*, const char*> cases[] = {
-      {"http://u:Sq1pw@h", "must start with redis:// or unix://"},
-      {"redis:/u:Sq1pw@h", "must start with redis:// or unix://"},
-      {"reddis://u:Sq1pw@h", "must start with redis:// or unix://"},
-      {"u:Sq1pw@h:1/0", "must start with redis:// or unix://"},
-      {"rediss://u:Sq1pw@h", "rediss:// (TLS) is not supported yet"},
+      {"http://u:Sq1pw@h", "must start with redis://, rediss:// (TLS) or unix://"},
+      {"redis:/u:Sq1pw@h", "must start with redis://, rediss:// (TLS) or unix://"},
+      {"reddis://u:Sq1pw@h", "must start with redis://, rediss:// (TLS) or unix://"},
+      {"u:Sq1pw@h:1/0", "must start with redis://, rediss:// (TLS) or unix://"},
+      {"redisss://u:Sq1pw@h", "must start with redis://, rediss:// (TLS) or unix://"},
       {"redis://u:Sq1pw@", "no host"},
       {"redis://", "no host"},
       {"redis://u:Sq1pw@h:port", "bad port"},
