@@ -383,13 +383,17 @@ TEST_F(ArchiveTest, PostgresOrRedisGoingAwayMidArchiveLosesNothing) {
                       "' AND query LIKE 'COPY%'") == 0) {
       continue;
     }
-    const std::string clients = conn.command({"CLIENT", "LIST"}).as_string();
-    std::istringstream lines(clients);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.find("name=boardkeeper:" + std::to_string(pid) + " ") == std::string::npos) continue;
-      const auto id = line.substr(3, line.find(' ') - 3);
-      conn.command({"CLIENT", "KILL", "ID", id});  // gone meanwhile: an error reply
-      cut = true;
+    // Every server's connections of the tick (on a cluster, one per master).
+    for (std::size_t m = 0; m < conn.masters(); ++m) {
+      std::istringstream lines(conn.master_command(m, {"CLIENT", "LIST"}).as_string());
+      for (std::string line; std::getline(lines, line);) {
+        if (line.find("name=boardkeeper:" + std::to_string(pid) + " ") == std::string::npos) {
+          continue;
+        }
+        const auto id = line.substr(3, line.find(' ') - 3);
+        conn.master_command(m, {"CLIENT", "KILL", "ID", id});  // gone meanwhile: an error reply
+        cut = true;
+      }
     }
   }
   const int code = test::wait_cli(pid);
