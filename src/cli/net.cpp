@@ -81,24 +81,6 @@ HostPort parse_host_port(std::string_view text, std::string_view what) {
   return out;
 }
 
-std::string local_address(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
-  char host[INET6_ADDRSTRLEN] = "?";
-  unsigned port = 0;
-  if (ss.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
-    ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-    port = ntohs(in->sin_port);
-    return std::string(host) + ":" + std::to_string(port);
-  }
-  const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-  ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-  port = ntohs(in6->sin6_port);
-  return "[" + std::string(host) + "]:" + std::to_string(port);
-}
-
 Fd connect_to(const HostPort& where, Deadline deadline) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;

@@ -1,5 +1,5 @@
-// Small POSIX socket helpers for the metrics endpoints: an owned descriptor, host:port
-// parsing, and sends and receives bounded by a deadline.
+// Small POSIX socket helpers for the Pushgateway client: an owned descriptor, host:port
+// parsing (also for --listen), and sends and receives bounded by a deadline.
 #pragma once
 #include <chrono>
 #include <cstddef>
@@ -35,8 +35,6 @@ struct HostPort {
 };
 // "HOST:PORT", "[::1]:PORT" or ":PORT". Throws UsageError naming `what` when malformed.
 HostPort parse_host_port(std::string_view text, std::string_view what);
-// "127.0.0.1:9100" or "[::1]:9100" for a bound or connected socket.
-std::string local_address(int fd);
 
 // Connects to host:port (any of its addresses) before the deadline. Throws bk::Error
 // naming the address and the reason.

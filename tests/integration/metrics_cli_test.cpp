@@ -16,9 +16,11 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "harness.h"
 #include "prom_text.h"
@@ -81,10 +83,12 @@ struct HttpAnswer {
 };
 
 // One GET (or any request text) to 127.0.0.1:port; status 0 when no answer came.
-HttpAnswer http(int port, const std::string& request) {
+// One request on a connection of its own, read until the server closes it (send
+// "Connection: close"); `timeout_s` bounds each read, as a probe's timeout does.
+HttpAnswer http(int port, const std::string& request, int timeout_s = 10) {
   HttpAnswer out;
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  timeval tv{10, 0};
+  timeval tv{timeout_s, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -107,8 +111,9 @@ HttpAnswer http(int port, const std::string& request) {
   return out;
 }
 
-HttpAnswer get(int port, const std::string& path) {
-  return http(port, "GET " + path + " HTTP/1.1\r\nHost: test\r\n\r\n");
+HttpAnswer get(int port, const std::string& path, int timeout_s = 10) {
+  return http(port, "GET " + path + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n",
+              timeout_s);
 }
 
 // The Content-Length of a request head (0 without one).
@@ -394,7 +399,9 @@ TEST_F(MetricsCliTest, IngestServesLiveMetricsAndProbes) {
   const HttpAnswer missing = get(port, "/nope");
   EXPECT_EQ(missing.status, 404);
   EXPECT_NE(missing.head.find("Connection: close"), std::string::npos);
-  EXPECT_EQ(http(port, "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").status, 405);
+  EXPECT_EQ(
+      http(port, "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").status,
+      405);
   EXPECT_EQ(http(port, "garbage\r\n\r\n").status, 400);
   const HttpAnswer first = get(port, "/metrics");
   ASSERT_EQ(first.status, 200);
@@ -513,6 +520,38 @@ TEST_F(MetricsCliTest, IngestReportsItsStreamsLagPendingAndLength) {
   EXPECT_EQ(gauge("boardkeeper_ingest_entries_trimmed_total"), 20);
   EXPECT_EQ(gauge("boardkeeper_ingest_lag_entries"), 0);  // still known after trimming
   EXPECT_EQ(conn.command({"XLEN", stream}).as_int(), 3);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
+}
+
+// A client that connects and sends nothing (or half a request) must not hold up the probes:
+// a kubelet gives each probe 1-2 s. The hand-written server served clients one at a time,
+// so /healthz waited for the idle one's 5 s timeout.
+TEST_F(MetricsCliTest, IdleClientsDoNotHoldUpTheProbes) {
+  const std::string log = dir + "/ingest-idle.log";
+  const int pid = test::spawn_cli(
+      {"--config", config_path, "--now=2027-01-04T12:00:00Z", "ingest", "--listen", "127.0.0.1:0"},
+      log);
+  test::Reaper reaper{pid};
+  const int port = listening_port(log);
+  ASSERT_GT(port, 0);
+  std::vector<int> idle;
+  for (const char* sent : {"", "GET /metr", ""}) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    send(fd, sent, std::strlen(sent), MSG_NOSIGNAL);
+    idle.push_back(fd);
+  }
+  std::this_thread::sleep_for(100ms);  // accepted, and being waited for
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(get(port, "/healthz", 2).status, 200) << "probe " << i;
+    EXPECT_EQ(get(port, "/metrics", 2).status, 200) << "scrape " << i;
+  }
+  for (const int fd : idle) close(fd);
   kill(pid, SIGTERM);
   EXPECT_EQ(test::wait_cli(pid), 0) << test::read_file(log);
 }

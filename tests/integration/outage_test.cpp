@@ -343,7 +343,8 @@ HttpAnswer get(int port, const std::string& path) {
     close(fd);
     return out;
   }
-  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: test\r\n\r\n";
+  const std::string request =
+      "GET " + path + " HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n";
   send(fd, request.data(), request.size(), MSG_NOSIGNAL);
   std::string all;
   char buf[4096];
