@@ -316,8 +316,11 @@ class Consumer {
       // while entries pending elsewhere become idle enough to take over.
       pause(std::min<Millis>(o_.block, Millis{100}));
     }
-    // Nothing new: a good moment to look for abandoned entries.
-    for (Stream& s : streams_) s.next_claim = Steady::now();
+    // Nothing new: a good moment to look for abandoned entries (with streams on several
+    // slots, once every slot was waited on, not after every short wait).
+    if (next_wait_ % groups_.size() == 0) {
+      for (Stream& s : streams_) s.next_claim = Steady::now();
+    }
     return true;
   }
 
