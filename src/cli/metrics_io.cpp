@@ -11,7 +11,10 @@
 #include <fstream>
 #include <sstream>
 
+#include <httplib.h>
+
 #include "core/error.h"
+#include "core/percent.h"
 #include "core/redact.h"
 #include "version.h"
 
@@ -83,26 +86,40 @@ HttpUrl parse_http_url(std::string_view url, std::string_view flag) {
   add_url_secrets(url);
   // The URL itself is never echoed: it may hold a password.
   const auto bad = [&](const std::string& why) {
-    return UsageError(std::string(flag) + ": " + why + " (expected http://host[:port][/path])");
+    return UsageError(std::string(flag) + ": " + why +
+                      " (expected http[s]://[user:password@]host[:port][/path])");
   };
-  constexpr std::string_view kScheme = "http://";
-  if (url.rfind("https://", 0) == 0) throw bad("only plain http:// is supported");
-  if (url.rfind(kScheme, 0) != 0) throw bad("the URL must start with http://");
-  std::string_view rest = url.substr(kScheme.size());
-  if (rest.find('@') != std::string_view::npos) {
-    throw bad("a user or password ('...@') is not supported");
+  HttpUrl out;
+  out.https = url.rfind("https://", 0) == 0;
+  if (!out.https && url.rfind("http://", 0) != 0) {
+    throw bad("the URL must start with http:// or https://");
+  }
+  std::string_view rest = url.substr(out.https ? 8 : 7);
+  // The user info ends at the last '@' (a password may hold '/', '?', '#' and '@').
+  if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
+    const std::string_view userinfo = rest.substr(0, at);
+    const auto colon = userinfo.find(':');
+    auto user = percent_decode(userinfo.substr(0, colon));
+    auto password = percent_decode(colon == std::string_view::npos ? std::string_view{}
+                                                                   : userinfo.substr(colon + 1));
+    if (!user || !password) {
+      throw bad("bad percent-escape in the user or password (write '%' itself as %25)");
+    }
+    out.user = std::move(*user);
+    out.password = std::move(*password);
+    rest = rest.substr(at + 1);
   }
   const auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
   if (authority.empty()) throw bad("no host");
   if (rest.find_first_of("?#") != std::string_view::npos) throw bad("no query or fragment");
-  HttpUrl out;
   const bool has_port = authority.front() == '[' ? authority.find("]:") != std::string_view::npos
                                                  : authority.find(':') != std::string_view::npos;
   try {
     out.where = net::parse_host_port(
-        has_port ? std::string(authority) : std::string(authority) + ":80", flag);
+        has_port ? std::string(authority) : std::string(authority) + (out.https ? ":443" : ":80"),
+        flag);
   } catch (const UsageError&) {
     throw bad("bad host or port (an IPv6 host goes in brackets; a port is 1 to 65535)");
   }
@@ -116,42 +133,32 @@ HttpUrl parse_http_url(std::string_view url, std::string_view flag) {
 HttpReply http_request(const HttpUrl& url, std::string_view method, const std::string& path,
                        std::string_view content_type, std::string_view body,
                        std::chrono::milliseconds timeout) {
-  const net::Deadline deadline = std::chrono::steady_clock::now() + timeout;
-  const net::Fd fd = net::connect_to(url.where, deadline);
   const std::string host = url.where.host.find(':') != std::string::npos
                                ? "[" + url.where.host + "]:" + url.where.port
                                : url.where.host + ":" + url.where.port;
-  std::string request =
-      std::string(method) + " " + path + " HTTP/1.1\r\nHost: " + host +
-      "\r\nUser-Agent: boardkeeper\r\nContent-Type: " + std::string(content_type) +
-      "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
-  request += body;
-  std::string where = "http://" + host;
-  where += path;
-  if (!net::send_all(fd.get(), request, deadline)) {
-    throw Error(where + ": sending the request failed or timed out");
-  }
-  std::string response;
-  constexpr std::size_t kMaxResponse = 1 << 16;
-  while (response.size() < kMaxResponse) {
-    const long n = net::receive_some(fd.get(), response, kMaxResponse - response.size(), deadline);
-    if (n < 0) throw Error(where + ": no complete response in time");
-    if (n == 0) break;
-  }
-  // HTTP/1.1 204 No Content
-  if (response.rfind("HTTP/1.", 0) != 0 || response.size() < 12 || response[8] != ' ') {
-    throw Error(where + ": the answer is not HTTP");
-  }
-  HttpReply reply;
-  for (std::size_t i = 9; i < 12; ++i) {
-    if (response[i] < '0' || response[i] > '9') {
-      throw Error(where + ": the answer has no status code");
+  const std::string origin = (url.https ? "https://" : "http://") + host;
+  // cpp-httplib: TLS through OpenSSL, the server's certificate and name verified against
+  // the system's CA store (SSL_CERT_FILE and SSL_CERT_DIR work as for any OpenSSL program).
+  httplib::Client client(origin);
+  client.set_connection_timeout(timeout);
+  client.set_read_timeout(timeout);
+  client.set_write_timeout(timeout);
+  client.set_keep_alive(false);
+  if (url.https) client.enable_server_certificate_verification(true);
+  if (!url.user.empty() || !url.password.empty()) client.set_basic_auth(url.user, url.password);
+  const httplib::Headers headers{{"User-Agent", "boardkeeper"}};
+  const std::string type(content_type);
+  const httplib::Result result = method == "PUT"
+                                     ? client.Put(path, headers, body.data(), body.size(), type)
+                                     : client.Post(path, headers, body.data(), body.size(), type);
+  if (!result) {
+    std::string why = httplib::to_string(result.error());
+    if (url.https && result.error() == httplib::Error::SSLServerVerification) {
+      why += " (the server's certificate: is its CA in the system store, or SSL_CERT_FILE?)";
     }
-    reply.status = reply.status * 10 + (response[i] - '0');
+    throw Error(origin + path + ": " + why);
   }
-  auto start = response.find("\r\n\r\n");
-  if (start != std::string::npos) reply.body = response.substr(start + 4);
-  return reply;
+  return HttpReply{result->status, result->body};
 }
 
 void push_metrics(const HttpUrl& gateway, const std::string& job, bool replace,

@@ -1,5 +1,5 @@
 // Getting metrics out of the process: the node_exporter textfile form (an atomically
-// replaced file) and the Pushgateway (an HTTP PUT or POST). Plain HTTP only.
+// replaced file) and the Pushgateway (an HTTP or HTTPS PUT or POST, basic auth optional).
 #pragma once
 #include <chrono>
 #include <string>
@@ -27,20 +27,23 @@ std::string read_file_or_empty(const std::string& path);
 void check_writable_dir(const std::string& path, std::string_view flag);
 
 struct HttpUrl {
+  bool https = false;
   net::HostPort where;
-  std::string path;  // without a trailing slash; empty for the root
+  std::string path;            // without a trailing slash; empty for the root
+  std::string user, password;  // basic auth, percent-decoded; empty: none
 };
-// http://host[:port][/path]. Registers any password in it (core/redact.h), then throws
-// UsageError naming `flag` and what is wrong, never the URL, for anything else (https,
-// credentials, a query).
+// http[s]://[user:password@]host[:port][/path] (the user info ends at the last '@'). Registers
+// any password in it (core/redact.h), then throws UsageError naming `flag` and what is
+// wrong, never the URL, for anything else (another scheme, a query, a bad escape).
 HttpUrl parse_http_url(std::string_view url, std::string_view flag);
 
 struct HttpReply {
   int status = 0;
   std::string body;
 };
-// One request with Connection: close, bounded by `timeout` in all. Throws bk::Error when
-// the server cannot be reached or answers something that is not HTTP.
+// One request (PUT or POST) on a connection of its own, each step bounded by `timeout`.
+// Throws bk::Error when the server cannot be reached, its certificate does not verify, or it
+// answers something that is not HTTP.
 HttpReply http_request(const HttpUrl& url, std::string_view method, const std::string& path,
                        std::string_view content_type, std::string_view body,
                        std::chrono::milliseconds timeout);

@@ -13,11 +13,13 @@
 #include <unistd.h>
 
 #include <dirent.h>
+#include <httplib.h>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -362,10 +364,72 @@ TEST_F(MetricsCliTest, TickPushesToAPushgateway) {
               {"tick", "--pushgateway", "http://127.0.0.1:" + std::to_string(port)});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warning"), std::string::npos) << r.err;
-  for (const char* bad : {"https://gw:9091", "gw:9091", "http://", "http://u:p@gw:9091"}) {
+  for (const char* bad :
+       {"ftp://gw:9091", "gw:9091", "http://", "http://u:p%zz@gw:9091", "https://gw/x?y=1"}) {
     r = bk("2027-01-04T12:00:00Z", {"tick", "--pushgateway", bad});
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
   }
+}
+
+TEST_F(MetricsCliTest, TickPushesWithBasicAuthAndOverHttps) {
+  fill("2027-01-04T09:00:00Z", 5);
+  {
+    // Basic auth from the URL's user info (percent-decoded); the password never shows.
+    FakeGateway gw(200);
+    const auto r = bk("2027-01-04T12:00:00Z",
+                      {"tick", "--pushgateway",
+                       "http://pusher:S3cr%2Ft@127.0.0.1:" + std::to_string(gw.port) + "/pg"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    gw.wait();
+    EXPECT_EQ(gw.path, "/pg/metrics/job/boardkeeper_tick");
+    EXPECT_NE(gw.head.find("Authorization: Basic cHVzaGVyOlMzY3IvdA=="), std::string::npos)
+        << gw.head;
+    EXPECT_EQ((r.out + r.err).find("S3cr"), std::string::npos);
+  }
+  // HTTPS: a gateway with the test certificate (tests/run.sh makes it), verified against the
+  // test CA given as the system store (SSL_CERT_FILE); refused without it.
+  const char* tls_dir = std::getenv("BK_TEST_TLS_DIR");
+  ASSERT_NE(tls_dir, nullptr) << "BK_TEST_TLS_DIR is not set: run the tests through tests/run.sh";
+  const std::string dir_path = tls_dir;
+  httplib::SSLServer server((dir_path + "/server.crt").c_str(), (dir_path + "/server.key").c_str());
+  ASSERT_TRUE(server.is_valid());
+  std::string method, path, auth;
+  std::mutex seen;
+  const auto record = [&](const httplib::Request& request, httplib::Response& response) {
+    const std::lock_guard<std::mutex> lock(seen);
+    method = request.method;
+    path = request.path;
+    auth = request.get_header_value("Authorization");
+    response.status = 200;
+  };
+  server.Put(".*", record);
+  server.Post(".*", record);
+  const int port = server.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serving([&] { server.listen_after_bind(); });
+  const std::string url = "https://pusher:S3cr%2Ft@127.0.0.1:" + std::to_string(port);
+  auto r = bk("2027-01-04T12:00:00Z", {"tick", "--pushgateway", url},
+              {"SSL_CERT_FILE=" + dir_path + "/ca.crt"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warn"), std::string::npos) << r.err;
+  {
+    const std::lock_guard<std::mutex> lock(seen);
+    EXPECT_EQ(method, "PUT");
+    EXPECT_EQ(path, "/metrics/job/boardkeeper_tick");
+    EXPECT_EQ(auth, "Basic cHVzaGVyOlMzY3IvdA==");
+    method.clear();
+  }
+  r = bk("2027-01-04T12:00:00Z", {"tick", "--pushgateway", url},
+         {"SSL_CERT_FILE=" + dir_path + "/other-ca.crt"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // the tick's own exit code
+  EXPECT_NE(r.err.find("certificate"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("S3cr"), std::string::npos) << r.err;
+  {
+    const std::lock_guard<std::mutex> lock(seen);
+    EXPECT_EQ(method, "");  // nothing reached the server
+  }
+  server.stop();
+  serving.join();
 }
 
 // The address ingest logged it listens on ("... on http://127.0.0.1:PORT").

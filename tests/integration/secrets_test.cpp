@@ -100,10 +100,11 @@ const std::vector<Case>& postgres_cases() {
 
 const std::vector<Case>& pushgateway_cases() {
   static const std::vector<Case> cases{
-      {"http://user:Pw8Push@127.0.0.1:1", {"Pw8Push"}, Expect::malformed},
-      {"http://user:Sd9/pu/sh@127.0.0.1:1/x", {"Sd9/pu/sh"}, Expect::malformed},
-      {"http://user:Bq4?pu#sh@127.0.0.1:1/x", {"Bq4?pu#sh"}, Expect::malformed},
-      {"https://u:Ax3pwTls@127.0.0.1:1", {"Ax3pwTls"}, Expect::malformed},
+      {"http://user:Pw8Push@127.0.0.1:1", {"Pw8Push"}, Expect::unreachable},
+      {"http://user:Sd9/pu/sh@127.0.0.1:1/x", {"Sd9/pu/sh"}, Expect::unreachable},
+      {"http://user:Bq4?pu#sh@127.0.0.1:1/x", {"Bq4?pu#sh"}, Expect::unreachable},
+      {"https://u:Ax3pwTls@127.0.0.1:1", {"Ax3pwTls"}, Expect::unreachable},
+      {"https://u:Kt7pw%2F@127.0.0.1:1", {"Kt7pw%2F", "Kt7pw/"}, Expect::unreachable},
       {"http://u:Oq4pw@[::1:1", {"Oq4pw"}, Expect::malformed},
       {"htp://u:Iw5pw@127.0.0.1:1", {"Iw5pw"}, Expect::malformed},
       {"http://u:Ce6%4gpw@127.0.0.1:1", {"Ce6%4gpw"}, Expect::malformed},
