@@ -337,15 +337,16 @@ class Consumer {
     return r;
   }
 
-  // Several commands on the group in one round trip, as group_command does one.
+  // Several commands on the group in one round trip, as group_command does one: only those
+  // that found their group gone are sent again (the others' reads were delivered).
   std::vector<redis::Reply> group_pipeline(const std::vector<redis::Args>& commands) {
     std::vector<redis::Reply> replies = redis_.pipeline(commands);
-    const bool lost = std::any_of(replies.begin(), replies.end(), [](const redis::Reply& r) {
-      return r.is_error() && starts_with(r.str, "NOGROUP");
-    });
-    if (lost) {
-      create_groups();
-      replies = redis_.pipeline(commands);
+    bool created = false;
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+      if (!replies[i].is_error() || !starts_with(replies[i].str, "NOGROUP")) continue;
+      if (!created) create_groups();
+      created = true;
+      replies[i] = redis_.command(commands[i]);
     }
     for (const redis::Reply& r : replies) r.checked();
     redis_ok();
