@@ -193,6 +193,70 @@ TEST(Ingest, OneConsumerReadsStreamsOnSeveralNodes) {
   }
 }
 
+// A consumer group lost on one stream's node (a restart without persistence, a flush): the
+// consumer creates it again and reads that stream from its start (its events carry ids, so
+// none counts twice), while the entries the same round trip delivered from the other
+// streams are applied at once, not left pending (reclaim_idle is long here: a take-over
+// would not come within the test).
+TEST(Ingest, AGroupLostOnOneStreamIsCreatedAgainWithoutHoldingUpTheOthers) {
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, kBoards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  std::vector<std::string> streams;
+  for (int third = 0; third < 3; ++third) {
+    for (int n = 0; streams.size() == static_cast<std::size_t>(third); ++n) {
+      const std::string key = prefix + ":{ev" + std::to_string(n) + "}";
+      if (redis::key_slot(key) * 3 / redis::kClusterSlots == third) streams.push_back(key);
+    }
+  }
+  std::vector<std::string> args{
+      "--config", path, "--now=2027-01-04T12:00:00Z", "ingest", "--reclaim-idle-ms", "600000"};
+  for (const std::string& s : streams) args.insert(args.end(), {"--stream", s});
+  const std::string log = "/tmp/bk-ingest-lost-" + prefix + ".log";
+  const int consumer = test::spawn_cli(args, log);
+  test::Reaper reaper{consumer};
+
+  redis::Connection conn = test::connect_redis();
+  std::map<std::string, std::int64_t> want;
+  int n = 0;
+  const auto produce = [&] {
+    std::vector<redis::Args> batch;
+    for (int i = 0; i < 300; ++i, ++n) {
+      const std::string member = "m" + std::to_string(n % 50);
+      batch.push_back({"XADD", streams[static_cast<std::size_t>(n) % streams.size()], "*", "board",
+                       "ing", "member", member, "value", "2", "id", "e" + std::to_string(n)});
+      want[member] += 2;
+    }
+    for (const auto& r : conn.pipeline(batch)) r.checked();
+  };
+  const auto caught_up = [&] {
+    for (int i = 0; i < 300; ++i) {
+      bool all = true;
+      for (const std::string& s : streams) {
+        const redis::Reply groups = conn.command({"XINFO", "GROUPS", s}).checked();
+        all = all && !groups.elements.empty() && field(groups.at(0), "lag") == 0 &&
+              field(groups.at(0), "pending") == 0;
+      }
+      if (all) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  produce();
+  ASSERT_TRUE(caught_up()) << test::read_file(log);
+  ASSERT_EQ(conn.command({"XGROUP", "DESTROY", streams[1], "boardkeeper"}).as_int(), 1);
+  produce();
+  EXPECT_TRUE(caught_up()) << test::read_file(log);
+  kill(consumer, SIGTERM);
+  EXPECT_EQ(test::wait_cli(consumer), 0);
+
+  const Config config = test::make_config(prefix, kBoards);
+  service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
+  const auto rows = lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 100);
+  ASSERT_EQ(rows.size(), want.size());
+  for (const auto& r : rows) EXPECT_EQ(r.points, want[r.member]) << r.member;
+}
+
 // A batch read ahead waits, pending at its consumer, while the batch before it applies. When
 // that took long enough for another consumer to take its entries over (reclaim_idle), apply
 // and acknowledge them (which lets their in-flight markers go), the first must leave them
