@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, starts throwaway Redis (one server, a
 # 3-master + 3-replica cluster, TLS-only servers with certificates made now by openssl) and
-# PostgreSQL on free loopback ports, runs ctest, stops
-# the servers and exits with the tests' status.
+# PostgreSQL on free loopback ports, runs ctest, stops the servers and exits with the tests'
+# status.
 # tests/deploy also needs node, npm and systemd-analyze (installed when missing) and the
 # npm registry (its packages go into the build directory).
 #   BK_SANITIZE=1 tests/run.sh    also builds and runs everything under ASan + UBSan

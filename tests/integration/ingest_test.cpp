@@ -40,6 +40,35 @@ std::int64_t field(const redis::Reply& info, const std::string& name) {
   return -1;
 }
 
+// Whether the group has read every entry of each stream and nothing is pending, polling
+// every `every` for at most `tries` times.
+bool caught_up(redis::Connection& conn, const std::vector<std::string>& streams, int tries,
+               std::chrono::milliseconds every = 100ms) {
+  for (int i = 0; i < tries; ++i, std::this_thread::sleep_for(every)) {
+    bool all = true;
+    for (const std::string& s : streams) {
+      const redis::Reply groups = conn.command({"XINFO", "GROUPS", s});
+      all = all && !groups.is_error() && !groups.elements.empty() &&
+            field(groups.at(0), "lag") == 0 && field(groups.at(0), "pending") == 0;
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
+// Three streams with hash tags of their own whose slots lie in the three thirds that the
+// test cluster's masters serve: each on another master.
+std::vector<std::string> streams_on_three_masters(const std::string& prefix) {
+  std::vector<std::string> streams;
+  for (int third = 0; third < 3; ++third) {
+    for (int n = 0; streams.size() == static_cast<std::size_t>(third); ++n) {
+      const std::string key = prefix + ":{ev" + std::to_string(n) + "}";
+      if (redis::key_slot(key) * 3 / redis::kClusterSlots == third) streams.push_back(key);
+    }
+  }
+  return streams;
+}
+
 TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
   const std::string prefix = test::unique_prefix();
   const std::string path = test::write_config(prefix, kBoards);
@@ -94,14 +123,7 @@ TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
   for (auto& t : producers) t.join();
 
   // Wait until the group has read everything and nothing is pending.
-  bool caught_up = false;
-  for (int i = 0; i < 1200 && !caught_up; ++i) {
-    const redis::Reply groups = conn.command({"XINFO", "GROUPS", stream}).checked();
-    caught_up = !groups.elements.empty() && field(groups.at(0), "lag") == 0 &&
-                field(groups.at(0), "pending") == 0;
-    if (!caught_up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_TRUE(caught_up);
+  EXPECT_TRUE(caught_up(conn, {stream}, 1200));
   kill(a, SIGTERM);
   kill(b, SIGTERM);
   EXPECT_EQ(test::wait_cli(a), 0);  // a clean stop after the current batch
@@ -134,13 +156,7 @@ TEST(Ingest, OneConsumerReadsStreamsOnSeveralNodes) {
   const std::string prefix = test::unique_prefix();
   const std::string path = test::write_config(prefix, kBoards);
   ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  std::vector<std::string> streams;
-  for (int third = 0; third < 3; ++third) {
-    for (int n = 0; streams.size() == static_cast<std::size_t>(third); ++n) {
-      const std::string key = prefix + ":{ev" + std::to_string(n) + "}";
-      if (redis::key_slot(key) * 3 / redis::kClusterSlots == third) streams.push_back(key);
-    }
-  }
+  const std::vector<std::string> streams = streams_on_three_masters(prefix);
   std::vector<std::string> args{"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"};
   for (const std::string& s : streams) args.insert(args.end(), {"--stream", s});
   const int consumer = test::spawn_cli(args, "/tmp/bk-ingest-nodes-" + prefix + ".log");
@@ -169,17 +185,8 @@ TEST(Ingest, OneConsumerReadsStreamsOnSeveralNodes) {
     for (const auto& r : conn.pipeline(batch)) r.checked();
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 150));
   }
-  bool caught_up = false;
-  for (int i = 0; i < 600 && !caught_up; ++i) {
-    caught_up = true;
-    for (const std::string& s : streams) {
-      const redis::Reply groups = conn.command({"XINFO", "GROUPS", s}).checked();
-      caught_up = caught_up && !groups.elements.empty() && field(groups.at(0), "lag") == 0 &&
-                  field(groups.at(0), "pending") == 0;
-    }
-    if (!caught_up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_TRUE(caught_up) << test::read_file("/tmp/bk-ingest-nodes-" + prefix + ".log");
+  EXPECT_TRUE(caught_up(conn, streams, 600))
+      << test::read_file("/tmp/bk-ingest-nodes-" + prefix + ".log");
   kill(consumer, SIGTERM);
   EXPECT_EQ(test::wait_cli(consumer), 0);
 
@@ -202,13 +209,7 @@ TEST(Ingest, AGroupLostOnOneStreamIsCreatedAgainWithoutHoldingUpTheOthers) {
   const std::string prefix = test::unique_prefix();
   const std::string path = test::write_config(prefix, kBoards);
   ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  std::vector<std::string> streams;
-  for (int third = 0; third < 3; ++third) {
-    for (int n = 0; streams.size() == static_cast<std::size_t>(third); ++n) {
-      const std::string key = prefix + ":{ev" + std::to_string(n) + "}";
-      if (redis::key_slot(key) * 3 / redis::kClusterSlots == third) streams.push_back(key);
-    }
-  }
+  const std::vector<std::string> streams = streams_on_three_masters(prefix);
   std::vector<std::string> args{
       "--config", path, "--now=2027-01-04T12:00:00Z", "ingest", "--reclaim-idle-ms", "600000"};
   for (const std::string& s : streams) args.insert(args.end(), {"--stream", s});
@@ -229,24 +230,11 @@ TEST(Ingest, AGroupLostOnOneStreamIsCreatedAgainWithoutHoldingUpTheOthers) {
     }
     for (const auto& r : conn.pipeline(batch)) r.checked();
   };
-  const auto caught_up = [&] {
-    for (int i = 0; i < 300; ++i) {
-      bool all = true;
-      for (const std::string& s : streams) {
-        const redis::Reply groups = conn.command({"XINFO", "GROUPS", s}).checked();
-        all = all && !groups.elements.empty() && field(groups.at(0), "lag") == 0 &&
-              field(groups.at(0), "pending") == 0;
-      }
-      if (all) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-  };
   produce();
-  ASSERT_TRUE(caught_up()) << test::read_file(log);
+  ASSERT_TRUE(caught_up(conn, streams, 300)) << test::read_file(log);
   ASSERT_EQ(conn.command({"XGROUP", "DESTROY", streams[1], "boardkeeper"}).as_int(), 1);
   produce();
-  EXPECT_TRUE(caught_up()) << test::read_file(log);
+  EXPECT_TRUE(caught_up(conn, streams, 300)) << test::read_file(log);
   kill(consumer, SIGTERM);
   EXPECT_EQ(test::wait_cli(consumer), 0);
 
@@ -309,17 +297,11 @@ TEST(Ingest, ABatchReadAheadThatWaitedPastReclaimIdleIsAppliedOnce) {
     s2 = lifecycle::ingest(c, lb, o2, stop);
   });
   redis::Connection conn = test::connect_redis();
-  bool caught_up = false;
-  for (int i = 0; i < 200 && !caught_up; ++i) {
-    std::this_thread::sleep_for(50ms);
-    const redis::Reply groups = conn.command({"XINFO", "GROUPS", stream}).checked();
-    caught_up = !groups.elements.empty() && field(groups.at(0), "lag") == 0 &&
-                field(groups.at(0), "pending") == 0;
-  }
+  const bool done = caught_up(conn, {stream}, 200, 50ms);
   stop = true;
   first.join();
   second.join();
-  EXPECT_TRUE(caught_up);
+  EXPECT_TRUE(done);
   // The scenario happened: the second took entries over, the first left them to it.
   EXPECT_GT(s2.reclaimed, 0);
   EXPECT_GT(s1.taken_over, 0);
@@ -409,29 +391,19 @@ TEST(Ingest, InFlightMarkersLeaveOnceTheirEntriesAreAcknowledged) {
     }
     for (const auto& r : conn.pipeline(adds)) r.checked();
   };
-  const auto caught_up = [&] {
-    for (int i = 0; i < 300; ++i, std::this_thread::sleep_for(50ms)) {
-      const redis::Reply groups = conn.command({"XINFO", "GROUPS", stream});
-      if (!groups.is_error() && !groups.elements.empty() && field(groups.at(0), "lag") == 0 &&
-          field(groups.at(0), "pending") == 0) {
-        return true;
-      }
-    }
-    return false;
-  };
   const auto marked = [&] { return test::marked_entries(conn, markers).size(); };
   burst(500, "a");
   const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"},
                                   "/tmp/bk-ingest-marks-" + prefix + ".log");
-  ASSERT_TRUE(caught_up());
+  ASSERT_TRUE(caught_up(conn, {stream}, 300, 50ms));
   EXPECT_EQ(marked(), 500U);
   // The consumer looks at the group's bounds meanwhile: every entry is acknowledged.
   std::this_thread::sleep_for(1500ms);
   burst(10, "b");
-  ASSERT_TRUE(caught_up());
+  ASSERT_TRUE(caught_up(conn, {stream}, 300, 50ms));
   std::this_thread::sleep_for(1500ms);
   burst(10, "c");
-  ASSERT_TRUE(caught_up());
+  ASSERT_TRUE(caught_up(conn, {stream}, 300, 50ms));
   // A marker goes once the bound passed its highest entry: the first burst's markers are
   // gone; the last burst's stay (the bound is not past them yet), and maybe the second's.
   EXPECT_GE(marked(), 10U);
