@@ -166,6 +166,18 @@ int main(int argc, char** argv) {
                      "serve /metrics, /healthz and /readyz over HTTP on HOST:PORT (port 0: any "
                      "free port, logged)");
 
+  bk::cli::ServeArgs serve_args;
+  auto* serve =
+      app.add_subcommand("serve", "the HTTP read API (JSON), with /healthz, /readyz and /metrics");
+  serve->add_option("--listen", serve_args.listen,
+                    "HOST:PORT to listen on (default: serve.listen of the config, else "
+                    "127.0.0.1:8080; port 0: any free port, logged)");
+  serve
+      ->add_option("--workers", serve_args.workers,
+                   "threads serving clients, each with its own Redis and PostgreSQL "
+                   "connections (default 32)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
+
   std::string periods_board;
   auto* periods =
       app.add_subcommand("periods", "each period: current id, start, end (next reset), counts");
@@ -211,6 +223,7 @@ int main(int argc, char** argv) {
     if (*periods) return bk::cli::periods(ctx, periods_board);
     if (*history) return bk::cli::history(ctx, read);
     if (*ingest) return bk::cli::ingest(ctx, ingest_args);
+    if (*serve) return bk::cli::serve(ctx, serve_args);
     return static_cast<int>(ExitCode::usage);
   } catch (const bk::Error& e) {
     std::cerr << "boardkeeper: " << bk::redact(e.what()) << "\n";

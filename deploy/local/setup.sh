@@ -6,7 +6,7 @@
 BK_ROOT=${BK_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BK_PACKAGES=(build-essential cmake pkg-config python3 tzdata libhiredis-dev libpqxx-dev
   libyaml-cpp-dev libspdlog-dev libcli11-dev libhowardhinnant-date-dev googletest
-  libgtest-dev libssl-dev openssl libcpp-httplib-dev redis-server postgresql)
+  libgtest-dev libssl-dev openssl libcpp-httplib-dev nlohmann-json3-dev redis-server postgresql)
 
 bk_log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 

@@ -58,4 +58,10 @@ struct IngestArgs {
 };
 int ingest(Context& ctx, const IngestArgs& args);
 
+struct ServeArgs {
+  std::string listen;        // HOST:PORT; empty: serve.listen
+  std::size_t workers = 32;  // threads, each with its own connections
+};
+int serve(Context& ctx, const ServeArgs& args);
+
 }  // namespace bk::cli

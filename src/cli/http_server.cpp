@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -19,31 +20,41 @@ struct HttpServer::Impl {
   httplib::Server server;
 };
 
-HttpServer::HttpServer(const std::string& address, Handler handler,
-                       std::chrono::milliseconds client_timeout)
+HttpServer::HttpServer(const std::string& address, Handler handler, Options options)
     : handler_(std::move(handler)), impl_(std::make_unique<Impl>()) {
-  const net::HostPort where = net::parse_host_port(address, "--listen");
+  const net::HostPort where = net::parse_host_port(address, options.flag);
   httplib::Server& s = impl_->server;
-  s.set_read_timeout(client_timeout);
-  s.set_write_timeout(client_timeout);
-  s.set_payload_max_length(std::size_t{64} * 1024);  // probes and scrapes send no body
-  s.Get(".*", [this](const httplib::Request& request, httplib::Response& response) {
+  s.set_read_timeout(options.client_timeout);
+  s.set_write_timeout(options.client_timeout);
+  s.set_payload_max_length(options.max_body);
+  s.set_tcp_nodelay(true);  // headers and body go in two writes: no Nagle delay between them
+  const std::size_t workers = std::max<std::size_t>(1, options.workers);
+  s.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
+  const auto serve = [this](const httplib::Request& request, httplib::Response& response) {
+    Request in{request.method, request.path, request.target,
+               request.get_header_value("Authorization"), request.body};
     Response r;
     try {
-      r = handler_(request.path);
+      r = handler_(in);
     } catch (const std::exception& e) {
-      spdlog::warn("http {}: {} failed: {}", address_, request.path, e.what());
+      spdlog::warn("http {}: {} {} failed: {}", address_, request.method, request.path, e.what());
       r = Response{500, "text/plain; charset=utf-8", "internal error\n"};
     }
     response.status = r.status;
     response.set_content(r.body, r.content_type.c_str());
-  });
-  const auto not_allowed = [](const httplib::Request&, httplib::Response& response) {
+  };
+  s.Get(".*", serve);
+  const std::string allow = options.post ? "GET, HEAD, POST" : "GET, HEAD";
+  const auto not_allowed = [allow](const httplib::Request&, httplib::Response& response) {
     response.status = 405;
-    response.set_header("Allow", "GET, HEAD");
+    response.set_header("Allow", allow);
     response.set_content("Method Not Allowed\n", "text/plain; charset=utf-8");
   };
-  s.Post(".*", not_allowed);
+  if (options.post) {
+    s.Post(".*", serve);
+  } else {
+    s.Post(".*", not_allowed);
+  }
   s.Put(".*", not_allowed);
   s.Patch(".*", not_allowed);
   s.Delete(".*", not_allowed);
@@ -54,7 +65,7 @@ HttpServer::HttpServer(const std::string& address, Handler handler,
   errno = 0;
   const bool bound = port == 0 ? (port = s.bind_to_any_port(host)) > 0 : s.bind_to_port(host, port);
   if (!bound) {
-    throw Error("--listen " + address + ": cannot listen" +
+    throw Error(options.flag + " " + address + ": cannot listen" +
                 (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
   }
   address_ =

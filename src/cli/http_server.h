@@ -9,24 +9,39 @@
 #include <string_view>
 #include <thread>
 
-
 namespace bk::cli {
 
 class HttpServer {
  public:
+  struct Request {
+    std::string method;         // GET, HEAD or POST
+    std::string path;           // decoded, without the query
+    std::string target;         // as sent: path and query, still percent-encoded
+    std::string authorization;  // the Authorization header, "" when absent
+    std::string body;           // POST
+  };
   struct Response {
     int status = 200;
     std::string content_type = "text/plain; charset=utf-8";
     std::string body;
   };
-  // Called on a worker thread (several at once) with the request path (no query string).
-  using Handler = std::function<Response(std::string_view path)>;
+  // Called on a worker thread (several at once).
+  using Handler = std::function<Response(const Request& request)>;
+
+  struct Options {
+    std::chrono::milliseconds client_timeout = std::chrono::seconds{5};
+    std::size_t workers = 8;                        // threads serving clients (one client each)
+    bool post = false;                              // POST too (else 405 like any other method)
+    std::size_t max_body = std::size_t{64} * 1024;  // larger requests get 413
+    std::string flag = "--listen";                  // names the address in messages
+  };
 
   // Binds `address` (HOST:PORT; port 0 picks a free one) and starts serving. Throws
   // UsageError for a malformed address, bk::Error when it cannot be bound.
-  HttpServer(const std::string& address, Handler handler,
-             std::chrono::milliseconds client_timeout = std::chrono::seconds{5});
-  ~HttpServer();  // stops serving and joins the threads
+  HttpServer(const std::string& address, Handler handler, Options options);
+  HttpServer(const std::string& address, Handler handler)
+      : HttpServer(address, std::move(handler), Options{}) {}
+  ~HttpServer();  // stops accepting, lets requests in progress finish, joins the threads
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 

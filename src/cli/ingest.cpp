@@ -257,7 +257,8 @@ int ingest(Context& ctx, const IngestArgs& args) {
   if (!args.listen.empty()) {
     // Before connecting, so probes answer (not ready) while Redis is being reached.
     server = std::make_unique<HttpServer>(
-        args.listen, [&observed](std::string_view path) { return observed.answer(path); });
+        args.listen,
+        [&observed](const HttpServer::Request& request) { return observed.answer(request.path); });
     spdlog::info("ingest: serving /metrics, /healthz and /readyz on http://{}", server->address());
   }
   spdlog::info("ingest: stream{} {} group {} consumer {}{}{}", o.streams.size() == 1 ? "" : "s",

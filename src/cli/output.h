@@ -8,30 +8,16 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json.h"
 #include "service/leaderboards.h"
 
 namespace bk::cli {
 
-// A JSON string literal, quotes included; control characters, quotes and backslashes are
-// escaped and any other byte (valid UTF-8 by the member rules) passes through.
-std::string json_string(std::string_view s);
+using bk::json_string;
+using bk::JsonLine;
+
 // For text output: control characters shown as \n, \t, \x01 so one member stays one line.
 std::string printable(std::string_view s);
-
-// Builds one JSON object field by field, in the order given.
-class JsonLine {
- public:
-  JsonLine& str(std::string_view key, std::string_view value);
-  JsonLine& num(std::string_view key, std::int64_t value);
-  JsonLine& time(std::string_view key, const std::optional<Instant>& value);  // null if absent
-  JsonLine& raw(std::string_view key, std::string_view json);
-  std::string done() const { return "{" + body_ + "}"; }
-  const std::string& fields() const { return body_; }  // without the braces
-
- private:
-  std::string body_;
-  void key(std::string_view k);
-};
 
 std::string format_local(Instant t, const date::time_zone& zone);  // 2026-11-22T00:00:00+08:00
 

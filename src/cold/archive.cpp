@@ -115,9 +115,16 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
                 ".history_large WHERE" + period + " AND position > $4 AND part = (SELECT " +
                 "history_part FROM " + q + ".periods WHERE" + period +
                 ")) h ORDER BY position LIMIT $5");
+  c.prepare("bk_archive_history_of",
+            "SELECT rank, position, member, points, " + epoch_ms("achieved_at") + " FROM (SELECT " +
+                columns + " FROM " + q + ".history_rows WHERE" + period +
+                " AND member = ANY($4::text[]) UNION ALL SELECT " + columns + " FROM " + q +
+                ".history_large WHERE" + period +
+                " AND member = ANY($4::text[]) AND part = " + "(SELECT history_part FROM " + q +
+                ".periods WHERE" + period + ")) h ORDER BY position");
   c.prepare("bk_archive_period", "SELECT " + epoch_ms("period_start") + ", " +
                                      epoch_ms("period_end") + ", " + epoch_ms("pruned_at") +
-                                     " FROM " + q + ".periods WHERE" + period +
+                                     ", members FROM " + q + ".periods WHERE" + period +
                                      " AND status = 'archived'");
 }
 
@@ -493,25 +500,50 @@ std::vector<HistoryRow> Archive::history(const PeriodKey& key, std::int64_t limi
   return out;
 }
 
+namespace {
+
+std::vector<HistoryRow> history_rows(const pqxx::result& r) {
+  std::vector<HistoryRow> rows;
+  rows.reserve(r.size());
+  for (const auto& row : r) {
+    HistoryRow h{row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::string>(),
+                 row[3].as<std::int64_t>(), std::nullopt};
+    if (!row[4].is_null()) h.achieved_at = from_epoch_ms(row[4].as<std::int64_t>());
+    rows.push_back(std::move(h));
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::vector<HistoryRow> Archive::history_page(const PeriodKey& key, std::int64_t after,
+                                              std::int64_t limit) {
+  Impl& m = *impl_;
+  return m.guarded("reading history", [&] {
+    pqxx::work w(m.connection());
+    return history_rows(
+        w.exec_prepared("bk_archive_history", key.board, key.period, key.period_id, after, limit));
+  });
+}
+
+std::vector<HistoryRow> Archive::history_of(const PeriodKey& key,
+                                            const std::vector<std::string>& members) {
+  if (members.empty()) return {};
+  pg::ArrayLiteral list;
+  for (const std::string& member : members) list.text(member);
+  Impl& m = *impl_;
+  return m.guarded("reading history", [&] {
+    pqxx::work w(m.connection());
+    return history_rows(w.exec_prepared("bk_archive_history_of", key.board, key.period,
+                                        key.period_id, list.done()));
+  });
+}
+
 void Archive::history_pages(const PeriodKey& key, std::int64_t limit,
                             const std::function<void(const std::vector<HistoryRow>&)>& page) {
-  Impl& m = *impl_;
   constexpr std::int64_t kPage = 10000;
-  std::vector<HistoryRow> rows;
   for (std::int64_t done = 0, after = 0; done < limit;) {
-    rows.clear();
-    m.guarded("reading history", [&] {
-      pqxx::work w(m.connection());
-      const pqxx::result r = w.exec_prepared("bk_archive_history", key.board, key.period,
-                                             key.period_id, after, std::min(kPage, limit - done));
-      for (const auto& row : r) {
-        HistoryRow h{row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::string>(),
-                     row[3].as<std::int64_t>(), std::nullopt};
-        if (!row[4].is_null()) h.achieved_at = from_epoch_ms(row[4].as<std::int64_t>());
-        rows.push_back(std::move(h));
-      }
-      return 0;
-    });
+    const std::vector<HistoryRow> rows = history_page(key, after, std::min(kPage, limit - done));
     if (rows.empty()) return;
     page(rows);
     done += static_cast<std::int64_t>(rows.size());
@@ -529,6 +561,7 @@ std::optional<PeriodInfo> Archive::archived_period(const PeriodKey& key) {
     PeriodInfo info{key, from_epoch_ms(r[0][0].as<std::int64_t>()),
                     from_epoch_ms(r[0][1].as<std::int64_t>())};
     if (!r[0][2].is_null()) info.pruned_at = from_epoch_ms(r[0][2].as<std::int64_t>());
+    info.members = r[0][3].as<std::int64_t>();
     return info;
   });
 }

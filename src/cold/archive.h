@@ -21,6 +21,7 @@ struct PeriodInfo {
   Instant start;
   Instant end;
   std::optional<Instant> pruned_at{};  // archived_period: when history.retention removed its rows
+  std::int64_t members = 0;            // archived_period: its history rows when archived
 };
 
 // One final row, in listing order.
@@ -128,6 +129,12 @@ class Archive {
   // many rows are asked for).
   void history_pages(const PeriodKey& key, std::int64_t limit,
                      const std::function<void(const std::vector<HistoryRow>&)>& page);
+  // One page: up to `limit` rows at positions after `after` (0: from the first), found
+  // through the listing index (the cost does not grow with the depth).
+  std::vector<HistoryRow> history_page(const PeriodKey& key, std::int64_t after,
+                                       std::int64_t limit);
+  // The rows of these members (those that have one), in listing order.
+  std::vector<HistoryRow> history_of(const PeriodKey& key, const std::vector<std::string>& members);
   std::optional<PeriodInfo> archived_period(const PeriodKey& key);
 
  private:

@@ -25,6 +25,7 @@ constexpr std::size_t kRowsPerStatement = 5000;
 
 using ReadTxn = pqxx::transaction<pqxx::repeatable_read, pqxx::read_only>;
 
+using pg::ArrayLiteral;
 using pg::guarded;
 using pg::Link;
 using pg::quote_identifier;
@@ -42,45 +43,6 @@ std::int64_t migration_lock_key(const std::string& schema) {
   }
   return static_cast<std::int64_t>(h);
 }
-
-void append_text_element(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  out += '"';
-}
-
-// PostgreSQL array literals: every text element double-quoted, so commas, braces,
-// whitespace and the word NULL are plain data.
-class ArrayLiteral {
- public:
-  void text(std::string_view s) {
-    sep();
-    append_text_element(out_, s);
-  }
-  void integer(std::int64_t v) {
-    sep();
-    out_ += std::to_string(v);
-  }
-  void null() {
-    sep();
-    out_ += "NULL";
-  }
-  std::string done() {
-    out_ += '}';
-    return std::move(out_);
-  }
-
- private:
-  void sep() {
-    if (!first_) out_ += ',';
-    first_ = false;
-  }
-  std::string out_ = "{";
-  bool first_ = true;
-};
 
 void check_text(std::string_view what, const std::string& s) {
   if (s.find('\0') != std::string::npos) {
@@ -196,15 +158,21 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
   c.prepare("bk_cold_count",
             "SELECT coalesce(sum(rows), 0)::bigint FROM " + pages + " WHERE" + period);
   const std::string in_period = " AND board = $1 AND period = $2 AND period_id = $3";
-  c.prepare("bk_cold_count_before",
-            "SELECT coalesce((SELECT sum(rows) FROM " + pages +
-                " WHERE (encoded, member) < (f.encoded, f.member)" + in_period +
-                "), 0)::bigint + (SELECT count(*) FROM " + table +
-                " WHERE (encoded, member) >= (f.encoded, f.member) AND (encoded, member) <"
-                " ($4, $5 COLLATE \"C\")" +
-                in_period + ") FROM (SELECT encoded, member FROM " + pages + " WHERE" + period +
-                "AND (encoded, member) <= ($4, $5 COLLATE \"C\")"
-                " ORDER BY encoded DESC, member DESC LIMIT 1) f");
+  // Cold rows listed before the key (E, M): the counted pages before the page holding it,
+  // plus that page's rows before it. No row when the period has no pages.
+  const auto count_before = [&](const std::string& e, const std::string& m) {
+    const std::string key = "(" + e + ", " + m + " COLLATE \"C\")";
+    return "SELECT coalesce((SELECT sum(rows) FROM " + pages +
+           " WHERE (encoded, member) < (f.encoded, f.member)" + in_period +
+           "), 0)::bigint + (SELECT count(*) FROM " + table +
+           " WHERE (encoded, member) >= (f.encoded, f.member) AND (encoded, member) < " + key +
+           in_period + ") FROM (SELECT encoded, member FROM " + pages + " WHERE" + period +
+           "AND (encoded, member) <= " + key + " ORDER BY encoded DESC, member DESC LIMIT 1) f";
+  };
+  c.prepare("bk_cold_count_before", count_before("$4", "$5"));
+  c.prepare("bk_cold_count_better_many",
+            "SELECT coalesce((" + count_before("x.e", "''") +
+                "), 0)::bigint FROM unnest($4::bigint[]) WITH ORDINALITY AS x(e, i) ORDER BY x.i");
   // The page holding position $4 (0-based) and how many rows come before it.
   const std::string page_at =
       "(SELECT encoded, member, upto - rows AS skip FROM (SELECT encoded, member, rows,"
@@ -771,16 +739,34 @@ std::int64_t ColdReader::count_better(const PeriodKey& period, std::int64_t enco
   return count_before(period, encoded, std::string());
 }
 
+std::vector<std::int64_t> ColdReader::count_better(const PeriodKey& period,
+                                                   const std::vector<std::int64_t>& encoded) {
+  ReadTxn& t = open_txn(impl_);
+  check_period(period);
+  if (encoded.empty()) return {};
+  ArrayLiteral list;
+  for (const std::int64_t e : encoded) list.integer(e);
+  return guarded(*impl_->link, impl_->session.get(), "counting cold members", [&] {
+    std::vector<std::int64_t> out;
+    out.reserve(encoded.size());
+    for (const auto& row : t.exec_prepared("bk_cold_count_better_many", period.board, period.period,
+                                           period.period_id, list.done())) {
+      out.push_back(row[0].as<std::int64_t>());
+    }
+    return out;
+  });
+}
+
 std::int64_t ColdReader::count_before(const PeriodKey& period, std::int64_t encoded,
                                       const std::string& member) {
   ReadTxn& t = open_txn(impl_);
   check_period(period);
   check_text("member", member);
   return guarded(*impl_->link, impl_->session.get(), "counting cold members", [&] {
-    return t
-        .exec_prepared1("bk_cold_count_before", period.board, period.period, period.period_id,
-                        encoded, member)[0]
-        .as<std::int64_t>();
+    // No row when the period has no pages: then it has no cold rows either.
+    const pqxx::result r = t.exec_prepared("bk_cold_count_before", period.board, period.period,
+                                           period.period_id, encoded, member);
+    return r.empty() ? std::int64_t{0} : r[0][0].as<std::int64_t>();
   });
 }
 

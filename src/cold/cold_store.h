@@ -125,6 +125,9 @@ class ColdReader {
   std::int64_t count(const PeriodKey& period);
   // Rows with encoded < e (strictly better scores).
   std::int64_t count_better(const PeriodKey& period, std::int64_t encoded);
+  // The same for many scores in one round trip (result i for encoded[i]).
+  std::vector<std::int64_t> count_better(const PeriodKey& period,
+                                         const std::vector<std::int64_t>& encoded);
   // Rows listed before (e, member): encoded < e, or encoded == e and member < m.
   std::int64_t count_before(const PeriodKey& period, std::int64_t encoded,
                             const std::string& member);

@@ -99,4 +99,34 @@ std::string quote_identifier(const std::string& name) {
   return "\"" + replace_all(name, "\"", "\"\"") + "\"";
 }
 
+void ArrayLiteral::text(std::string_view s) {
+  sep();
+  out_ += '"';
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out_ += '\\';
+    out_ += c;
+  }
+  out_ += '"';
+}
+
+void ArrayLiteral::integer(std::int64_t v) {
+  sep();
+  out_ += std::to_string(v);
+}
+
+void ArrayLiteral::null() {
+  sep();
+  out_ += "NULL";
+}
+
+std::string ArrayLiteral::done() {
+  out_ += '}';
+  return std::move(out_);
+}
+
+void ArrayLiteral::sep() {
+  if (!first_) out_ += ',';
+  first_ = false;
+}
+
 }  // namespace bk::cold::pg

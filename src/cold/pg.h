@@ -106,6 +106,21 @@ auto guarded(const Link& link, Session* session, std::string_view doing, F&& f) 
 std::shared_ptr<Link> connect(const std::string& url, std::string schema,
                               std::function<void(pqxx::connection&)> prepare = {});
 
+// PostgreSQL array literals for a text[] or bigint[] parameter: every text element
+// double-quoted, so commas, braces, whitespace and the word NULL are plain data.
+class ArrayLiteral {
+ public:
+  void text(std::string_view s);
+  void integer(std::int64_t v);
+  void null();
+  std::string done();
+
+ private:
+  void sep();
+  std::string out_ = "{";
+  bool first_ = true;
+};
+
 std::string replace_all(std::string text, std::string_view from, std::string_view to);
 std::string quote_identifier(const std::string& name);
 

@@ -199,7 +199,9 @@ std::optional<std::string> postgres_url_problem(std::string_view url) {
          "); expected postgresql://[user[:password]@]host[:port]/dbname";
 }
 
-const std::vector<std::string_view> kTopKeys{"redis", "postgres", "ingest", "history", "boards"};
+const std::vector<std::string_view> kTopKeys{"redis", "postgres", "ingest",
+                                             "serve", "history",  "boards"};
+const std::vector<std::string_view> kServeKeys{"listen", "tokens_file"};
 const std::vector<std::string_view> kRedisKeys{"url", "key_prefix", "cluster", "nodes", "tls"};
 const std::vector<std::string_view> kTlsKeys{"ca_file", "cert_file", "key_file", "server_name"};
 const std::vector<std::string_view> kPostgresKeys{"url", "schema"};
@@ -298,6 +300,7 @@ class Loader {
   void parse_postgres(const Entry& entry, PostgresConfig& postgres,
                       const ConfigOverrides& overrides);
   void parse_ingest(const Entry& entry, IngestConfig& ingest, bool cluster);
+  void parse_serve(const Entry& entry, ServeConfig& serve);
   void parse_history(const Entry& entry, const std::vector<BoardConfig>& boards,
                      HistoryConfig& history);
   void parse_streams(const Entry& entry, std::vector<std::string>& streams);
@@ -1075,20 +1078,46 @@ void Loader::parse_boards(const Entry& entry, std::vector<BoardConfig>& boards) 
   }
 }
 
+void Loader::parse_serve(const Entry& entry, ServeConfig& serve) {
+  const auto map = read_map(entry, "serve");
+  if (!map) return;
+  const Fields f = fields(*map, "in the serve section", kServeKeys);
+  if (const auto e = f.get("listen")) {
+    if (const auto listen = read_string(*e, "serve.listen")) {
+      const auto colon = listen->rfind(':');
+      if (colon == std::string::npos || colon + 1 == listen->size() ||
+          listen->find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+        report(*e, "serve.listen must be HOST:PORT (e.g. 127.0.0.1:8080 or 0.0.0.0:8080), not '" +
+                       *listen + "'");
+      } else {
+        serve.listen = *listen;
+      }
+    }
+  }
+  if (const auto e = f.get("tokens_file")) {
+    if (const auto file = read_string(*e, "serve.tokens_file")) {
+      serve.tokens_file = *file;
+      serve.where = where(e->pos());
+    }
+  }
+}
+
 Config Loader::load(const YAML::Node& root, const ConfigOverrides& overrides) {
   Config config;
   config.path = path_;
   if (!root.IsMap() && !is_blank(root)) {
-    report(
-        root,
-        "the config must be a map with the keys redis, postgres, ingest, history and boards, not " +
-            kind_of(root));
+    report(root,
+           "the config must be a map with the keys redis, postgres, ingest, serve, history and "
+           "boards, "
+           "not " +
+               kind_of(root));
     return config;
   }
   const Fields top = fields(root, "at the top level", kTopKeys);
   if (const auto e = top.get("redis")) parse_redis(*e, config.redis, overrides);
   if (const auto e = top.get("postgres")) parse_postgres(*e, config.postgres, overrides);
   if (const auto e = top.get("ingest")) parse_ingest(*e, config.ingest, config.redis.cluster);
+  if (const auto e = top.get("serve")) parse_serve(*e, config.serve);
   // On a cluster the default stream carries a hash tag (see cluster_stream_problem).
   if (config.ingest.streams.empty()) {
     config.ingest.streams = {config.redis.key_prefix +

@@ -67,6 +67,15 @@ std::optional<std::string> stream_list_problem(const std::vector<std::string>& s
 // empty). Why this stream lacks one; nullopt when it has one.
 std::optional<std::string> cluster_stream_problem(const std::string& stream);
 
+// The HTTP read API (`serve`); its --listen flag overrides `listen`.
+struct ServeConfig {
+  std::string listen = "127.0.0.1:8080";  // HOST:PORT
+  // Bearer tokens, one a line (blank lines and lines starting with # skipped); empty: none.
+  // BOARDKEEPER_SERVE_TOKENS (comma-separated) adds more. Read when `serve` starts.
+  std::string tokens_file;
+  std::string where;  // "FILE:LINE:COLUMN" of tokens_file, for messages
+};
+
 // History retention (`history.retention`): per period name (a period kind or a custom
 // period's name), how long after its period ended tick keeps an archived period's rows.
 // Absent (or `forever`): kept.
@@ -110,6 +119,7 @@ struct Config {
   RedisConfig redis;
   PostgresConfig postgres;
   IngestConfig ingest;
+  ServeConfig serve;
   HistoryConfig history;
   std::vector<BoardConfig> boards;
 

@@ -37,6 +37,14 @@ class UsageError : public Error {
   ExitCode exit_code() const noexcept override { return ExitCode::usage; }
 };
 
+// A read named something that does not exist: a board no config entry matches, a period the
+// board does not use, a period with nothing to read. Exit 2 like any usage error; the HTTP
+// read API answers it with 404 (other usage errors: 400).
+class NotFoundError : public UsageError {
+ public:
+  using UsageError::UsageError;
+};
+
 // A server (Redis or PostgreSQL) cannot be reached or went away (exit 3). A class deriving
 // from it initialises the virtual base itself: `D(const std::string& w) : Error(w), ...`.
 class UnavailableError : public virtual Error {

@@ -11,6 +11,9 @@ inline constexpr std::size_t kMaxBoardBytes = 128;
 
 // 1 to 512 bytes of valid UTF-8 without NUL.
 std::optional<std::string> member_problem(std::string_view member);
+// `s` with each byte that is not part of valid UTF-8 replaced by U+FFFD: for showing what a
+// client sent inside JSON, which must be UTF-8.
+std::string valid_utf8(std::string_view s);
 // 1 to 128 bytes of letters, digits and _ - . : /
 std::optional<std::string> board_name_problem(std::string_view name);
 // A board name, or a glob of one (also * ? [ ] allowed).

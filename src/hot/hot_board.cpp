@@ -165,6 +165,20 @@ std::int64_t HotBoard::count_better(redis::Connection& conn, const std::string& 
   return conn.command({"ZCOUNT", live_key, "-inf", "(" + std::to_string(encoded)}).as_int();
 }
 
+std::vector<std::int64_t> HotBoard::count_better(redis::Connection& conn,
+                                                 const std::string& live_key,
+                                                 const std::vector<std::int64_t>& encoded) {
+  std::vector<redis::Args> commands;
+  commands.reserve(encoded.size());
+  for (const std::int64_t e : encoded) {
+    commands.push_back({"ZCOUNT", live_key, "-inf", "(" + std::to_string(e)});
+  }
+  std::vector<std::int64_t> out;
+  out.reserve(encoded.size());
+  for (const redis::Reply& r : conn.pipeline(commands)) out.push_back(r.as_int());
+  return out;
+}
+
 std::vector<ScoredMember> HotBoard::slice(redis::Connection& conn, const std::string& live_key,
                                           std::int64_t start, std::int64_t count) {
   if (count <= 0) return {};

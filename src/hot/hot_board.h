@@ -178,6 +178,9 @@ class HotBoard {
   // Hot members with encoded < e.
   std::int64_t count_better(redis::Connection& conn, const std::string& live_key,
                             std::int64_t encoded);
+  // The same for many scores, one round trip (result i for encoded[i]).
+  std::vector<std::int64_t> count_better(redis::Connection& conn, const std::string& live_key,
+                                         const std::vector<std::int64_t>& encoded);
   // Positions [start, start + count) without ranks.
   std::vector<ScoredMember> slice(redis::Connection& conn, const std::string& live_key,
                                   std::int64_t start, std::int64_t count);

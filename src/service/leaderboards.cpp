@@ -107,7 +107,7 @@ const BoardConfig& board_entry(const Config& config, const std::string& board) {
   if (auto problem = board_name_problem(board)) throw UsageError(*problem + ": '" + board + "'");
   const BoardConfig* c = config.board_for(board);
   if (c == nullptr) {
-    throw UsageError("no board entry in " + config.path + " matches board '" + board + "'");
+    throw NotFoundError("no board entry in " + config.path + " matches board '" + board + "'");
   }
   return *c;
 }
@@ -735,8 +735,8 @@ PeriodRef resolve_period(const Config& config, const std::string& board, const s
   if (spec == nullptr) {
     std::string known;
     for (const PeriodSpec& p : c.periods) known += (known.empty() ? "" : ", ") + p.name;
-    throw UsageError("board '" + board + "' has no period '" + period +
-                     "'; its periods are: " + known);
+    throw NotFoundError("board '" + board + "' has no period '" + period +
+                        "'; its periods are: " + known);
   }
   PeriodRef ref{&c, spec, board, {}};
   if (period_id) {

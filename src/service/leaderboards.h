@@ -189,8 +189,21 @@ class Leaderboards {
   // loaded whole). An offset past the last member reads nothing.
   std::vector<Standing> top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
   std::optional<Standing> rank(const PeriodRef& ref, const std::string& member);
+  // rank() of many members at once (result i for members[i]): a few round trips whatever
+  // their number (at most kMaxReadRows), hot or cold.
+  std::vector<std::optional<Standing>> ranks(const PeriodRef& ref,
+                                             const std::vector<std::string>& members);
   std::vector<Standing> around(const PeriodRef& ref, const std::string& member, std::int64_t k);
   std::vector<PeriodStatus> periods(const std::string& board);
+
+  // Paging by listing key (the HTTP API's cursors). count: the period's members, hot and
+  // cold. listing_score: where a standing read earlier sits in the listing order (its
+  // encoded score), UsageError when it cannot come from this period. listed_through: how
+  // many members are listed at or before that key now, so the next page starts there; the
+  // member need not be on the board any more. Both cost the same at any depth.
+  std::int64_t count(const PeriodRef& ref);
+  std::int64_t listing_score(const PeriodRef& ref, const Standing& s) const;
+  std::int64_t listed_through(const PeriodRef& ref, const Standing& s);
 
   // Statistics of this object's life, for logs and metrics.
   struct Counters {
@@ -259,6 +272,10 @@ class Leaderboards {
   std::vector<Standing> merged_top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
   std::vector<Standing> merged_top_deep(const PeriodRef& ref, std::int64_t offset,
                                         std::int64_t count);
+  // Positions [offset, want) of the first `want` members in listing order (all of them, or
+  // more), ranked.
+  std::vector<Standing> page_of(const PeriodRef& ref, std::vector<ScoredMember> all,
+                                std::int64_t offset, std::int64_t want) const;
   // A page in listing order, ranked from `start`, decoded.
   std::vector<Standing> ranked(const PeriodRef& ref, const std::vector<ScoredMember>& page,
                                SliceStart start) const;
@@ -268,6 +285,22 @@ class Leaderboards {
   std::vector<Standing> merged_around(const PeriodRef& ref, const std::string& member,
                                       std::int64_t k);
   void register_board(const std::string& board);
+
+  // What reads need of a spilled period's cold tier, as of one spill / rehydrate generation
+  // of the period (read_state's gen). Exact while that generation lasts: a spill commits
+  // cold rows only for members that are hot (and stale) until it removes them, which moves
+  // the generation, and a rehydration moves it too. Reused by the reads of this object.
+  struct ColdSummary {
+    std::string gen;
+    std::int64_t live = 0;           // cold rows of members that are not hot
+    std::vector<ScoredMember> head;  // the first kSummaryHead cold rows, stale ones included
+  };
+  static constexpr std::int64_t kSummaryHead = 1024;
+  std::unordered_map<std::string, ColdSummary> summaries_;  // by the period's meta key
+  // The summary for `st.gen`, made when there is none; nullptr when the generation moved
+  // meanwhile (read again).
+  const ColdSummary* cold_summary(const PeriodRef& ref, const hot::PeriodKeys& keys,
+                                  const hot::ReadState& st);
 };
 
 }  // namespace bk::service

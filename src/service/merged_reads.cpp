@@ -9,6 +9,7 @@
 // means a removal happened in between, which the generation shows (the read is repeated).
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 #include "service/leaderboards.h"
 
@@ -86,6 +87,24 @@ std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_
   std::int64_t slack = 16;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;
+    // The first pages (the common read) come from the cold summary without PostgreSQL.
+    const hot::ReadState st0 = hot_.read_state(redis_, keys, "");
+    const ColdSummary* summary = cold_summary(ref, keys, st0);
+    if (summary == nullptr) continue;
+    if (want <= kSummaryHead / 2) {
+      const auto hot_rows = hot_.slice(redis_, keys.live, 0, want);
+      const hot::ReadState st = hot_.read_state(redis_, keys, "");  // the stale set after it
+      if (st.gen != st0.gen) continue;
+      std::vector<ScoredMember> cold_live;
+      const std::set<std::string> skip(st.hot_and_stale.begin(), st.hot_and_stale.end());
+      for (const auto& m : summary->head) {
+        if (skip.count(m.member) == 0) cold_live.push_back(m);
+      }
+      if (static_cast<std::int64_t>(cold_live.size()) >= want ||
+          static_cast<std::int64_t>(summary->head.size()) < kSummaryHead) {
+        return page_of(ref, merge(hot_rows, cold_live), offset, want);
+      }
+    }
     const std::string gen_before = meta_gen(redis_, keys.meta);
     cold::ColdReader reader = cold.reader();
     const auto cold_rows = reader.slice(ck, 0, want + slack);
@@ -99,17 +118,21 @@ std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_
       slack = slack * 4 + static_cast<std::int64_t>(skip.size());  // skipped too many: read more
       continue;
     }
-    auto all = merge(hot_rows, cold_live);
-    if (static_cast<std::int64_t>(all.size()) > want) all.resize(static_cast<std::size_t>(want));
-    if (static_cast<std::int64_t>(all.size()) <= offset) return {};
-    const std::vector<ScoredMember> page(all.begin() + offset, all.end());
-    // Everything strictly better than the page's first entry is in the prefix we hold.
-    const auto better =
-        std::count_if(all.begin(), all.begin() + offset,
-                      [&](const ScoredMember& m) { return m.encoded < page.front().encoded; });
-    return ranked(ref, page, SliceStart{offset, better + 1});
+    return page_of(ref, merge(hot_rows, cold_live), offset, want);
   }
   throw inconsistent(ref);
+}
+
+std::vector<Standing> Leaderboards::page_of(const PeriodRef& ref, std::vector<ScoredMember> all,
+                                            std::int64_t offset, std::int64_t want) const {
+  if (static_cast<std::int64_t>(all.size()) > want) all.resize(static_cast<std::size_t>(want));
+  if (static_cast<std::int64_t>(all.size()) <= offset) return {};
+  const std::vector<ScoredMember> page(all.begin() + offset, all.end());
+  // Everything strictly better than the page's first entry is in the prefix we hold.
+  const auto better = std::count_if(all.begin(), all.begin() + offset, [&](const ScoredMember& m) {
+    return m.encoded < page.front().encoded;
+  });
+  return ranked(ref, page, SliceStart{offset, better + 1});
 }
 
 // A page past the hot members' count: PostgreSQL is asked for the cold row at position
@@ -258,6 +281,130 @@ std::vector<Standing> Leaderboards::merged_around(const PeriodRef& ref, const st
     for (std::size_t i = 0; i < slice.size(); ++i) {
       if (k == 0 && slice[i].member != member) continue;
       out.push_back(decode_scored(ref, slice[i], ranks[i]));
+    }
+    return out;
+  }
+  throw inconsistent(ref);
+}
+
+const Leaderboards::ColdSummary* Leaderboards::cold_summary(const PeriodRef& ref,
+                                                            const hot::PeriodKeys& keys,
+                                                            const hot::ReadState& st) {
+  if (const auto it = summaries_.find(keys.meta);
+      it != summaries_.end() && it->second.gen == st.gen) {
+    return &it->second;
+  }
+  const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
+  cold::ColdReader reader = cold_for(ref).reader();
+  ColdSummary summary{st.gen, reader.count(ck), {}};
+  for (const auto& row : reader.slice(ck, 0, kSummaryHead))
+    summary.head.push_back({row.member, row.encoded});
+  // The hot members whose rows are in this snapshot are in the stale set by now (a spill
+  // enters them before it commits their rows).
+  const hot::ReadState after = hot_.read_state(redis_, keys, "");
+  if (after.gen != st.gen) return nullptr;
+  summary.live -= static_cast<std::int64_t>(reader.rows_for(ck, after.hot_and_stale).size());
+  if (summaries_.size() >= 256) summaries_.clear();  // bounded: reads move on to new periods
+  return &(summaries_[keys.meta] = std::move(summary));
+}
+
+std::int64_t Leaderboards::count(const PeriodRef& ref) {
+  const hot::PeriodKeys keys = period_keys(ref);
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    const hot::ReadState st = hot_.read_state(redis_, keys, "");
+    const std::int64_t hot = hot_.size(redis_, keys.live);
+    if (!st.spilled) return hot;
+    if (const ColdSummary* cold = cold_summary(ref, keys, st)) return hot + cold->live;
+  }
+  throw inconsistent(ref);
+}
+
+std::int64_t Leaderboards::listing_score(const PeriodRef& ref, const Standing& s) const {
+  try {
+    return ScoreCodec(layout(*ref.spec))
+        .encode(s.points, s.achieved_at.value_or(ref.period.start), ref.period.start);
+  } catch (const OutOfRangeError& e) {
+    throw UsageError("not a standing of " + ref.board + " " + ref.spec->name + " " + ref.period.id +
+                     ": " + e.what());
+  }
+}
+
+std::int64_t Leaderboards::listed_through(const PeriodRef& ref, const Standing& s) {
+  const std::int64_t e = listing_score(ref, s);
+  const hot::PeriodKeys keys = period_keys(ref);
+  const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
+  const ScoredMember key{s.member, e};
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    if (attempt > 0) ++counters_.retries;
+    const hot::ReadState st = hot_.read_state(redis_, keys, s.member);
+    // Hot members listed before the key, and the member itself if it is still at it.
+    std::int64_t through =
+        hot_.neighbours(redis_, keys, e, s.member, 0).count_before + (st.member_score == e ? 1 : 0);
+    if (st.spilled) {
+      cold::ColdReader reader = cold_for(ref).reader();
+      through += reader.count_before(ck, e, s.member);
+      // Cold rows of hot members are not part of the board.
+      for (const auto& row : reader.rows_for(ck, st.hot_and_stale)) {
+        if (listed_before({row.member, row.encoded}, key)) --through;
+      }
+      if (!st.member_score) {
+        const auto own = reader.rows_for(ck, {s.member});
+        if (!own.empty() && own.front().encoded == e) ++through;
+      }
+    }
+    if (meta_gen(redis_, keys.meta) == st.gen) return through;
+  }
+  throw inconsistent(ref);
+}
+
+std::vector<std::optional<Standing>> Leaderboards::ranks(const PeriodRef& ref,
+                                                         const std::vector<std::string>& members) {
+  if (static_cast<std::int64_t>(members.size()) > kMaxReadRows) {
+    throw UsageError("a read of " + ref.board + " " + ref.spec->name + " " + ref.period.id +
+                     ": at most " + std::to_string(kMaxReadRows) + " members at once");
+  }
+  const hot::PeriodKeys keys = period_keys(ref);
+  const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    if (attempt > 0) ++counters_.retries;
+    const hot::ReadState st = hot_.read_state(redis_, keys, "");
+    const auto hot_scores = hot_.scores(redis_, keys.live, members);
+    std::vector<std::optional<std::int64_t>> score(hot_scores.begin(), hot_scores.end());
+    std::optional<cold::ColdReader> reader;
+    std::vector<std::int64_t> stale;  // encoded scores of cold rows of hot members, sorted
+    if (st.spilled) {
+      reader.emplace(cold_for(ref).reader());
+      std::vector<std::string> missing;
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        if (!score[i]) missing.push_back(members[i]);
+      }
+      std::unordered_map<std::string, std::int64_t> cold_score;
+      for (const auto& row : reader->rows_for(ck, missing)) cold_score[row.member] = row.encoded;
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        if (score[i]) continue;
+        if (const auto it = cold_score.find(members[i]); it != cold_score.end())
+          score[i] = it->second;
+      }
+      for (const auto& row : reader->rows_for(ck, st.hot_and_stale)) stale.push_back(row.encoded);
+      std::sort(stale.begin(), stale.end());
+    }
+    std::vector<std::int64_t> found;
+    for (const auto& s : score) {
+      if (s) found.push_back(*s);
+    }
+    const auto hot_better = hot_.count_better(redis_, keys.live, found);
+    const auto cold_better =
+        reader ? reader->count_better(ck, found) : std::vector<std::int64_t>(found.size(), 0);
+    if (meta_gen(redis_, keys.meta) != st.gen) continue;
+    std::vector<std::optional<Standing>> out(members.size());
+    for (std::size_t i = 0, f = 0; i < members.size(); ++i) {
+      if (!score[i]) continue;
+      // 1 + the members strictly better in both tiers (a stale cold row is no member).
+      const auto stale_better =
+          std::lower_bound(stale.begin(), stale.end(), *score[i]) - stale.begin();
+      out[i] = decode_scored(ref, {members[i], *score[i]},
+                             1 + hot_better[f] + cold_better[f] - stale_better);
+      ++f;
     }
     return out;
   }

@@ -54,6 +54,8 @@ TEST_F(ColdReaderTest, EqualScoresAreListedByMemberBytes) {
   EXPECT_EQ(r.count_before(kDaily, 5, "a"), 2);
   EXPECT_EQ(r.count_before(kDaily, 5, "é"), 5);
   EXPECT_EQ(r.count_better(kDaily, 5), 1);
+  EXPECT_EQ(r.count_better(kDaily, std::vector<std::int64_t>{6, 4, 7, 5}),
+            (std::vector<std::int64_t>{7, 0, 8, 1}));
   EXPECT_EQ(members_of(r.after(kDaily, 5, "b", 2)), (std::vector<std::string>{"e", "é"}));
   EXPECT_EQ(members_of(r.before(kDaily, 5, "b", 3)), (std::vector<std::string>{"a", "B", "z"}));
   EXPECT_EQ(members_of(r.rows_for(kDaily, {"😀", "nobody", "B", "A", "é"})),
@@ -64,6 +66,18 @@ TEST_F(ColdReaderTest, EqualScoresAreListedByMemberBytes) {
   EXPECT_TRUE(r.before(kDaily, 4, "z", 10).empty());
   EXPECT_TRUE(r.rows_for(kDaily, {}).empty());
   EXPECT_EQ(r.count(kWeekly), 0);
+}
+
+// A period without cold rows has no counted pages: counting in it is 0, not an error (a
+// merged read of a board Redis cannot vouch for asks before anything has spilled).
+TEST_F(ColdReaderTest, CountsInAPeriodWithoutRowsAreZero) {
+  store().upsert(kDaily, {{"a", 5, 1, std::nullopt}});
+  auto r = store().reader();
+  EXPECT_EQ(r.count_before(kWeekly, 5, "a"), 0);
+  EXPECT_EQ(r.count_better(kWeekly, 5), 0);
+  EXPECT_EQ(r.count_better(kWeekly, std::vector<std::int64_t>{5, 9}),
+            (std::vector<std::int64_t>{0, 0}));
+  EXPECT_EQ(r.count_before(kDaily, 6, "a"), 1);
 }
 
 struct ModelRow {

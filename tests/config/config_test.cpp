@@ -182,6 +182,28 @@ TEST(ConfigTest, IngestSectionParsesEveryKey) {
   EXPECT_EQ(c.ingest.dead_maxlen, 5000);
 }
 
+// --- serve ---
+
+TEST(ConfigTest, ServeSectionParsesEveryKeyAndDefaults) {
+  const Config c =
+      parse("serve:\n  listen: 0.0.0.0:9000\n  tokens_file: /etc/bk/tokens\n" + minimal());
+  EXPECT_EQ(c.serve.listen, "0.0.0.0:9000");
+  EXPECT_EQ(c.serve.tokens_file, "/etc/bk/tokens");
+  EXPECT_EQ(c.serve.where, "test.yaml:3:16");
+  const Config d = parse(minimal());
+  EXPECT_EQ(d.serve.listen, "127.0.0.1:8080");
+  EXPECT_EQ(d.serve.tokens_file, "");
+}
+
+TEST(ConfigTest, ServeRefusesABadListenAddressAndUnknownKeys) {
+  EXPECT_TRUE(HasProblem(problems_of("serve:\n  listen: localhost\n" + minimal()), 2, 11,
+                         "serve.listen must be HOST:PORT"));
+  EXPECT_TRUE(HasProblem(problems_of("serve:\n  listen: 'h:80x'\n" + minimal()), 2, 11,
+                         "serve.listen must be HOST:PORT"));
+  EXPECT_TRUE(HasProblem(problems_of("serve:\n  tokens: [a]\n" + minimal()), 2, 3,
+                         "unknown key 'tokens' in the serve section"));
+}
+
 TEST(ConfigTest, IngestStreamMayBeAList) {
   const Config c = parse("ingest:\n  stream: [a:events, b:events]\n" + minimal());
   EXPECT_EQ(c.ingest.streams, (std::vector<std::string>{"a:events", "b:events"}));
@@ -400,7 +422,8 @@ TEST(ConfigTest, LayoutUsesLongestPeriodAtResolution) {
 TEST(ConfigTest, UnknownTopLevelKey) {
   const auto p = problems_of(minimal() + "extra: 1\n");
   EXPECT_TRUE(HasProblem(p, 6, 1, "unknown key 'extra' at the top level"));
-  EXPECT_TRUE(HasProblem(p, 6, 1, "known keys are: redis, postgres, ingest, history, boards"));
+  EXPECT_TRUE(
+      HasProblem(p, 6, 1, "known keys are: redis, postgres, ingest, serve, history, boards"));
 }
 
 TEST(ConfigTest, UnknownBoardKeySuggestsTheClosest) {

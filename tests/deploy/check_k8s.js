@@ -316,7 +316,7 @@ function validateSchemas(objects, work) {
 // ---------------------------------------------------------------------------------------
 // 3. What boardkeeper needs from the objects.
 
-const COMMANDS = ["migrate", "check-config", "add", "top", "rank", "around", "periods", "tick", "ingest", "history"];
+const COMMANDS = ["migrate", "check-config", "add", "top", "rank", "around", "periods", "tick", "ingest", "history", "serve"];
 const GLOBAL_OPTIONS = ["--config", "--now", "--log-level", "--log-format"];
 
 // Splits boardkeeper's argv into global options and the command; null if malformed.
@@ -404,7 +404,7 @@ function secretEnv(spec, container, byKey) {
 
 function checkCommands(byKey, runs, work) {
   const commands = new Set(runs.map((r) => r.command));
-  for (const want of ["migrate", "tick", "ingest"]) {
+  for (const want of ["migrate", "tick", "ingest", "serve"]) {
     if (!commands.has(want)) fail("deploy/k8s", `no workload runs 'boardkeeper ${want}'`);
   }
   for (const r of runs) {
@@ -435,6 +435,7 @@ function checkCommands(byKey, runs, work) {
     }
     checkArgvParses(r, cfg, cleanEnv);
     if (r.command === "ingest") checkIngest(r);
+    if (r.command === "serve") checkServe(r, byKey);
     if (r.command === "tick") checkTick(r);
   }
 }
@@ -489,9 +490,9 @@ function checkArgvParses(r, cfg, env) {
     }
     argv.push(r.rest[i]);
   }
-  // ingest waits outages out instead of exiting: it must be retrying Redis when stopped
-  // (SIGTERM), and then exit 0.
-  const waits = r.command === "ingest";
+  // ingest and serve wait outages out instead of exiting: ingest must be retrying Redis
+  // when stopped (SIGTERM), serve must say Redis is not reachable, and both then exit 0.
+  const waits = r.command === "ingest" || r.command === "serve";
   // Its output goes to a file: spawnSync closes its pipes when the time is up, and the
   // summary ingest writes on SIGTERM would then meet a closed pipe.
   const outFile = path.join(path.dirname(cfg), "argv-run.out");
@@ -510,7 +511,8 @@ function checkArgvParses(r, cfg, env) {
   fs.closeSync(outFd);
   res.stderr = fs.readFileSync(outFile, "utf8");
   if (waits) {
-    if (res.status !== 0 || !/redis failed/.test(res.stderr)) {
+    const said = r.command === "serve" ? /redis is not reachable/ : /redis failed/;
+    if (res.status !== 0 || !said.test(res.stderr)) {
       fail(r.where, `args ${JSON.stringify(r.container.args)}: boardkeeper ${argv.join(" ")} ` +
         `should retry with Redis and PostgreSQL down and exit 0 on SIGTERM, but exits ` +
         `${res.status ?? res.signal}:\n${res.stderr}`);
@@ -550,6 +552,39 @@ function checkIngest(r) {
   }
   if (!(spec.terminationGracePeriodSeconds >= 10)) {
     fail(where, "terminationGracePeriodSeconds must leave time to finish a batch (>= 10)");
+  }
+}
+
+// serve: a Deployment listening on a declared port "http", probed on /healthz and /readyz,
+// with a Service that selects its pods and targets that port.
+function checkServe(r, byKey) {
+  const { obj, container: c, where } = r;
+  if (obj.kind !== "Deployment") fail(where, "serve runs in a Deployment");
+  const listen = r.rest[r.rest.indexOf("--listen") + 1];
+  if (!r.rest.includes("--listen") || !/^[0-9.]+:\d+$/.test(listen || "")) {
+    fail(where, "serve needs --listen ADDR:PORT");
+    return;
+  }
+  const port = Number(listen.split(":")[1]);
+  const declared = (c.ports || []).find((p) => p.containerPort === port);
+  if (!declared || declared.name !== "http") fail(where, `container port ${port} must be declared, named http`);
+  for (const [probe, wantPath] of [["livenessProbe", "/healthz"], ["readinessProbe", "/readyz"]]) {
+    const p = c[probe]?.httpGet;
+    if (!p || p.path !== wantPath) fail(where, `needs an httpGet ${probe} on ${wantPath}`);
+  }
+  const labels = obj.spec.template.metadata?.labels || {};
+  const services = [...byKey.values()].filter((o) => o.kind === "Service");
+  const selecting = services.filter((svc) => {
+    const sel = svc.spec?.selector || {};
+    return Object.keys(sel).length > 0 && Object.entries(sel).every(([k, v]) => labels[k] === v);
+  });
+  if (selecting.length === 0) fail(where, "no Service selects serve's pods");
+  for (const svc of selecting) {
+    for (const p of svc.spec.ports || []) {
+      if (p.targetPort !== "http" && p.targetPort !== port) {
+        fail(`Service/${svc.metadata.name}`, `targetPort ${p.targetPort} is not serve's port (http, ${port})`);
+      }
+    }
   }
 }
 

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "redis/url.h"
 
@@ -275,6 +276,18 @@ RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
   close(out_fd);
   close(err_fd);
   return r;
+}
+
+int listening_port(const std::string& log) {
+  const std::string marker = "on http://127.0.0.1:";
+  for (int i = 0; i < 300; ++i) {
+    const std::string text = read_file(log);
+    const auto at = text.find(marker);
+    if (at != std::string::npos) return std::stoi(text.substr(at + marker.size()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "no listening address in " << log << ":\n" << read_file(log);
+  return 0;
 }
 
 Reaper::~Reaper() {

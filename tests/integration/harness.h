@@ -56,6 +56,10 @@ RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
 int spawn_cli(const std::vector<std::string>& args, const std::string& log_path);
 int wait_cli(int pid);
 
+// The port a spawned ingest or serve logged it listens on ("... on http://127.0.0.1:PORT"),
+// waited for up to 15 s; 0 (and a test failure) when it never appeared.
+int listening_port(const std::string& log);
+
 // Kills a spawned command that a failed assertion left running (one that exited and was
 // waited for is not there any more).
 struct Reaper {

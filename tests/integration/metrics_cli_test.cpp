@@ -432,26 +432,13 @@ TEST_F(MetricsCliTest, TickPushesWithBasicAuthAndOverHttps) {
   serving.join();
 }
 
-// The address ingest logged it listens on ("... on http://127.0.0.1:PORT").
-int listening_port(const std::string& log) {
-  const std::string marker = "on http://127.0.0.1:";
-  for (int i = 0; i < 300; ++i) {
-    const std::string text = test::read_file(log);
-    const auto at = text.find(marker);
-    if (at != std::string::npos) return std::stoi(text.substr(at + marker.size()));
-    std::this_thread::sleep_for(50ms);
-  }
-  ADD_FAILURE() << "no listening address in " << log << ":\n" << test::read_file(log);
-  return 0;
-}
-
 TEST_F(MetricsCliTest, IngestServesLiveMetricsAndProbes) {
   const std::string stream = prefix + ":events";
   const std::string log = dir + "/ingest.log";
   const int pid = test::spawn_cli(
       {"--config", config_path, "--now=2027-01-04T12:00:00Z", "ingest", "--listen", "127.0.0.1:0"},
       log);
-  const int port = listening_port(log);
+  const int port = test::listening_port(log);
   ASSERT_GT(port, 0);
   // Ready once its first Redis round trip succeeded.
   HttpAnswer ready;
@@ -553,7 +540,7 @@ TEST_F(MetricsCliTest, IngestReportsItsStreamsLagPendingAndLength) {
   const int pid = test::spawn_cli(
       {"--config", config_path, "--now=2027-01-04T12:00:00Z", "ingest", "--listen", "127.0.0.1:0"},
       log);
-  const int port = listening_port(log);
+  const int port = test::listening_port(log);
   ASSERT_GT(port, 0);
   const test::prom::LabelMap labels{{"stream", stream}};
   test::prom::Exposition e;
@@ -597,7 +584,7 @@ TEST_F(MetricsCliTest, IdleClientsDoNotHoldUpTheProbes) {
       {"--config", config_path, "--now=2027-01-04T12:00:00Z", "ingest", "--listen", "127.0.0.1:0"},
       log);
   test::Reaper reaper{pid};
-  const int port = listening_port(log);
+  const int port = test::listening_port(log);
   ASSERT_GT(port, 0);
   std::vector<int> idle;
   for (const char* sent : {"", "GET /metr", ""}) {
@@ -636,7 +623,7 @@ TEST_F(MetricsCliTest, IngestIsNotReadyWhileRedisDoesNotAnswer) {
           "127.0.0.1:0", static_cast<char*>(nullptr));
     _exit(127);
   }
-  const int port = listening_port(log);
+  const int port = test::listening_port(log);
   ASSERT_GT(port, 0);
   const HttpAnswer ready = get(port, "/readyz");
   EXPECT_EQ(ready.status, 503) << ready.body;

@@ -1,0 +1,367 @@
+// Routing, parameters and JSON of the read API. Every failure becomes a JSON error with the
+// status the contract names; nothing a client sends can crash the server.
+#include "api/api.h"
+
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <map>
+#include <set>
+
+#include "api/cursor.h"
+#include "api/split.h"
+#include "core/json.h"
+#include "core/percent.h"
+#include "core/validate.h"
+
+namespace bk::api {
+namespace {
+
+struct HttpError {
+  int status;
+  std::string message;
+};
+
+[[noreturn]] void bad(std::string message) {
+  throw HttpError{400, std::move(message)};
+}
+
+// A percent-encoded part of the target; in a query '+' is a space (as browsers, Python's
+// urlencode and Node's URLSearchParams send it).
+std::string decode(std::string_view raw, bool query, const std::string& what) {
+  std::string text(raw);
+  if (query) std::replace(text.begin(), text.end(), '+', ' ');
+  auto decoded = percent_decode(text);
+  if (!decoded) bad(what + " is not percent-encoded correctly: '" + std::string(raw) + "'");
+  return std::move(*decoded);
+}
+
+std::string member_of(std::string_view raw, bool query) {
+  std::string member = decode(raw, query, "the member id");
+  if (auto problem = member_problem(member))
+    bad("member id " + json_string(member) + ": " + *problem);
+  return member;
+}
+
+// The query's parameters, raw (still encoded), each at most once and each one `allowed`.
+std::map<std::string, std::string_view> parameters(std::string_view query,
+                                                   const std::set<std::string>& allowed) {
+  std::map<std::string, std::string_view> out;
+  if (query.empty()) return out;
+  for (const std::string_view pair : split(query, '&')) {
+    if (pair.empty()) continue;
+    const std::size_t eq = pair.find('=');
+    const std::string name = decode(pair.substr(0, eq), true, "a parameter name");
+    if (allowed.count(name) == 0) {
+      std::string known;
+      for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
+      bad("unknown parameter '" + name + "'" +
+          (known.empty() ? std::string(" (this route takes none)") : " (known: " + known + ")"));
+    }
+    if (!out.emplace(name, eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1))
+             .second) {
+      bad("parameter '" + name + "' is given twice");
+    }
+  }
+  return out;
+}
+
+std::int64_t number(const std::map<std::string, std::string_view>& params, const std::string& name,
+                    std::int64_t fallback, std::int64_t min, std::int64_t max) {
+  const auto it = params.find(name);
+  if (it == params.end()) return fallback;
+  const std::string text = decode(it->second, true, name);
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
+    bad(name + " must be a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
+        "], not '" + text + "'");
+  }
+  return v;
+}
+
+std::optional<std::string> period_id(const std::map<std::string, std::string_view>& params) {
+  const auto it = params.find("period_id");
+  if (it == params.end()) return std::nullopt;
+  return decode(it->second, true, "period_id");
+}
+
+std::string record(const service::Standing& s) {
+  return JsonLine()
+      .num("rank", s.rank)
+      .str("member", s.member)
+      .num("points", s.points)
+      .time("achieved_at", s.achieved_at)
+      .done();
+}
+
+std::string records(const std::vector<service::Standing>& rows) {
+  std::string out = "[";
+  for (const auto& r : rows) {
+    if (out.size() > 1) out += ',';
+    out += record(r);
+  }
+  return out + "]";
+}
+
+JsonLine period_fields(const service::PeriodView& view) {
+  const service::PeriodRef& ref = view.ref;
+  return std::move(
+      JsonLine()
+          .str("board", ref.board)
+          .str("period", ref.spec->name)
+          .str("period_id", ref.period.id)
+          .time("period_start", ref.period.start)
+          .time("period_end", ref.period.end)
+          .str("state", view.state == service::PeriodState::archived ? "archived" : "open"));
+}
+
+std::string error_body(const std::string& message) {
+  return JsonLine().str("error", valid_utf8(message)).done();
+}
+
+// The ids of a members request: `ids=a,b,c` (each percent-encoded; a comma inside an id is
+// %2C) or a POST body {"ids": [...]}. Duplicates are read once.
+std::vector<std::string> ids_of(const Request& request,
+                                const std::map<std::string, std::string_view>& params) {
+  std::vector<std::string> ids;
+  if (request.method == "POST") {
+    if (params.count("ids") != 0) bad("give the ids in the body or in the query, not both");
+    nlohmann::json body;
+    try {
+      body = nlohmann::json::parse(request.body);
+    } catch (const nlohmann::json::exception& e) {
+      bad(std::string("the body is not JSON: ") + e.what());
+    }
+    if (!body.is_object() || !body.contains("ids") || !body["ids"].is_array()) {
+      bad(R"(the body must be {"ids": ["member", ...]})");
+    }
+    for (const auto& id : body["ids"]) {
+      if (!id.is_string()) bad("every id must be a string, not " + id.dump());
+      if (static_cast<std::int64_t>(ids.size()) == kMaxIds) break;
+      ids.push_back(id.get<std::string>());
+      if (auto problem = member_problem(ids.back())) {
+        bad("member id " + json_string(ids.back()) + ": " + *problem);
+      }
+    }
+    if (body["ids"].size() > static_cast<std::size_t>(kMaxIds)) {
+      bad("at most " + std::to_string(kMaxIds) + " ids a request, not " +
+          std::to_string(body["ids"].size()));
+    }
+  } else {
+    const auto it = params.find("ids");
+    if (it == params.end() || it->second.empty()) bad("ids is missing: ?ids=a,b,c");
+    const auto parts = split(it->second, ',');
+    if (static_cast<std::int64_t>(parts.size()) > kMaxIds) {
+      bad("at most " + std::to_string(kMaxIds) + " ids a request, not " +
+          std::to_string(parts.size()));
+    }
+    for (const std::string_view part : parts) ids.push_back(member_of(part, true));
+  }
+  if (ids.empty()) bad("ids is empty");
+  std::vector<std::string> unique;
+  std::set<std::string> seen;
+  for (auto& id : ids) {
+    if (seen.insert(id).second) unique.push_back(std::move(id));
+  }
+  return unique;
+}
+
+class Route {
+ public:
+  Route(const Request& request, service::Reads& reads) : request_(request), reads_(reads) {}
+
+  Response run() {
+    const std::string_view target(request_.target);
+    const std::size_t q = target.find('?');
+    const std::string_view path = target.substr(0, q);
+    query_ = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+    const auto segs = split(path, '/');  // "", "v1", "boards", board, ...
+    const std::size_t n = segs.size();
+    if (n < 5 || !segs[0].empty() || segs[1] != "v1" || segs[2] != "boards") {
+      throw HttpError{404, "no such route: " + std::string(path)};
+    }
+    board_ = decode(segs[3], false, "the board name");
+    if (auto problem = board_name_problem(board_)) bad(*problem + ": " + json_string(board_));
+    if (n == 5 && segs[4] == "periods") return get("periods", [&] { return periods(); });
+    const std::string period = decode(segs[4], false, "the period");
+    if (n == 6 && segs[5] == "top") return get("top", [&] { return top(period); });
+    if (n == 6 && segs[5] == "members") {
+      response_.route = "members";
+      if (request_.method != "POST") require_get();
+      return done(members(period));
+    }
+    if (n == 7 && segs[5] == "members") {
+      return get("member", [&] { return member(period, member_of(segs[6], false)); });
+    }
+    if (n == 8 && segs[5] == "members" && segs[7] == "around") {
+      return get("around", [&] { return around(period, member_of(segs[6], false)); });
+    }
+    throw HttpError{404, "no such route: " + std::string(path)};
+  }
+
+  Response response_;
+
+ private:
+  const Request& request_;
+  service::Reads& reads_;
+  std::string_view query_;
+  std::string board_;
+
+  void require_get() const {
+    if (request_.method != "GET" && request_.method != "HEAD") {
+      throw HttpError{405, "method " + request_.method + " is not allowed here (GET)"};
+    }
+  }
+  template <class F>
+  Response get(const char* route, F&& f) {
+    response_.route = route;
+    require_get();
+    return done(f());
+  }
+  Response done(std::string body) {
+    response_.body = std::move(body);
+    return response_;
+  }
+
+  std::string periods() {
+    parameters(query_, {});
+    const auto rows = reads_.live().periods(board_);
+    const BoardConfig& c = service::board_entry(reads_.live().config(), board_);
+    std::string list = "[";
+    for (const auto& r : rows) {
+      if (list.size() > 1) list += ',';
+      const bool has = !r.current.id.empty();
+      const auto at = [&](Instant t) { return has ? std::optional<Instant>(t) : std::nullopt; };
+      JsonLine p;
+      p.str("period", r.period);
+      if (has) {
+        p.str("period_id", r.current.id);
+      } else {
+        p.raw("period_id", "null");
+      }
+      list += p.time("period_start", at(r.current.start))
+                  .time("period_end", at(r.current.end))
+                  .time("next_reset", at(r.current.end))
+                  .num("members", r.current_members)
+                  .done();
+    }
+    return JsonLine()
+        .str("board", board_)
+        .str("timezone", c.timezone)
+        .raw("periods", list + "]")
+        .done();
+  }
+
+  std::string top(const std::string& period) {
+    const auto params = parameters(query_, {"period_id", "limit", "cursor"});
+    const service::PeriodView view = reads_.locate(board_, period, period_id(params));
+    const std::int64_t limit =
+        number(params, "limit", std::min(view.ref.config->display, kMaxLimit), 1, kMaxLimit);
+    std::optional<service::PageMark> after;
+    if (const auto it = params.find("cursor"); it != params.end()) {
+      after = decode_cursor(view.ref, decode(it->second, true, "cursor"));
+      if (!after) bad("cursor is not one that a page of this period handed out");
+    }
+    const service::Page page = reads_.top(view, after, limit);
+    return period_fields(view)
+        .num("total", page.total)
+        .raw("records", records(page.rows))
+        .raw("next_cursor",
+             page.next ? json_string(encode_cursor(view.ref, *page.next)) : std::string("null"))
+        .done();
+  }
+
+  std::string member(const std::string& period, const std::string& member) {
+    const auto params = parameters(query_, {"period_id"});
+    const service::PeriodView view = reads_.locate(board_, period, period_id(params));
+    const auto found = reads_.member(view, member);
+    if (!found) {
+      throw HttpError{404, "member " + json_string(member) + " is not on " + board_ + " " + period +
+                               " " + view.ref.period.id};
+    }
+    return record(*found);
+  }
+
+  std::string members(const std::string& period) {
+    const auto params = parameters(query_, {"period_id", "ids"});
+    const std::vector<std::string> ids = ids_of(request_, params);
+    const service::PeriodView view = reads_.locate(board_, period, period_id(params));
+    const auto found = reads_.members(view, ids);
+    std::set<std::string> on_board;
+    for (const auto& s : found) on_board.insert(s.member);
+    std::string missing = "[";
+    for (const std::string& id : ids) {
+      if (on_board.count(id) != 0) continue;
+      if (missing.size() > 1) missing += ',';
+      missing += json_string(id);
+    }
+    return JsonLine().raw("records", records(found)).raw("not_found", missing + "]").done();
+  }
+
+  std::string around(const std::string& period, const std::string& member) {
+    const auto params = parameters(query_, {"period_id", "k"});
+    const std::int64_t k = number(params, "k", 5, 0, kMaxK);
+    const service::PeriodView view = reads_.locate(board_, period, period_id(params));
+    const auto rows = reads_.around(view, member, k);
+    const auto self = std::find_if(rows.begin(), rows.end(),
+                                   [&](const service::Standing& s) { return s.member == member; });
+    if (self == rows.end()) {
+      throw HttpError{404, "member " + json_string(member) + " is not on " + board_ + " " + period +
+                               " " + view.ref.period.id};
+    }
+    return JsonLine().raw("member", record(*self)).raw("records", records(rows)).done();
+  }
+};
+
+}  // namespace
+
+Api::Api(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {}
+
+bool Api::authorized(const std::string& authorization) const {
+  if (tokens_.empty()) return true;
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.size() <= kBearer.size() ||
+      authorization.compare(0, kBearer.size(), kBearer) != 0) {
+    return false;
+  }
+  const std::string_view given = std::string_view(authorization).substr(kBearer.size());
+  bool match = false;
+  for (const std::string& token : tokens_) {
+    // Every byte compared whatever differs first: the time taken says nothing of the token.
+    unsigned char diff = token.size() == given.size() ? 0 : 1;
+    for (std::size_t i = 0; i < token.size(); ++i) {
+      diff |= static_cast<unsigned char>(token[i] ^ (i < given.size() ? given[i] : 0));
+    }
+    match = match || diff == 0;
+  }
+  return match;
+}
+
+Response Api::handle(const Request& request, service::Reads& reads) const {
+  Route route(request, reads);
+  try {
+    if (request.target.rfind("/v1/", 0) == 0 && !authorized(request.authorization)) {
+      route.response_.route = "other";
+      throw HttpError{401, "a bearer token is needed: Authorization: Bearer <token>"};
+    }
+    return route.run();
+  } catch (const HttpError& e) {
+    route.response_.status = e.status;
+    route.response_.body = error_body(e.message);
+  } catch (const NotFoundError& e) {
+    route.response_.status = 404;
+    route.response_.body = error_body(e.what());
+  } catch (const UsageError& e) {
+    route.response_.status = 400;
+    route.response_.body = error_body(e.what());
+  } catch (const Error& e) {
+    if (!e.transient()) throw;  // the server logs it and answers 500
+    route.response_.status = 503;
+    route.response_.body = error_body(e.what());
+  }
+  if (route.response_.route.empty()) route.response_.route = "other";
+  return route.response_;
+}
+
+}  // namespace bk::api

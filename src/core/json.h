@@ -1,0 +1,37 @@
+// Writing JSON: string literals and objects built field by field (the read commands' --json
+// lines and the HTTP read API share them). Member ids are valid UTF-8 by the member rules,
+// so bytes other than quotes, backslashes and control characters pass through.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/time.h"
+
+namespace bk {
+
+// Quotes, backslashes and control characters escaped: for JSON (\u0001) or, with json
+// false, for one line of text (\x01; quotes left alone).
+std::string escape_control(std::string_view s, bool json);
+
+// A JSON string literal, quotes included; control characters, quotes and backslashes are
+// escaped.
+std::string json_string(std::string_view s);
+
+// Builds one JSON object field by field, in the order given.
+class JsonLine {
+ public:
+  JsonLine& str(std::string_view key, std::string_view value);
+  JsonLine& num(std::string_view key, std::int64_t value);
+  JsonLine& time(std::string_view key, const std::optional<Instant>& value);  // null if absent
+  JsonLine& raw(std::string_view key, std::string_view json);  // a value already in JSON
+  std::string done() const { return "{" + body_ + "}"; }
+  const std::string& fields() const { return body_; }  // without the braces
+
+ private:
+  std::string body_;
+  void key(std::string_view k);
+};
+
+}  // namespace bk

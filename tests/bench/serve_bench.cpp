@@ -1,0 +1,365 @@
+// Benchmarks of `serve`, the HTTP read API (rows 13-15 of tests/bench/run.sh), each beside a
+// raw baseline of the same run on the same servers:
+//   13 GET .../top?limit=10 with wrk (16 connections) against redis-benchmark ZRANGE key 0 9
+//      WITHSCORES (16 clients): requests/s and p99;
+//   14 GET .../members?ids= with 100 ids (mostly spilled members) against redis-benchmark
+//      ZMSCORE of the same 100 ids: requests/s and p99;
+//   15 a cursor page (100 rows) at the bottom of the board against the first page: the cost
+//      of depth.
+// The board: one period of --members members (1,000,000), all but hot_keep (1,000) spilled
+// to PostgreSQL by the real `boardkeeper tick`. Every answer is checked (record counts,
+// ranks, the total) so a broken build cannot print a fast table.
+//
+//   tests/bench/run.sh --serve-only                 the full run
+//   bk_serve_bench --members 20000 --seconds 1      a small one (ctest's bench.serve_smoke)
+//
+// Needs BK_TEST_REDIS_URL, BK_TEST_POSTGRES_URL, wrk and redis-benchmark.
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/cursor.h"
+#include "cold/cold_store.h"
+#include "config/config.h"
+#include "redis/connection.h"
+#include "redis/url.h"
+#include "service/leaderboards.h"
+
+namespace {
+
+using json = nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error(what);
+}
+
+std::string env_or_fail(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0')
+    fail(std::string(name) + " is not set (tests/bench/run.sh sets it)");
+  return v;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs a program (no shell) with its output in `log`; its exit status.
+int run(const std::vector<std::string>& args, const std::string& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> argv;
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string must_run(const std::vector<std::string>& args, const std::string& log) {
+  if (run(args, log) != 0) fail(args[0] + " " + args[1] + " failed:\n" + read_file(log));
+  return read_file(log);
+}
+
+struct WrkFigures {
+  double rps = 0;
+  double p99_ms = 0;
+};
+
+double to_ms(const std::string& value) {  // wrk's "1.23ms", "456.00us", "1.10s"
+  const double v = std::stod(value);
+  if (value.find("us") != std::string::npos) return v / 1000;
+  if (value.find("ms") != std::string::npos) return v;
+  return v * 1000;
+}
+
+WrkFigures wrk(const std::string& url, int connections, int seconds, const std::string& log) {
+  const std::string out = must_run({"wrk", "-t2", "-c" + std::to_string(connections),
+                                    "-d" + std::to_string(seconds) + "s", "--latency", url},
+                                   log);
+  WrkFigures f;
+  const auto rps = out.find("Requests/sec:");
+  const auto p99 = out.find(" 99%");
+  if (rps == std::string::npos || p99 == std::string::npos) fail("no figures from wrk:\n" + out);
+  f.rps = std::stod(out.substr(rps + 13));
+  std::istringstream line(out.substr(p99 + 4));
+  std::string value;
+  line >> value;
+  f.p99_ms = to_ms(value);
+  if (out.find("Non-2xx") != std::string::npos) fail("wrk saw errors:\n" + out);
+  return f;
+}
+
+// redis-benchmark's requests/s for one command (16 clients), from its CSV.
+WrkFigures redis_benchmark(const bk::redis::Options& where, int clients, int requests,
+                           const std::vector<std::string>& command, const std::string& log) {
+  std::vector<std::string> args{"redis-benchmark",
+                                "-h",
+                                where.host,
+                                "-p",
+                                std::to_string(where.port),
+                                "-c",
+                                std::to_string(clients),
+                                "-n",
+                                std::to_string(requests),
+                                "--csv"};
+  args.insert(args.end(), command.begin(), command.end());
+  const std::string out = must_run(args, log);
+  // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms",
+  // "p99_latency_ms","max_latency_ms"
+  std::istringstream in(out);
+  std::string header, line;
+  std::getline(in, header);
+  std::getline(in, line);
+  std::vector<std::string> fields;
+  for (std::size_t at = 0; at < line.size();) {
+    const auto open = line.find('"', at);
+    if (open == std::string::npos) break;
+    const auto close = line.find('"', open + 1);
+    fields.push_back(line.substr(open + 1, close - open - 1));
+    at = close + 1;
+  }
+  if (fields.size() < 7) fail("no figures from redis-benchmark:\n" + out);
+  return {std::stod(fields[1]), std::stod(fields[6])};
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1,
+                    static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
+}
+
+struct Options {
+  std::int64_t members = 1'000'000;
+  int seconds = 5;
+  int connections = 16;
+};
+
+int bench(const Options& opt) {
+  const std::string redis_url = env_or_fail("BK_TEST_REDIS_URL");
+  const std::string pg_url = env_or_fail("BK_TEST_POSTGRES_URL");
+  const std::string prefix = "sbench" + std::to_string(getpid());
+  char tmpl[] = "/tmp/bk_serve_bench.XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) fail("mkdtemp failed");
+  const std::string dir = tmpl;
+  const std::string config_text = "redis: {url: \"" + redis_url + "\", key_prefix: " + prefix +
+                                  "}\npostgres: {url: \"" + pg_url + "\", schema: " + prefix +
+                                  "}\nboards:\n  - name: sv\n    periods: [daily]\n"
+                                  "    max_points: 50000000\n    hot_keep: 1000\n    display: 10\n"
+                                  "    retention: {default: 30d}\n";
+  const std::string config_path = dir + "/boardkeeper.yaml";
+  std::ofstream(config_path) << config_text;
+  must_run({BK_BINARY, "--config", config_path, "migrate"}, dir + "/migrate.log");
+
+  // The board, written through the library (as an application would), then spilled.
+  std::fprintf(stderr, "serve: writing %lld members, spilling all but 1,000\n",
+               static_cast<long long>(opt.members));
+  const bk::Config config = bk::parse_config(config_text, config_path, {});
+  bk::redis::Connection conn(bk::redis::parse_url(redis_url));
+  bk::cold::ColdStore cold(pg_url, prefix);
+  bk::service::Leaderboards lb(config, conn, bk::Clock(), &cold);
+  std::vector<bk::service::Update> batch;
+  std::mt19937_64 rng(2026);
+  for (std::int64_t i = 0; i < opt.members; ++i) {
+    batch.push_back({"sv",
+                     "player" + std::to_string(i),
+                     static_cast<std::int64_t>(rng() % 50'000'000),
+                     {},
+                     ""});
+    if (batch.size() == 10000 || i + 1 == opt.members) {
+      for (const auto& r : lb.apply(batch, bk::service::Leaderboards::Detail::status)) {
+        if (r.status != bk::service::UpdateStatus::applied) fail("an update failed: " + r.reason);
+      }
+      batch.clear();
+    }
+  }
+  must_run({BK_BINARY, "--config", config_path, "tick"}, dir + "/tick.log");
+  const bk::service::PeriodRef ref = lb.resolve("sv", "daily", std::nullopt);
+  const std::string live_key = prefix + ":{sv}:daily:" + ref.period.id;
+
+  // serve, on a free port.
+  const std::string serve_log = dir + "/serve.log";
+  const pid_t serve = fork();
+  if (serve == 0) {
+    const int fd = open(serve_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execl(BK_BINARY, BK_BINARY, "--config", config_path.c_str(), "serve", "--listen", "127.0.0.1:0",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int port = 0;
+  for (int i = 0; i < 300 && port == 0; ++i) {
+    const std::string text = read_file(serve_log);
+    const auto at = text.find("on http://127.0.0.1:");
+    if (at != std::string::npos) port = std::stoi(text.substr(at + 20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  struct Stop {
+    pid_t pid;
+    ~Stop() {
+      kill(pid, SIGTERM);
+      waitpid(pid, nullptr, 0);
+    }
+  } stop{serve};
+  if (port == 0) fail("serve did not start:\n" + read_file(serve_log));
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  httplib::Client client("127.0.0.1", port);
+  client.set_url_encode(false);
+  const auto get = [&](const std::string& target) {
+    const auto r = client.Get(target.c_str());
+    if (!r || r->status != 200) fail("GET " + target + " failed: " + (r ? r->body : "no answer"));
+    return json::parse(r->body);
+  };
+
+  // 13: top 10.
+  const std::string top = "/v1/boards/sv/daily/top?limit=10";
+  const json first = get(top);
+  if (first["records"].size() != 10 || first["total"] != opt.members) fail("top: " + first.dump());
+  const bk::redis::Options where = bk::redis::parse_url(redis_url);
+  const int n = std::max(20000, 100000 * opt.seconds);
+  const WrkFigures ours_top = wrk(base + top, opt.connections, opt.seconds, dir + "/wrk-top.log");
+  const WrkFigures raw_top = redis_benchmark(
+      where, opt.connections, n, {"ZRANGE", live_key, "0", "9", "WITHSCORES"}, dir + "/rb-top.log");
+
+  // 14: 100 ids, drawn from the whole board (so nearly all of them spilled).
+  std::vector<std::string> ids;
+  for (int i = 0; i < 100; ++i) ids.push_back("player" + std::to_string(rng() % opt.members));
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::string joined;
+  for (const auto& id : ids) joined += (joined.empty() ? "" : ",") + id;
+  const std::string members = "/v1/boards/sv/daily/members?ids=" + joined;
+  const json found = get(members);
+  if (found["records"].size() != ids.size() || !found["not_found"].empty()) {
+    fail("members: " + found.dump().substr(0, 500));
+  }
+  std::vector<double> ids_ms;
+  for (int i = 0; i < 30; ++i) {
+    const auto t0 = SteadyClock::now();
+    get(members);
+    ids_ms.push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
+  }
+  std::fprintf(stderr, "members?ids= one at a time: p50 %.2f ms\n", percentile(ids_ms, 0.5));
+  const WrkFigures ours_ids =
+      wrk(base + members, opt.connections, opt.seconds, dir + "/wrk-ids.log");
+  std::vector<std::string> zmscore{"ZMSCORE", live_key};
+  zmscore.insert(zmscore.end(), ids.begin(), ids.end());
+  const WrkFigures raw_ids =
+      redis_benchmark(where, opt.connections, n / 4, zmscore, dir + "/rb-ids.log");
+
+  // 15: the last page through a cursor against the first page, one request at a time.
+  const auto last = lb.top(ref, opt.members - 101, 1);
+  if (last.size() != 1) fail("no member at position " + std::to_string(opt.members - 100));
+  const std::string cursor =
+      bk::api::encode_cursor(ref, bk::service::PageMark{opt.members - 100, last.front()});
+  const std::string deep = "/v1/boards/sv/daily/top?limit=100&cursor=" + cursor;
+  const std::string shallow = "/v1/boards/sv/daily/top?limit=100";
+  std::vector<double> deep_ms, shallow_ms;
+  const auto timed = [&](const std::string& target, std::vector<double>& out) {
+    const auto t0 = SteadyClock::now();
+    const json page = get(target);
+    out.push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
+    if (page["records"].size() != 100) fail("a page of " + std::to_string(page["records"].size()));
+    return page;
+  };
+  for (int i = 0; i < 60; ++i) {
+    const json page = timed(deep, deep_ms);
+    if (page["records"][99]["rank"].get<std::int64_t>() > opt.members ||
+        page["records"][0]["rank"].get<std::int64_t>() < opt.members - 200 ||
+        !page["next_cursor"].is_null()) {
+      fail("the last page: " + page["records"][0].dump() + " .. " + page["records"][99].dump());
+    }
+    timed(shallow, shallow_ms);
+  }
+
+  std::printf("\nboardkeeper serve: %lld members (%lld spilled), %d connections, %d s a run\n\n",
+              static_cast<long long>(opt.members), static_cast<long long>(opt.members - 1000),
+              opt.connections, opt.seconds);
+  const auto row = [](const std::string& what, const std::string& ours, const std::string& baseline,
+                      const std::string& ratio, const std::string& target) {
+    std::printf("%-44s %-24s %-34s %-8s %s\n", what.c_str(), ours.c_str(), baseline.c_str(),
+                ratio.c_str(), target.c_str());
+  };
+  char a[64], b[64], c[64];
+  row("measurement", "boardkeeper", "raw baseline (same run)", "ratio", "target");
+  std::snprintf(a, sizeof a, "%.0f/s p99 %.2f ms", ours_top.rps, ours_top.p99_ms);
+  std::snprintf(b, sizeof b, "ZRANGE 0 9 %.0f/s p99 %.2f ms", raw_top.rps, raw_top.p99_ms);
+  std::snprintf(c, sizeof c, "%.2fx", ours_top.rps / raw_top.rps);
+  row("13 GET top?limit=10 (req/s, wrk)", a, b, c, ">= 0.5x, p99 < 5 ms");
+  std::snprintf(a, sizeof a, "%.0f/s p99 %.2f ms", ours_ids.rps, ours_ids.p99_ms);
+  std::snprintf(b, sizeof b, "ZMSCORE x100 %.0f/s p99 %.2f ms", raw_ids.rps, raw_ids.p99_ms);
+  std::snprintf(c, sizeof c, "%.2fx", ours_ids.rps / raw_ids.rps);
+  row("14 GET members?ids= (100 ids, req/s)", a, b, c, "p99 < 10 ms");
+  std::snprintf(a, sizeof a, "p50 %.2f p99 %.2f ms", percentile(deep_ms, 0.5),
+                percentile(deep_ms, 0.99));
+  std::snprintf(b, sizeof b, "first page p50 %.2f p99 %.2f ms", percentile(shallow_ms, 0.5),
+                percentile(shallow_ms, 0.99));
+  std::snprintf(c, sizeof c, "%.2fx", percentile(deep_ms, 0.5) / percentile(shallow_ms, 0.5));
+  row("15 cursor page at the bottom (100 rows)", a, b, c, "< 50 ms");
+  std::printf("\n");
+
+  // Leave nothing behind.
+  conn.command({"DEL", live_key, live_key + ":meta"});
+  run({"psql", "-X", "-q", pg_url, "-c", "DROP SCHEMA " + prefix + " CASCADE"}, dir + "/drop.log");
+  std::filesystem::remove_all(dir);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::int64_t {
+      if (i + 1 >= argc) fail(a + " needs a value");
+      return std::stoll(argv[++i]);
+    };
+    if (a == "--members") {
+      opt.members = value();
+    } else if (a == "--seconds") {
+      opt.seconds = static_cast<int>(value());
+    } else if (a == "--connections") {
+      opt.connections = static_cast<int>(value());
+    } else {
+      std::fprintf(stderr, "usage: bk_serve_bench [--members N] [--seconds S] [--connections C]\n");
+      return 2;
+    }
+  }
+  if (opt.members < 2000) opt.members = 2000;
+  try {
+    return bench(opt);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bk_serve_bench: %s\n", e.what());
+    return 1;
+  }
+}
