@@ -36,6 +36,7 @@ bk_install_test_tools() {
   command -v node >/dev/null || missing+=(nodejs)
   command -v npm >/dev/null || missing+=(npm)
   command -v systemd-analyze >/dev/null || missing+=(systemd)
+  command -v wrk >/dev/null || missing+=(wrk)  # the serve benchmark (bench.serve_smoke)
   bk_apt_install "${missing[@]}"
 }
 

@@ -166,7 +166,10 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
            " WHERE (encoded, member) < (f.encoded, f.member)" + in_period +
            "), 0)::bigint + (SELECT count(*) FROM " + table +
            " WHERE (encoded, member) >= (f.encoded, f.member) AND (encoded, member) < " + key +
-           in_period + ") FROM (SELECT encoded, member FROM " + pages + " WHERE" + period +
+           // Implied by the row comparisons, but the planner estimates these well: without
+           // them it can take a row range for most of the table and scan it all.
+           " AND encoded >= f.encoded AND encoded <= " + e + in_period +
+           ") FROM (SELECT encoded, member FROM " + pages + " WHERE" + period +
            "AND (encoded, member) <= " + key + " ORDER BY encoded DESC, member DESC LIMIT 1) f";
   };
   c.prepare("bk_cold_count_before", count_before("$4", "$5"));

@@ -189,16 +189,19 @@ std::vector<ScoredMember> HotBoard::slice(redis::Connection& conn, const std::st
 }
 
 ReadState HotBoard::read_state(redis::Connection& conn, const PeriodKeys& keys,
-                               const std::string& member) {
-  const redis::Reply r =
-      read_state_.eval(conn, {keys.live, keys.meta, keys.stale}, {member}).checked();
+                               const std::string& member, std::int64_t head) {
+  const redis::Reply r = read_state_
+                             .eval(conn, {keys.live, keys.meta, keys.stale, keys.synced},
+                                   {member, cold_tier_ ? "1" : "0", std::to_string(head)})
+                             .checked();
   ReadState st;
   st.gen = r.at(0).as_string();
   st.spilled = r.at(1).as_string() == "1";
   if (!r.at(2).as_string().empty()) st.member_score = r.at(2).as_int();
-  for (std::size_t i = 3; i < r.elements.size(); ++i) {
-    st.hot_and_stale.push_back(r.at(i).as_string());
-  }
+  st.size = r.at(3).as_int();
+  const auto stale = static_cast<std::size_t>(r.at(4).as_int());
+  for (std::size_t i = 5; i < 5 + stale; ++i) st.hot_and_stale.push_back(r.at(i).as_string());
+  st.head = pairs(r, 5 + stale, (r.elements.size() - 5 - stale) / 2);
   return st;
 }
 

@@ -120,10 +120,14 @@ struct SyncedPeriod {
 
 // What a merged (hot + cold) read needs from Redis, read atomically.
 struct ReadState {
-  std::string gen;                           // spill generation
-  bool spilled = false;                      // ever spilled: the cold tier may hold members
+  std::string gen;  // spill generation
+  // Ever spilled, or (with a cold tier) the board is not synced: the cold tier may hold
+  // members.
+  bool spilled = false;
   std::optional<std::int64_t> member_score;  // the asked member's hot score
   std::vector<std::string> hot_and_stale;    // hot members whose cold rows must be skipped
+  std::int64_t size = 0;                     // hot members
+  std::vector<ScoredMember> head;            // the first hot members asked for, in order
 };
 
 // Hot members around a position in listing order.
@@ -184,7 +188,9 @@ class HotBoard {
   // Positions [start, start + count) without ranks.
   std::vector<ScoredMember> slice(redis::Connection& conn, const std::string& live_key,
                                   std::int64_t start, std::int64_t count);
-  ReadState read_state(redis::Connection& conn, const PeriodKeys& keys, const std::string& member);
+  // `head`: also the first `head` hot members in listing order.
+  ReadState read_state(redis::Connection& conn, const PeriodKeys& keys, const std::string& member,
+                       std::int64_t head = 0);
   Neighbours neighbours(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
                         const std::string& member, std::int64_t k);
 

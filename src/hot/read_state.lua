@@ -1,14 +1,27 @@
 -- What a read of a spilled period needs from Redis in one atomic step: the spill
--- generation (to detect a spill racing the read), whether the period was ever spilled,
--- the member's hot score (if a member is given), and the members that are hot while a cold
--- row may exist for them (their cold rows must be skipped: the hot value wins).
--- KEYS[1] live ZSET, KEYS[2] meta HASH, KEYS[3] stale SET. ARGV[1] member or "".
--- Returns {gen:rgen, spilled, member_score or "", hot_and_stale...}.
+-- generation (to detect a spill racing the read), whether the cold tier may hold members,
+-- the member's hot score (if a member is given), the hot members for which a cold row may
+-- exist (their cold rows must be skipped: the hot value wins), the live key's size and its
+-- first members in listing order.
+-- KEYS[1] live ZSET, KEYS[2] meta HASH, KEYS[3] stale SET, KEYS[4] the board's sync marker.
+-- ARGV[1] member or "", ARGV[2] check_synced ("1": an unsynced board counts as spilled: Redis
+-- may have lost what spilled), ARGV[3] how many first members to return (0: none).
+-- Returns {gen:rgen, spilled, member_score or "", size, n, hot_and_stale (n of them)...,
+--          member, score, ... (the first members)}.
 local meta = redis.call('HMGET', KEYS[2], 'gen', 'rgen', 'spilled')
+local spilled = meta[3] == '1' or (ARGV[2] == '1' and redis.call('EXISTS', KEYS[4]) == 0)
 -- "<spill gen>:<rehydrate gen>": either moving means the tiers changed under a read.
-local out = {(meta[1] or '0') .. ':' .. (meta[2] or '0'), meta[3] or '0', ''}
+local out = {(meta[1] or '0') .. ':' .. (meta[2] or '0'), spilled and '1' or '0', '',
+             redis.call('ZCARD', KEYS[1]), 0}
 if ARGV[1] ~= '' then out[3] = redis.call('ZSCORE', KEYS[1], ARGV[1]) or '' end
 for _, m in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-  if redis.call('ZSCORE', KEYS[1], m) then out[#out + 1] = m end
+  if redis.call('ZSCORE', KEYS[1], m) then
+    out[#out + 1] = m
+    out[5] = out[5] + 1
+  end
+end
+local n = tonumber(ARGV[3])
+if n > 0 then
+  for _, v in ipairs(redis.call('ZRANGE', KEYS[1], 0, n - 1, 'WITHSCORES')) do out[#out + 1] = v end
 end
 return out

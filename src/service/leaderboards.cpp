@@ -780,16 +780,12 @@ hot::PeriodKeys Leaderboards::period_keys(const PeriodRef& ref) const {
 
 // Each hot read says, atomically with what it read, whether the period has spilled; then
 // the answer comes from both tiers.
-namespace {
-
 void check_bound(const PeriodRef& ref, const char* what, std::int64_t value, std::int64_t max) {
   if (value >= 0 && value <= max) return;
   throw UsageError("a read of " + ref.board + " " + ref.spec->name + " " + ref.period.id + ": " +
                    what + " " + std::to_string(value) + " is outside [0, " + std::to_string(max) +
                    "]");
 }
-
-}  // namespace
 
 std::vector<Standing> Leaderboards::top(const PeriodRef& ref, std::int64_t offset,
                                         std::int64_t count) {
@@ -828,16 +824,11 @@ std::vector<PeriodStatus> Leaderboards::periods(const std::string& board) {
     s.period = spec.name;
     try {
       s.current = period_containing(spec, *c.zone, now);
-      const hot::PeriodKeys pk(keys, spec.name, s.current.id);
-      const hot::ReadState st = hot_.read_state(redis_, pk, "");
-      s.hot_members = hot_.size(redis_, pk.live);
-      if (st.spilled) {
-        const PeriodRef ref{&c, &spec, board, s.current};
-        // Cold rows of members that are hot again are stale: counted once, as hot.
-        s.cold_members = cold_for(ref).reader().count({board, spec.name, s.current.id}) -
-                         static_cast<std::int64_t>(st.hot_and_stale.size());
-      }
-      s.current_members = s.hot_members + s.cold_members;
+      const PeriodRef ref{&c, &spec, board, s.current};
+      // Cold rows of members that are hot again are stale: counted once, as hot.
+      s.current_members = count(ref);
+      s.hot_members = hot_.size(redis_, period_keys(ref).live);
+      s.cold_members = std::max<std::int64_t>(0, s.current_members - s.hot_members);
     } catch (const RefusedError&) {
       // alltime before 2020 or a cron that never fires: no current period.
     }

@@ -128,6 +128,8 @@ std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::Hot
 // The largest page a read returns, and the deepest offset it starts at.
 inline constexpr std::int64_t kMaxReadRows = 100'000;
 inline constexpr std::int64_t kMaxReadOffset = 1'000'000'000'000;
+// A read's `what` (count, offset, k, ...) must lie in [0, max]: else a UsageError naming it.
+void check_bound(const PeriodRef& ref, const char* what, std::int64_t value, std::int64_t max);
 
 class Leaderboards {
   struct Batches;
@@ -202,6 +204,13 @@ class Leaderboards {
   // many members are listed at or before that key now, so the next page starts there; the
   // member need not be on the board any more. Both cost the same at any depth.
   std::int64_t count(const PeriodRef& ref);
+  // count() and top(ref, 0, count) together: one Redis round trip when the period has not
+  // spilled or its cold tier's first rows are known from an earlier read.
+  struct Counted {
+    std::int64_t total = 0;
+    std::vector<Standing> rows;
+  };
+  Counted first_page(const PeriodRef& ref, std::int64_t count);
   std::int64_t listing_score(const PeriodRef& ref, const Standing& s) const;
   std::int64_t listed_through(const PeriodRef& ref, const Standing& s);
 

@@ -312,9 +312,36 @@ std::int64_t Leaderboards::count(const PeriodRef& ref) {
   const hot::PeriodKeys keys = period_keys(ref);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     const hot::ReadState st = hot_.read_state(redis_, keys, "");
-    const std::int64_t hot = hot_.size(redis_, keys.live);
-    if (!st.spilled) return hot;
-    if (const ColdSummary* cold = cold_summary(ref, keys, st)) return hot + cold->live;
+    if (!st.spilled) return st.size;
+    if (const ColdSummary* cold = cold_summary(ref, keys, st)) return st.size + cold->live;
+  }
+  throw inconsistent(ref);
+}
+
+Leaderboards::Counted Leaderboards::first_page(const PeriodRef& ref, std::int64_t count) {
+  check_bound(ref, "count", count, kMaxReadRows);
+  const hot::PeriodKeys keys = period_keys(ref);
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    if (attempt > 0) ++counters_.retries;
+    // Atomic: the generation, the stale set, the size and the first members agree.
+    const hot::ReadState st = hot_.read_state(redis_, keys, "", count);
+    if (!st.spilled) return {st.size, page_of(ref, st.head, 0, count)};
+    const ColdSummary* summary = cold_summary(ref, keys, st);
+    if (summary == nullptr) continue;
+    const std::int64_t total = st.size + summary->live;
+    if (count <= kSummaryHead / 2) {
+      // A hot member whose cold row is in the summary is in the stale set (see ColdSummary).
+      const std::set<std::string> skip(st.hot_and_stale.begin(), st.hot_and_stale.end());
+      std::vector<ScoredMember> cold_live;
+      for (const auto& m : summary->head) {
+        if (skip.count(m.member) == 0) cold_live.push_back(m);
+      }
+      if (static_cast<std::int64_t>(cold_live.size()) >= count ||
+          static_cast<std::int64_t>(summary->head.size()) < kSummaryHead) {
+        return {total, page_of(ref, merge(st.head, cold_live), 0, count)};
+      }
+    }
+    return {total, top(ref, 0, count)};
   }
   throw inconsistent(ref);
 }
@@ -359,10 +386,7 @@ std::int64_t Leaderboards::listed_through(const PeriodRef& ref, const Standing& 
 
 std::vector<std::optional<Standing>> Leaderboards::ranks(const PeriodRef& ref,
                                                          const std::vector<std::string>& members) {
-  if (static_cast<std::int64_t>(members.size()) > kMaxReadRows) {
-    throw UsageError("a read of " + ref.board + " " + ref.spec->name + " " + ref.period.id +
-                     ": at most " + std::to_string(kMaxReadRows) + " members at once");
-  }
+  check_bound(ref, "members", static_cast<std::int64_t>(members.size()), kMaxReadRows);
   const hot::PeriodKeys keys = period_keys(ref);
   const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {

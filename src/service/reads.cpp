@@ -62,10 +62,17 @@ Page Reads::top(const PeriodView& view, const std::optional<PageMark>& after, st
   if (view.state == PeriodState::archived) return archived_top(view, after, limit);
   const PeriodRef& ref = view.ref;
   Page page;
-  page.total = live_.count(ref);
   const std::int64_t start = after ? live_.listed_through(ref, after->row) : 0;
   // One row more than asked says whether another page follows.
-  std::vector<Standing> rows = live_.top(ref, std::min(start, kMaxReadOffset), limit + 1);
+  std::vector<Standing> rows;
+  if (after) {
+    page.total = live_.count(ref);
+    rows = live_.top(ref, std::min(start, kMaxReadOffset), limit + 1);
+  } else {
+    auto first = live_.first_page(ref, limit + 1);
+    page.total = first.total;
+    rows = std::move(first.rows);
+  }
   if (after) {
     // The board may have moved between the two reads: nothing listed at or before the
     // mark belongs on this page.

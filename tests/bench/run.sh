@@ -4,7 +4,9 @@
 # installs the peer's pinned npm packages (redis-rank, ioredis: tests/bench/peer) into the
 # build directory, prints the table, and cleans up. Arguments go to bk_bench
 # (e.g. --members 100000; --events 200000 --flat-events 1000000 for the issue's ingest size;
-# --cluster-only --rounds 5 for the Redis Cluster rows alone).
+# --cluster-only --rounds 5 for the Redis Cluster rows alone). `--serve-only [ARGS]` runs
+# only the HTTP read API's rows (13-15: bk_serve_bench, with wrk and redis-benchmark);
+# a full run ends with them.
 set -euo pipefail
 BK_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../../deploy/local/setup.sh
@@ -17,15 +19,22 @@ bk_install
 missing=()
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
+command -v wrk >/dev/null || missing+=(wrk)
 bk_apt_install "${missing[@]}"
 build_dir=$(realpath -m "${BK_BUILD_DIR:-$BK_ROOT/build-bench}")  # absolute: node resolves the peer from elsewhere
 bk_log "building (Release) in $build_dir"
 cmake -S "$BK_ROOT" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DBK_WERROR=ON >/dev/null
-cmake --build "$build_dir" -j"$(nproc)" --target boardkeeper bk_bench
+cmake --build "$build_dir" -j"$(nproc)" --target boardkeeper bk_bench bk_serve_bench
 peer_dir="$build_dir/tests/bench/peer"
 bash "$BK_ROOT/tests/bench/peer/npm-ci.sh" "$peer_dir"
 bk_start_redis
 bk_start_redis_cluster  # rows 11 and 12 (3 masters + 3 replicas)
 BK_PG_FSYNC=on bk_start_postgres
+if [[ "${1:-}" == --serve-only ]]; then
+  shift
+  "$build_dir/tests/bench/bk_serve_bench" "$@"
+  exit
+fi
 bk_log "running the benchmarks (a few minutes)"
 "$build_dir/tests/bench/bk_bench" --peer "$peer_dir" "$@"
+"$build_dir/tests/bench/bk_serve_bench"
