@@ -8,7 +8,9 @@
 // still hot is in the stale set (its cold row is skipped), and a member missing from both
 // means a removal happened in between, which the generation shows (the read is repeated).
 #include <algorithm>
+#include <chrono>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "service/leaderboards.h"
@@ -16,7 +18,14 @@
 namespace bk::service {
 namespace {
 
-constexpr int kMaxAttempts = 20;
+// A read that keeps meeting a running spill (each chunk it removes moves the generation)
+// pauses a little more each time from the fourth attempt on, so that it lands between two
+// chunks, and at worst waits for the spill to finish: up to about 3 s before it gives up.
+constexpr int kMaxAttempts = 60;
+
+void pause_before(int attempt) {
+  if (attempt >= 3) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 60)));
+}
 
 // "<spill gen>:<rehydrate gen>", as read_state.lua reports it: a spill removal or a
 // rehydration since the read began means the read is taken again.
@@ -87,6 +96,7 @@ std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_
   std::int64_t slack = 16;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;
+    pause_before(attempt);
     // The first pages (the common read) come from the cold summary without PostgreSQL.
     const hot::ReadState st0 = hot_.read_state(redis_, keys, "");
     const ColdSummary* summary = cold_summary(ref, keys, st0);
@@ -150,6 +160,7 @@ std::vector<Standing> Leaderboards::merged_top_deep(const PeriodRef& ref, std::i
   const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;
+    pause_before(attempt);
     const std::string gen_before = meta_gen(redis_, keys.meta);
     cold::ColdReader reader = cold.reader();
     const hot::ReadState st = hot_.read_state(redis_, keys, "");
@@ -217,6 +228,7 @@ std::vector<Standing> Leaderboards::merged_around(const PeriodRef& ref, const st
   std::int64_t slack = 16;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;
+    pause_before(attempt);
     const hot::ReadState first = hot_.read_state(redis_, keys, member);
     cold::ColdReader reader = cold.reader();
     // The member's score: hot wins; otherwise its cold row.
@@ -311,6 +323,7 @@ const Leaderboards::ColdSummary* Leaderboards::cold_summary(const PeriodRef& ref
 std::int64_t Leaderboards::count(const PeriodRef& ref) {
   const hot::PeriodKeys keys = period_keys(ref);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    pause_before(attempt);
     const hot::ReadState st = hot_.read_state(redis_, keys, "");
     if (!st.spilled) return st.size;
     if (const ColdSummary* cold = cold_summary(ref, keys, st)) return st.size + cold->live;
@@ -323,6 +336,7 @@ Leaderboards::Counted Leaderboards::first_page(const PeriodRef& ref, std::int64_
   const hot::PeriodKeys keys = period_keys(ref);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;
+    pause_before(attempt);
     // Atomic: the generation, the stale set, the size and the first members agree.
     const hot::ReadState st = hot_.read_state(redis_, keys, "", count);
     if (!st.spilled) return {st.size, page_of(ref, st.head, 0, count)};
@@ -363,6 +377,7 @@ std::int64_t Leaderboards::listed_through(const PeriodRef& ref, const Standing& 
   const ScoredMember key{s.member, e};
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;
+    pause_before(attempt);
     const hot::ReadState st = hot_.read_state(redis_, keys, s.member);
     // Hot members listed before the key, and the member itself if it is still at it.
     std::int64_t through =
@@ -391,6 +406,7 @@ std::vector<std::optional<Standing>> Leaderboards::ranks(const PeriodRef& ref,
   const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;
+    pause_before(attempt);
     const hot::ReadState st = hot_.read_state(redis_, keys, "");
     const auto hot_scores = hot_.scores(redis_, keys.live, members);
     std::vector<std::optional<std::int64_t>> score(hot_scores.begin(), hot_scores.end());
