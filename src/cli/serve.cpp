@@ -150,6 +150,12 @@ class ServeMetrics {
       {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5});
 };
 
+// A failure nobody foresaw: logged with what it was, answered 500 without it.
+api::Response unexpected(const HttpServer::Request& request, const std::exception& e) {
+  spdlog::error("serve: {} {} failed: {}", request.method, request.path, e.what());
+  return {500, JsonLine().str("error", "internal error (logged)").done(), "other"};
+}
+
 HttpServer::Response json(int status, std::string body) {
   return {status, "application/json", std::move(body) + "\n"};
 }
@@ -201,10 +207,17 @@ int serve(Context& ctx, const ServeArgs& args) {
         r = api.handle({request.method, request.target, request.authorization, request.body},
                        session->reads);
       } catch (const Error& e) {
-        if (!e.transient()) throw;
-        r = {503, JsonLine().str("error", e.what()).done(), "other"};
+        if (e.transient()) {
+          r = {503, JsonLine().str("error", e.what()).done(), "other"};
+        } else {
+          r = unexpected(request, e);
+          session.reset();  // its connections may be in any state: the next request makes new ones
+        }
+      } catch (const std::exception& e) {
+        r = unexpected(request, e);
+        session.reset();
       }
-      sessions.give_back(std::move(session));
+      if (session) sessions.give_back(std::move(session));
       if (r.status == 503) spdlog::warn("serve: {} {}: {}", request.method, request.path, r.body);
       route = r.route;
       out = json(r.status, std::move(r.body));

@@ -63,11 +63,13 @@ Page Reads::top(const PeriodView& view, const std::optional<PageMark>& after, st
   const PeriodRef& ref = view.ref;
   Page page;
   const std::int64_t start = after ? live_.listed_through(ref, after->row) : 0;
-  // One row more than asked says whether another page follows.
+  // One row more than asked says whether another page follows; after a mark, a few more
+  // for the rows the filter below may drop.
+  const std::int64_t asked = limit + 1 + (after ? 16 : 0);
   std::vector<Standing> rows;
   if (after) {
     page.total = live_.count(ref);
-    rows = live_.top(ref, std::min(start, kMaxReadOffset), limit + 1);
+    rows = live_.top(ref, std::min(start, kMaxReadOffset), asked);
   } else {
     auto first = live_.first_page(ref, limit + 1);
     page.total = first.total;
@@ -81,7 +83,15 @@ Page Reads::top(const PeriodView& view, const std::optional<PageMark>& after, st
       const std::int64_t e = live_.listing_score(ref, s);
       return e > mark || (e == mark && s.member > after->row.member);
     });
+    const bool full = static_cast<std::int64_t>(rows.size()) == asked;
     rows.erase(rows.begin(), first);
+    if (full && static_cast<std::int64_t>(rows.size()) <= limit) {
+      // More members follow, but most of this read was listed before the mark (the board
+      // moved under the cursor): a short page, and the next one goes on from its end.
+      page.next = rows.empty()
+                      ? *after
+                      : PageMark{start + static_cast<std::int64_t>(rows.size()), rows.back()};
+    }
   }
   if (static_cast<std::int64_t>(rows.size()) > limit) {
     rows.resize(static_cast<std::size_t>(limit));
