@@ -92,6 +92,11 @@ TEST_F(SafetyNetTest,
 
   // Redis forgets everything (FLUSHALL; a restart without persistence is the same).
   redis.connect().command({"FLUSHALL"}).checked();
+  // Counting the members of a board Redis has no trace of consults the cold tier (Redis
+  // cannot vouch that nothing spilled): q's cold member is there, its hot one is gone.
+  const auto counted = bk(config, {kDuring, "periods", "q", "--json"});
+  EXPECT_NE(counted.out.find(R"("members":1,"hot_members":0,"cold_members":1)"), std::string::npos)
+      << counted.out;
 
   // A spilled member who scores again gets its cold points back, plus the new ones.
   const auto back = bk(config, {kDuring, "add", "d", "m5", "1"});
