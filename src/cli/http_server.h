@@ -1,4 +1,5 @@
-// An HTTP/1.1 server for /metrics and health probes: GET and HEAD (other methods 405),
+// An HTTP/1.1 server (cpp-httplib) for ingest's /metrics and probes and for serve's read
+// API: GET and HEAD, POST when asked (other methods 405),
 // keep-alive, clients served by a pool of threads (an idle or slow client does not hold up
 // the others), every client bounded by a timeout. Garbage gets a 4xx, never a crash.
 #pragma once

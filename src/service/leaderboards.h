@@ -310,6 +310,12 @@ class Leaderboards {
   // meanwhile (read again).
   const ColdSummary* cold_summary(const PeriodRef& ref, const hot::PeriodKeys& keys,
                                   const hot::ReadState& st);
+  // The first `want` members (or all there are) in listing order, from `st` (read with
+  // head >= want) and the summary of its generation; nullopt when the summary's cold rows
+  // may not reach that far.
+  std::optional<std::vector<ScoredMember>> listed_from_summary(const ColdSummary& summary,
+                                                               const hot::ReadState& st,
+                                                               std::int64_t want) const;
 };
 
 }  // namespace bk::service

@@ -98,21 +98,12 @@ std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_
     if (attempt > 0) ++counters_.retries;
     pause_before(attempt);
     // The first pages (the common read) come from the cold summary without PostgreSQL.
-    const hot::ReadState st0 = hot_.read_state(redis_, keys, "");
-    const ColdSummary* summary = cold_summary(ref, keys, st0);
-    if (summary == nullptr) continue;
     if (want <= kSummaryHead / 2) {
-      const auto hot_rows = hot_.slice(redis_, keys.live, 0, want);
-      const hot::ReadState st = hot_.read_state(redis_, keys, "");  // the stale set after it
-      if (st.gen != st0.gen) continue;
-      std::vector<ScoredMember> cold_live;
-      const std::set<std::string> skip(st.hot_and_stale.begin(), st.hot_and_stale.end());
-      for (const auto& m : summary->head) {
-        if (skip.count(m.member) == 0) cold_live.push_back(m);
-      }
-      if (static_cast<std::int64_t>(cold_live.size()) >= want ||
-          static_cast<std::int64_t>(summary->head.size()) < kSummaryHead) {
-        return page_of(ref, merge(hot_rows, cold_live), offset, want);
+      const hot::ReadState st = hot_.read_state(redis_, keys, "", want);
+      const ColdSummary* summary = cold_summary(ref, keys, st);
+      if (summary == nullptr) continue;
+      if (auto all = listed_from_summary(*summary, st, want)) {
+        return page_of(ref, std::move(*all), offset, want);
       }
     }
     const std::string gen_before = meta_gen(redis_, keys.meta);
@@ -320,6 +311,22 @@ const Leaderboards::ColdSummary* Leaderboards::cold_summary(const PeriodRef& ref
   return &(summaries_[keys.meta] = std::move(summary));
 }
 
+std::optional<std::vector<ScoredMember>> Leaderboards::listed_from_summary(
+    const ColdSummary& summary, const hot::ReadState& st, std::int64_t want) const {
+  // A hot member whose cold row is in the summary is in the stale set (see ColdSummary).
+  const std::set<std::string> skip(st.hot_and_stale.begin(), st.hot_and_stale.end());
+  std::vector<ScoredMember> cold_live;
+  for (const auto& m : summary.head) {
+    if (skip.count(m.member) == 0) cold_live.push_back(m);
+  }
+  // Enough live cold rows, or every cold row there is.
+  if (static_cast<std::int64_t>(cold_live.size()) < want &&
+      static_cast<std::int64_t>(summary.head.size()) == kSummaryHead) {
+    return std::nullopt;
+  }
+  return merge(st.head, cold_live);
+}
+
 std::int64_t Leaderboards::count(const PeriodRef& ref) {
   const hot::PeriodKeys keys = period_keys(ref);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
@@ -344,15 +351,8 @@ Leaderboards::Counted Leaderboards::first_page(const PeriodRef& ref, std::int64_
     if (summary == nullptr) continue;
     const std::int64_t total = st.size + summary->live;
     if (count <= kSummaryHead / 2) {
-      // A hot member whose cold row is in the summary is in the stale set (see ColdSummary).
-      const std::set<std::string> skip(st.hot_and_stale.begin(), st.hot_and_stale.end());
-      std::vector<ScoredMember> cold_live;
-      for (const auto& m : summary->head) {
-        if (skip.count(m.member) == 0) cold_live.push_back(m);
-      }
-      if (static_cast<std::int64_t>(cold_live.size()) >= count ||
-          static_cast<std::int64_t>(summary->head.size()) < kSummaryHead) {
-        return {total, page_of(ref, merge(st.head, cold_live), 0, count)};
+      if (auto all = listed_from_summary(*summary, st, count)) {
+        return {total, page_of(ref, std::move(*all), 0, count)};
       }
     }
     return {total, top(ref, 0, count)};

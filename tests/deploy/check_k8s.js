@@ -525,17 +525,20 @@ function checkArgvParses(r, cfg, env) {
   }
 }
 
-function checkIngest(r) {
-  const { obj, spec, container: c, where } = r;
-  if (obj.kind !== "Deployment") fail(where, "ingest runs in a Deployment");
+// A long-running command in a Deployment that listens (--listen ADDR:PORT) on a declared
+// container port named `portName`, probed on /healthz and /readyz at that port: its port,
+// or null when --listen is missing.
+function checkListener(r, portName, purpose) {
+  const { obj, container: c, where } = r;
+  if (obj.kind !== "Deployment") fail(where, `${r.command} runs in a Deployment`);
   const listen = r.rest[r.rest.indexOf("--listen") + 1];
   if (!r.rest.includes("--listen") || !/^[0-9.]+:\d+$/.test(listen || "")) {
-    fail(where, "ingest needs --listen ADDR:PORT for /metrics, /healthz and /readyz");
-    return;
+    fail(where, `${r.command} needs --listen ADDR:PORT for ${purpose}`);
+    return null;
   }
   const port = Number(listen.split(":")[1]);
   const declared = (c.ports || []).find((p) => p.containerPort === port);
-  if (!declared || declared.name !== "metrics") fail(where, `container port ${port} must be declared, named metrics`);
+  if (!declared || declared.name !== portName) fail(where, `container port ${port} must be declared, named ${portName}`);
   for (const [probe, wantPath] of [["livenessProbe", "/healthz"], ["readinessProbe", "/readyz"]]) {
     const p = c[probe]?.httpGet;
     if (!p) {
@@ -546,6 +549,13 @@ function checkIngest(r) {
     const probePort = typeof p.port === "string" ? (c.ports || []).find((x) => x.name === p.port)?.containerPort : p.port;
     if (probePort !== port) fail(where, `${probe} port ${p.port} is not the --listen port ${port}`);
   }
+  return port;
+}
+
+function checkIngest(r) {
+  const { obj, spec, where } = r;
+  const port = checkListener(r, "metrics", "/metrics, /healthz and /readyz");
+  if (port === null) return;
   const ann = obj.spec.template.metadata?.annotations || {};
   if (ann["prometheus.io/scrape"] !== "true" || ann["prometheus.io/port"] !== String(port)) {
     fail(where, "pod template needs prometheus.io/scrape and prometheus.io/port annotations");
@@ -558,20 +568,9 @@ function checkIngest(r) {
 // serve: a Deployment listening on a declared port "http", probed on /healthz and /readyz,
 // with a Service that selects its pods and targets that port.
 function checkServe(r, byKey) {
-  const { obj, container: c, where } = r;
-  if (obj.kind !== "Deployment") fail(where, "serve runs in a Deployment");
-  const listen = r.rest[r.rest.indexOf("--listen") + 1];
-  if (!r.rest.includes("--listen") || !/^[0-9.]+:\d+$/.test(listen || "")) {
-    fail(where, "serve needs --listen ADDR:PORT");
-    return;
-  }
-  const port = Number(listen.split(":")[1]);
-  const declared = (c.ports || []).find((p) => p.containerPort === port);
-  if (!declared || declared.name !== "http") fail(where, `container port ${port} must be declared, named http`);
-  for (const [probe, wantPath] of [["livenessProbe", "/healthz"], ["readinessProbe", "/readyz"]]) {
-    const p = c[probe]?.httpGet;
-    if (!p || p.path !== wantPath) fail(where, `needs an httpGet ${probe} on ${wantPath}`);
-  }
+  const { obj, where } = r;
+  const port = checkListener(r, "http", "the API and the probes");
+  if (port === null) return;
   const labels = obj.spec.template.metadata?.labels || {};
   const services = [...byKey.values()].filter((o) => o.kind === "Service");
   const selecting = services.filter((svc) => {
