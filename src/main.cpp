@@ -119,6 +119,11 @@ int main(int argc, char** argv) {
       ->required();
   add->add_option("--at", add_args.at, "event time (RFC 3339; default now)");
   add->add_option("--id", add_args.event_id, "event id: applied at most once per board period");
+  add->add_option("--name", add_args.name,
+                  "the member's display name on the board (1-128 bytes of UTF-8)");
+  add->add_option(
+      "--meta", add_args.meta,
+      "the member's JSON object on the board (at most 2 KiB), e.g. '{\"team\":\"red\"}'");
   add->add_flag("--json", json, "print the result as JSON");
 
   bk::cli::ReadArgs read;

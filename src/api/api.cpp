@@ -92,6 +92,7 @@ std::string record(const service::Standing& s) {
       .str("member", s.member)
       .num("points", s.points)
       .time("achieved_at", s.achieved_at)
+      .profile(s.name, s.metadata)
       .done();
 }
 

@@ -12,6 +12,8 @@ int add(Context& ctx, const AddArgs& args) {
   u.board = args.board;
   u.member = args.member;
   u.event_id = args.event_id;
+  u.name = args.name;
+  u.meta = args.meta;
   const auto res =
       std::from_chars(args.value.data(), args.value.data() + args.value.size(), u.value);
   if (args.value.empty() || res.ec != std::errc{} ||

@@ -30,6 +30,8 @@ struct AddArgs {
   std::string value;  // parsed here so a bad number is a usage error naming it
   std::optional<std::string> at;
   std::string event_id;
+  std::optional<std::string> name;  // the member's profile on the board (core/profile.h)
+  std::optional<std::string> meta;
 };
 int add(Context& ctx, const AddArgs& args);
 

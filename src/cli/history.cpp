@@ -40,7 +40,7 @@ int history(Context& ctx, const ReadArgs& args) {
   archive.history_pages(key, args.n, [&](const std::vector<cold::HistoryRow>& page) {
     rows.clear();
     for (const cold::HistoryRow& h : page)
-      rows.push_back({h.rank, h.member, h.points, h.achieved_at});
+      rows.push_back({h.rank, h.member, h.points, h.achieved_at, h.name, h.metadata});
     printer.page(rows);
   });
   printer.finish();

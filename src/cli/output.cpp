@@ -3,11 +3,16 @@
 
 #include <date/tz.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
 
 namespace bk::cli {
+namespace {
+constexpr std::size_t kTimeWidth = 24;  // 2026-11-22T14:03:00.000Z
+}  // namespace
+
 std::string printable(std::string_view s) {
   return escape_control(s, false);
 }
@@ -31,6 +36,7 @@ void StandingsPrinter::page(const std::vector<service::Standing>& rows) {
                   .str("member", r.member)
                   .num("points", r.points)
                   .time("achieved_at", r.achieved_at)
+                  .profile(r.name, r.metadata)
                   .done()
            << "\n";
     }
@@ -44,13 +50,23 @@ void StandingsPrinter::page(const std::vector<service::Standing>& rows) {
     out_ << std::right << std::setw(6) << "rank"
          << "  " << std::left << std::setw(static_cast<int>(width_)) << "member"
          << "  " << std::right << std::setw(12) << "points"
-         << "  achieved_at\n";
+         << "  achieved_at";
+    if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.name.has_value(); })) {
+      out_ << std::string(kTimeWidth - 11, ' ') << "  name";
+    }
+    out_ << "\n";
   }
   for (const auto& r : rows) {
     out_ << std::right << std::setw(6) << r.rank << "  " << std::left
          << std::setw(static_cast<int>(width_)) << printable(r.member) << "  " << std::right
-         << std::setw(12) << r.points << "  "
-         << (r.achieved_at ? format_rfc3339(*r.achieved_at) : std::string("-")) << "\n";
+         << std::setw(12) << r.points << "  " << std::setw(0);
+    const std::string at = r.achieved_at ? format_rfc3339(*r.achieved_at) : std::string("-");
+    out_ << at;
+    if (r.name) {
+      out_ << std::string(at.size() < kTimeWidth ? kTimeWidth - at.size() : 0, ' ') << "  "
+           << printable(*r.name);
+    }
+    out_ << "\n";
   }
 }
 

@@ -53,10 +53,11 @@ constexpr const char* kHotTable = "pg_temp.bk_archive_hot";
 
 constexpr const char* kHistoryColumns =
     "board, period, period_id, period_start, period_end, rank, position, member, points,"
-    " achieved_at";
+    " achieved_at, name, metadata";
 
 // The period's history rows ($1-$5: board, period, period_id, start, end; then `extra`, more
-// columns): the hot members and the cold rows of members that are not hot. Listing order is
+// columns): the hot members and the cold rows of members that are not hot, each with the
+// member's profile (tick copies the profiles Redis holds to PostgreSQL first). Listing order is
 // encoded ascending, then member bytes (both member columns are COLLATE "C"); rank is the
 // competition rank over equal encoded values.
 std::string merged_rows(const std::string& q, const std::string& extra) {
@@ -64,12 +65,13 @@ std::string merged_rows(const std::string& q, const std::string& extra) {
              " SELECT $1, $2, $3, $4::timestamptz, $5::timestamptz,"
              " rank() OVER (ORDER BY m.encoded),"
              " row_number() OVER (ORDER BY m.encoded, m.member COLLATE \"C\"),"
-             " m.member, m.points, m.achieved_at") +
+             " m.member, m.points, m.achieved_at, p.name, p.metadata") +
          extra + " FROM (SELECT member, encoded, points, achieved_at FROM " + kHotTable +
          " UNION ALL SELECT c.member, c.encoded, c.points, c.achieved_at FROM " + q +
          ".cold_members c WHERE c.board = $1 AND c.period = $2 AND c.period_id = $3"
          " AND NOT EXISTS (SELECT 1 FROM " +
-         kHotTable + " h WHERE h.member = c.member)) m";
+         kHotTable + " h WHERE h.member = c.member)) m LEFT JOIN " + q +
+         ".profiles p ON p.board = $1 AND p.member = m.member";
 }
 
 // Every statement of the archive, prepared once per connection (libpqxx prepares on first
@@ -107,17 +109,17 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
                 " note = excluded.note, archived_at = now() WHERE " +
                 q + ".periods.status = 'open' RETURNING 1");
   // A large period's rows: only its own table is read (pruned at run time by the key).
-  const std::string columns = "rank, position, member, points, achieved_at";
+  const std::string columns = "rank, position, member, points, achieved_at, name, metadata";
+  const std::string selected = "SELECT rank, position, member, points, " + epoch_ms("achieved_at") +
+                               ", name, metadata::text";
   c.prepare("bk_archive_history",
-            "SELECT rank, position, member, points, " + epoch_ms("achieved_at") + " FROM (SELECT " +
-                columns + " FROM " + q + ".history_rows WHERE" + period +
+            selected + " FROM (SELECT " + columns + " FROM " + q + ".history_rows WHERE" + period +
                 " AND position > $4 UNION ALL SELECT " + columns + " FROM " + q +
                 ".history_large WHERE" + period + " AND position > $4 AND part = (SELECT " +
                 "history_part FROM " + q + ".periods WHERE" + period +
                 ")) h ORDER BY position LIMIT $5");
   c.prepare("bk_archive_history_of",
-            "SELECT rank, position, member, points, " + epoch_ms("achieved_at") + " FROM (SELECT " +
-                columns + " FROM " + q + ".history_rows WHERE" + period +
+            selected + " FROM (SELECT " + columns + " FROM " + q + ".history_rows WHERE" + period +
                 " AND member = ANY($4::text[]) UNION ALL SELECT " + columns + " FROM " + q +
                 ".history_large WHERE" + period +
                 " AND member = ANY($4::text[]) AND part = " + "(SELECT history_part FROM " + q +
@@ -509,6 +511,8 @@ std::vector<HistoryRow> history_rows(const pqxx::result& r) {
     HistoryRow h{row[0].as<std::int64_t>(), row[1].as<std::int64_t>(), row[2].as<std::string>(),
                  row[3].as<std::int64_t>(), std::nullopt};
     if (!row[4].is_null()) h.achieved_at = from_epoch_ms(row[4].as<std::int64_t>());
+    if (!row[5].is_null()) h.name = row[5].as<std::string>();
+    if (!row[6].is_null()) h.metadata = row[6].as<std::string>();
     rows.push_back(std::move(h));
   }
   return rows;

@@ -31,6 +31,8 @@ struct HistoryRow {
   std::string member;
   std::int64_t points = 0;
   std::optional<Instant> achieved_at;
+  std::optional<std::string> name{};      // the member's profile when the period was archived
+  std::optional<std::string> metadata{};  // (compact JSON)
 };
 
 enum class PeriodStatus { open, archived, lost };

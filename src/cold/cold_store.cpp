@@ -200,6 +200,20 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
   c.prepare("bk_cold_before", "SELECT " + hit_columns + " FROM " + table + " WHERE" + period +
                                   "AND (encoded, member) < ($4, $5 COLLATE \"C\")"
                                   " ORDER BY encoded DESC, member DESC LIMIT $6");
+  // Profiles: one field of many members, the other kept.
+  const auto upsert_profile = [&](const std::string& column, const std::string& value) {
+    return "INSERT INTO " + q + ".profiles AS p (board, member, " + column +
+           ") SELECT $1, u.member, " + value +
+           " FROM unnest($2::text[], $3::text[]) AS u(member, v)"
+           " ON CONFLICT (board, member) DO UPDATE SET " +
+           column + " = EXCLUDED." + column + ", updated_at = now()";
+  };
+  c.prepare("bk_cold_profile_names", upsert_profile("name", "u.v"));
+  c.prepare("bk_cold_profile_metadata", upsert_profile("metadata", "u.v::jsonb"));
+  c.prepare("bk_cold_profiles", "SELECT member, name, metadata::text FROM " + q +
+                                    ".profiles WHERE board = $1 AND member = ANY($2::text[])");
+  c.prepare("bk_cold_has_profiles",
+            "SELECT EXISTS (SELECT 1 FROM " + q + ".profiles WHERE board = $1)");
   c.prepare("bk_cold_rows_for", "SELECT " + hit_columns + " FROM " + table + " WHERE" + period +
                                     "AND member = ANY($4::text[]) ORDER BY encoded, member");
 }
@@ -694,6 +708,63 @@ std::int64_t ColdStore::drop_period(const PeriodKey& period) {
     const pqxx::result res =
         n.exec_prepared("bk_cold_drop_period", period.board, period.period, period.period_id);
     return static_cast<std::int64_t>(res.affected_rows());
+  });
+}
+
+void ColdStore::upsert_profiles(const std::string& board, ProfileField field,
+                                const std::vector<std::pair<std::string, std::string>>& values) {
+  if (values.empty()) return;
+  Link& l = live(impl_);
+  check_text("board", board);
+  pg::ArrayLiteral members, texts;
+  for (const auto& [member, value] : values) {
+    check_text("member id", member);
+    check_text("profile", value);
+    members.text(member);
+    texts.text(value);
+  }
+  Session& session = l.use();
+  guarded(l, &session, "writing profiles", [&] {
+    pqxx::work w(*session.conn);
+    w.exec_prepared(
+        field == ProfileField::name ? "bk_cold_profile_names" : "bk_cold_profile_metadata", board,
+        members.done(), texts.done());
+    w.commit();
+    return 0;
+  });
+}
+
+std::vector<Profile> ColdStore::profiles(const std::string& board,
+                                         const std::vector<std::string>& members) {
+  if (members.empty()) return {};
+  Link& l = live(impl_);
+  check_text("board", board);
+  pg::ArrayLiteral list;
+  for (const std::string& member : members) {
+    check_text("member id", member);
+    list.text(member);
+  }
+  Session& session = l.use();
+  return guarded(l, &session, "reading profiles", [&] {
+    pqxx::nontransaction n(*session.conn);
+    std::vector<Profile> out;
+    for (const auto& r : n.exec_prepared("bk_cold_profiles", board, list.done())) {
+      Profile p{r[0].as<std::string>(), std::nullopt, std::nullopt};
+      if (!r[1].is_null()) p.name = r[1].as<std::string>();
+      if (!r[2].is_null()) p.metadata = r[2].as<std::string>();
+      out.push_back(std::move(p));
+    }
+    return out;
+  });
+}
+
+bool ColdStore::has_profiles(const std::string& board) {
+  Link& l = live(impl_);
+  check_text("board", board);
+  Session& session = l.use();
+  return guarded(l, &session, "reading profiles", [&] {
+    pqxx::nontransaction n(*session.conn);
+    return n.exec_prepared1("bk_cold_has_profiles", board)[0].as<bool>();
   });
 }
 

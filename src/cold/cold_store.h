@@ -41,6 +41,13 @@ struct MemberKey {
   std::string member;
 };
 
+// A member's profile on a board, as PostgreSQL keeps it (sql/008_profiles.sql).
+struct Profile {
+  std::string member;
+  std::optional<std::string> name;
+  std::optional<std::string> metadata;  // compact JSON text
+};
+
 // The deployment a schema belongs to (sql/003_deployment.sql): one Redis data set.
 struct Deployment {
   std::string id;  // the data set's marker (<key_prefix>:deployment in Redis)
@@ -100,6 +107,14 @@ class ColdStore {
   // big cold tier: it skips from period to period along the primary key.
   std::vector<PeriodKey> periods_with_rows(const std::optional<std::string>& board = {});
 
+  // Profiles (sql/008_profiles.sql). upsert_profiles sets one field (name or metadata) of
+  // each (member, value), keeping the other; profiles returns those of these members that
+  // have a row; has_profiles: whether any member of the board has one.
+  enum class ProfileField { name, metadata };
+  void upsert_profiles(const std::string& board, ProfileField field,
+                       const std::vector<std::pair<std::string, std::string>>& values);
+  std::vector<Profile> profiles(const std::string& board, const std::vector<std::string>& members);
+  bool has_profiles(const std::string& board);
   // Deletes every cold row of the period (after it is archived).
   std::int64_t drop_period(const PeriodKey& period);
 

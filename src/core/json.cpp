@@ -72,4 +72,11 @@ JsonLine& JsonLine::raw(std::string_view k, std::string_view json) {
   return *this;
 }
 
+JsonLine& JsonLine::profile(const std::optional<std::string>& name,
+                            const std::optional<std::string>& metadata) {
+  if (name) str("name", *name);
+  if (metadata) raw("metadata", *metadata);
+  return *this;
+}
+
 }  // namespace bk

@@ -26,6 +26,9 @@ class JsonLine {
   JsonLine& num(std::string_view key, std::int64_t value);
   JsonLine& time(std::string_view key, const std::optional<Instant>& value);  // null if absent
   JsonLine& raw(std::string_view key, std::string_view json);  // a value already in JSON
+  // A member profile's fields, each only when present (metadata: a JSON object's text).
+  JsonLine& profile(const std::optional<std::string>& name,
+                    const std::optional<std::string>& metadata);
   std::string done() const { return "{" + body_ + "}"; }
   const std::string& fields() const { return body_; }  // without the braces
 

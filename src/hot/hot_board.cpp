@@ -48,7 +48,9 @@ HotBoard::HotBoard(std::string key_prefix, bool cold_tier)
       archive_release_(embedded::hot_lua::archive_release_lua),
       board_sync_(embedded::hot_lua::board_sync_lua),
       held_mark_(embedded::hot_lua::held_mark_lua),
-      held_release_(embedded::hot_lua::held_release_lua) {}
+      held_release_(embedded::hot_lua::held_release_lua),
+      profile_cold_(embedded::hot_lua::profile_cold_lua),
+      profile_drop_(embedded::hot_lua::profile_drop_lua) {}
 
 PeriodKeys::PeriodKeys(const BoardKeys& board, std::string_view period, std::string_view period_id)
     : live(board.live(period, period_id)),
@@ -350,6 +352,25 @@ void HotBoard::hold(redis::Connection& conn, const BoardKeys& board, const Holds
 void HotBoard::release_holds(redis::Connection& conn, const BoardKeys& board, const Holds& holds) {
   if (holds.empty()) return;
   held_release_.eval(conn, {board.held()}, flatten(holds)).checked();
+}
+
+std::vector<std::size_t> HotBoard::hot_nowhere(redis::Connection& conn, const std::string& hash,
+                                               const std::vector<std::string>& live,
+                                               const std::vector<std::string>& members) {
+  if (members.empty()) return {};
+  std::vector<std::string> keys{hash};
+  keys.insert(keys.end(), live.begin(), live.end());
+  const redis::Reply r = profile_cold_.eval(conn, keys, members).checked();
+  std::vector<std::size_t> out;
+  out.reserve(r.elements.size());
+  for (const redis::Reply& i : r.elements) out.push_back(static_cast<std::size_t>(i.as_int() - 1));
+  return out;
+}
+
+std::int64_t HotBoard::drop_profiles(redis::Connection& conn, const BoardKeys& board,
+                                     const std::string& hash, const Holds& moved) {
+  if (moved.empty()) return 0;
+  return profile_drop_.eval(conn, {hash, board.names()}, flatten(moved)).checked().as_int();
 }
 
 }  // namespace bk::hot

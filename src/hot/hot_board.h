@@ -233,6 +233,16 @@ class HotBoard {
   void hold(redis::Connection& conn, const BoardKeys& board, const Holds& holds);
   void release_holds(redis::Connection& conn, const BoardKeys& board, const Holds& holds);
 
+  // Member profiles (tick). The indexes of `members` that are in none of `live` (the
+  // board's live ZSETs); then, after their profiles are in PostgreSQL, drops each pair
+  // (member, value) from `hash` (board.names() or board.metadata()) whose value is unchanged,
+  // setting the board's marker first. Returns how many fields went.
+  std::vector<std::size_t> hot_nowhere(redis::Connection& conn, const std::string& hash,
+                                       const std::vector<std::string>& live,
+                                       const std::vector<std::string>& members);
+  std::int64_t drop_profiles(redis::Connection& conn, const BoardKeys& board,
+                             const std::string& hash, const Holds& moved);
+
   const std::string& key_prefix() const { return prefix_; }
 
  private:
@@ -252,6 +262,8 @@ class HotBoard {
   redis::Script board_sync_;
   redis::Script held_mark_;
   redis::Script held_release_;
+  redis::Script profile_cold_;
+  redis::Script profile_drop_;
 };
 
 }  // namespace bk::hot

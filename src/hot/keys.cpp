@@ -30,6 +30,14 @@ std::string BoardKeys::held() const {
   return base_ + "held";
 }
 
+std::string BoardKeys::names() const {
+  return base_ + "names";
+}
+
+std::string BoardKeys::metadata() const {
+  return base_ + "metadata";
+}
+
 std::string BoardKeys::busy() const {
   return base_ + "busy";
 }

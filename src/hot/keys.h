@@ -23,6 +23,12 @@ class BoardKeys {
   // <prefix>:{<board>}:held (members whose events wait behind one held for the cold tier)
   std::string synced() const;
   std::string held() const;
+  // <prefix>:{<board>}:names and <prefix>:{<board>}:metadata (HASHes: member -> display name,
+  // member -> its JSON object): the profiles of members that may be hot. tick moves those
+  // of members hot nowhere to PostgreSQL and then sets the names hash's field "" (no member
+  // id is empty): readers look there for members these hashes lack.
+  std::string names() const;
+  std::string metadata() const;
   // <prefix>:{<board>}:busy (HASH: registry member -> ticks in a row that found it busy)
   std::string busy() const;
   // <prefix>:{<board>}:ids:<bucket> (SET: the event ids applied while the clock was in time

@@ -111,6 +111,10 @@ std::optional<std::string> parse(const Entry& e, const std::string& stream,
       }
     } else if (k == "id") {
       u.event_id = v;
+    } else if (k == "name") {
+      u.name = v;  // checked with the update: a bad one refuses it, with the reason
+    } else if (k == "meta") {
+      u.meta = v;
     } else {
       return "unknown field '" + k + "'";
     }

@@ -9,6 +9,7 @@
 
 #include "hot/busy.h"
 #include "lifecycle/archive.h"
+#include "lifecycle/profiles.h"
 #include "lifecycle/spill.h"
 #include "service/leaderboards.h"
 
@@ -204,6 +205,35 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
     if (seen.insert(name).second) names.push_back(std::move(name));
   }
   const Instant now = clock_.now();
+  // Profiles: Redis's go to PostgreSQL before a period is archived (the history rows take
+  // them from there); after spills and archives those of members hot nowhere leave Redis.
+  const auto live_keys = [&] {
+    std::vector<std::string> live;
+    const redis::Reply now_live = redis_.command({"ZRANGE", keys.registry(), "0", "-1"}).checked();
+    for (const redis::Reply& entry : now_live.elements) {
+      const std::string name = entry.as_string();
+      const auto colon = name.find(':');
+      if (colon != std::string::npos)
+        live.push_back(keys.live(name.substr(0, colon), name.substr(colon + 1)));
+    }
+    return live;
+  };
+  if (!options.dry_run) {
+    mark_profiles(redis_, cold_, board, config_.redis.key_prefix);
+    const bool archiving = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+      const auto colon = name.find(':');
+      const PeriodSpec* spec =
+          colon == std::string::npos ? nullptr : config->period(name.substr(0, colon));
+      const auto p = spec == nullptr ? std::nullopt
+                                     : period_from_id(*spec, *config->zone, name.substr(colon + 1));
+      return p && p->end + config->grace <= now;
+    });
+    if (archiving) {
+      const Timed timed(timings.archive);
+      report.profiles = sync_profiles(redis_, hot_, cold_, board, live_keys(), true);
+    }
+  }
+  bool moved_members = false;  // some member left a live ZSET: its profile may go
   for (const std::string& name : names) {
     PeriodReport pr;
     const auto colon = name.find(':');
@@ -240,6 +270,7 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
                                " hot + " + std::to_string(a.cold) + " cold)";
       switch (a.outcome) {
         case ArchiveStats::Outcome::archived:
+          moved_members = true;
           pr.archived = true;
           pr.archived_rows = a.hot + a.cold;
           pr.archived_hot = a.hot;
@@ -260,6 +291,7 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
           pr.note = "would archive " + rows;
           break;
         case ArchiveStats::Outcome::already:
+          moved_members = true;
           pr.note = "already archived; hot keys freed";
           break;
         case ArchiveStats::Outcome::busy:
@@ -301,7 +333,18 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
       pr.kept_in_place = s.kept_in_place;
     }
     if (!options.dry_run) count_busy(keys, busy_streaks, name, pr);
+    if (pr.spilled > 0) moved_members = true;
     report.periods.push_back(std::move(pr));
+  }
+  if (!options.dry_run && moved_members) {
+    const Timed timed(timings.spill);
+    const ProfileStats p = sync_profiles(redis_, hot_, cold_, board, live_keys(), false);
+    report.profiles.copied += p.copied;
+    report.profiles.moved += p.moved;
+  }
+  if (report.profiles.moved > 0) {
+    spdlog::info("tick: board '{}': {} profile fields of members hot nowhere moved to PostgreSQL",
+                 board, report.profiles.moved);
   }
   // The streak of a period that left the registry meanwhile (another tick archived it) ends.
   for (const auto& streak : busy_streaks) {

@@ -15,6 +15,7 @@
 #include "hot/hot_board.h"
 #include "lifecycle/archive.h"
 #include "lifecycle/backend.h"
+#include "lifecycle/profiles.h"
 #include "redis/connection.h"
 
 namespace bk::lifecycle {
@@ -51,6 +52,7 @@ struct BoardReport {
   std::string error;  // set when this board failed; the others were still processed
   Backend error_backend = Backend::none;  // the server whose error failed it, if any
   std::int64_t recovered = 0;  // periods with cold rows that Redis had forgotten (re-marked)
+  ProfileStats profiles{};     // member profiles written to PostgreSQL / moved out of Redis
 };
 
 // Where the time of a tick went, summed over its board periods.

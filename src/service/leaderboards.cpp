@@ -10,6 +10,7 @@
 
 #include "cold/error.h"
 #include "core/duration.h"
+#include "core/profile.h"
 #include "core/validate.h"
 #include "hot/protocol.h"
 
@@ -61,6 +62,8 @@ const char* refusal_label(Refusal refusal) {
       return "expired";
     case Refusal::cold_tier:
       return "cold_tier";
+    case Refusal::invalid_profile:
+      return "invalid_profile";
   }
   return "unknown";
 }
@@ -121,6 +124,17 @@ std::optional<Leaderboards::Refused> Leaderboards::plan(const Update& u, Planned
   }
   if (auto problem = member_problem(u.member)) {
     return Refused{Refusal::invalid_member, *problem + " (board '" + u.board + "')"};
+  }
+  if (u.name) {
+    if (auto problem = display_name_problem(*u.name)) {
+      return Refused{Refusal::invalid_profile, *problem + " (" + describe(u) + ")"};
+    }
+  }
+  if (u.meta) {
+    std::string compact;
+    if (auto problem = metadata_problem(*u.meta, compact)) {
+      return Refused{Refusal::invalid_profile, *problem + " (" + describe(u) + ")"};
+    }
   }
   if (u.value > kMaxValue || u.value < -kMaxValue) {
     return Refused{Refusal::invalid_value,
@@ -246,8 +260,46 @@ std::vector<UpdateResult> Leaderboards::apply(Prepared&& prepared,
       }
     }
   }
+  write_profiles(updates, results);
   update_holds(updates, results);
   return results;
+}
+
+// After the scores: a retried update (a duplicate) sets its profile again, as the first
+// attempt may have ended between the two.
+void Leaderboards::write_profiles(const std::vector<Update>& updates,
+                                  const std::vector<UpdateResult>& results) {
+  std::map<std::string, std::pair<redis::Args, redis::Args>> by_board;  // HSETs: names, metadata
+  for (std::size_t i = 0; i < updates.size(); ++i) {
+    const Update& u = updates[i];
+    if (!u.name && !u.meta) continue;
+    if (results[i].status != UpdateStatus::applied &&
+        results[i].status != UpdateStatus::duplicate) {
+      continue;
+    }
+    auto& [names, metas] = by_board[u.board];
+    if (u.name) names.insert(names.end(), {u.member, *u.name});
+    if (u.meta) {
+      std::string compact;
+      metadata_problem(*u.meta, compact);  // valid: plan() checked it
+      metas.insert(metas.end(), {u.member, std::move(compact)});
+    }
+  }
+  std::vector<redis::Args> commands;
+  for (auto& [board, hsets] : by_board) {
+    const hot::BoardKeys keys(config_.redis.key_prefix, board);
+    auto& [names, metas] = hsets;
+    if (!names.empty()) {
+      names.insert(names.begin(), {"HSET", keys.names()});
+      commands.push_back(std::move(names));
+    }
+    if (!metas.empty()) {
+      metas.insert(metas.begin(), {"HSET", keys.metadata()});
+      commands.push_back(std::move(metas));
+    }
+  }
+  if (commands.empty()) return;
+  for (const redis::Reply& r : redis_.pipeline(commands)) r.checked();
 }
 
 // The results of the updates a sent event stands for: one by one, each increment's points
@@ -789,6 +841,13 @@ void check_bound(const PeriodRef& ref, const char* what, std::int64_t value, std
 
 std::vector<Standing> Leaderboards::top(const PeriodRef& ref, std::int64_t offset,
                                         std::int64_t count) {
+  auto rows = top_rows(ref, offset, count);
+  attach_profiles(ref.board, rows);
+  return rows;
+}
+
+std::vector<Standing> Leaderboards::top_rows(const PeriodRef& ref, std::int64_t offset,
+                                             std::int64_t count) {
   check_bound(ref, "count", count, kMaxReadRows);
   check_bound(ref, "offset", offset, kMaxReadOffset);
   if (count == 0) return {};
@@ -799,17 +858,73 @@ std::vector<Standing> Leaderboards::top(const PeriodRef& ref, std::int64_t offse
 
 std::optional<Standing> Leaderboards::rank(const PeriodRef& ref, const std::string& member) {
   auto hot = hot_.member(redis_, period_keys(ref), member);
-  if (hot.spilled) return merged_rank(ref, member);
-  if (!hot.value) return std::nullopt;
-  return decode(ref, *hot.value);
+  std::vector<Standing> found;
+  if (hot.spilled) {
+    if (auto s = merged_rank(ref, member)) found.push_back(std::move(*s));
+  } else if (hot.value) {
+    found.push_back(decode(ref, *hot.value));
+  }
+  if (found.empty()) return std::nullopt;
+  attach_profiles(ref.board, found);
+  return std::move(found.front());
 }
 
 std::vector<Standing> Leaderboards::around(const PeriodRef& ref, const std::string& member,
                                            std::int64_t k) {
   check_bound(ref, "k", k, kMaxReadRows / 2);
   auto hot = hot_.around(redis_, period_keys(ref), member, k);
-  if (hot.spilled) return merged_around(ref, member, k);
-  return decode_all(ref, hot.value);
+  auto rows = hot.spilled ? merged_around(ref, member, k) : decode_all(ref, hot.value);
+  attach_profiles(ref.board, rows);
+  return rows;
+}
+
+// Two HMGETs in one round trip; PostgreSQL only for members Redis lacks a field of, and
+// only when the board's marker says some profiles moved there. Scores matter more than
+// names: when PostgreSQL cannot be reached the read goes on without those profiles.
+void Leaderboards::attach_profiles(const std::string& board, std::vector<Standing>& rows) {
+  if (rows.empty()) return;
+  const hot::BoardKeys keys(config_.redis.key_prefix, board);
+  // Per chunk of members an HMGET of each hash (commands stay small); the marker first.
+  constexpr std::size_t kChunk = 2000;
+  std::vector<redis::Args> commands{{"HEXISTS", keys.names(), ""}};
+  for (std::size_t from = 0; from < rows.size(); from += kChunk) {
+    redis::Args names{"HMGET", keys.names()};
+    redis::Args metas{"HMGET", keys.metadata()};
+    for (std::size_t i = from; i < std::min(rows.size(), from + kChunk); ++i) {
+      names.push_back(rows[i].member);
+      metas.push_back(rows[i].member);
+    }
+    commands.push_back(std::move(names));
+    commands.push_back(std::move(metas));
+  }
+  const auto replies = redis_.pipeline(commands);
+  const bool moved = replies.at(0).checked().as_int() == 1;
+  std::vector<std::string> lacking;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::size_t c = 1 + 2 * (i / kChunk);
+    const redis::Reply& name = replies.at(c).checked().at(i % kChunk);
+    const redis::Reply& meta = replies.at(c + 1).checked().at(i % kChunk);
+    if (!name.is_nil()) rows[i].name = name.as_string();
+    if (!meta.is_nil()) rows[i].metadata = meta.as_string();
+    if (moved && (!rows[i].name || !rows[i].metadata)) lacking.push_back(rows[i].member);
+  }
+  if (lacking.empty() || !has_cold()) return;
+  std::vector<cold::Profile> found;
+  try {
+    found = cold_store().profiles(board, lacking);
+  } catch (const UnavailableError& e) {
+    spdlog::warn("profiles of {} members of board '{}' left out: {}", lacking.size(), board,
+                 e.what());
+    return;
+  }
+  std::unordered_map<std::string, const cold::Profile*> by_member;
+  for (const cold::Profile& p : found) by_member.emplace(p.member, &p);
+  for (Standing& s : rows) {
+    const auto it = by_member.find(s.member);
+    if (it == by_member.end()) continue;
+    if (!s.name) s.name = it->second->name;
+    if (!s.metadata) s.metadata = it->second->metadata;
+  }
 }
 
 std::vector<PeriodStatus> Leaderboards::periods(const std::string& board) {

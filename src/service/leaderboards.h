@@ -35,6 +35,11 @@ struct Update {
   std::string stream{};      // the stream the entry came from (with order_token; one apply()
                              // takes the entries of one stream per board)
   bool redelivered = false;  // read again from a pending list: it may have been applied
+  // The member's profile on this board (core/profile.h), set when the update is applied or
+  // found a duplicate, each field on its own (the latest wins); an invalid one refuses the
+  // update.
+  std::optional<std::string> name{};
+  std::optional<std::string> meta{};  // a JSON object
 };
 
 // unavailable: not applied because PostgreSQL (needed to rehydrate the member, or to sync a
@@ -61,16 +66,17 @@ struct PeriodPoints {
 // says it for people.
 enum class Refusal {
   none,
-  invalid_board,   // not a valid board name
-  unknown_board,   // no config entry matches the board
-  invalid_member,  // not 1 to 512 bytes of UTF-8 without NUL
-  invalid_value,   // beyond ±2^53
-  too_early,       // event time more than max_clock_skew ahead of now
-  no_period,       // no period of the board contains the event time
-  closed,          // the period is closed for writes (past end + grace, or frozen)
-  out_of_range,    // the points would leave [min_points, max_points]
-  expired,         // Redis would expire the period key at once (end + retention is past)
-  cold_tier,       // the member's cold row was needed and could not be used
+  invalid_board,    // not a valid board name
+  unknown_board,    // no config entry matches the board
+  invalid_member,   // not 1 to 512 bytes of UTF-8 without NUL
+  invalid_value,    // beyond ±2^53
+  too_early,        // event time more than max_clock_skew ahead of now
+  no_period,        // no period of the board contains the event time
+  closed,           // the period is closed for writes (past end + grace, or frozen)
+  out_of_range,     // the points would leave [min_points, max_points]
+  expired,          // Redis would expire the period key at once (end + retention is past)
+  cold_tier,        // the member's cold row was needed and could not be used
+  invalid_profile,  // name or meta not as core/profile.h says
 };
 // "closed", "out_of_range", ...: the enumerator's name ("none" for none).
 const char* refusal_label(Refusal refusal);
@@ -95,6 +101,9 @@ struct Standing {
   std::string member;
   std::int64_t points = 0;
   std::optional<Instant> achieved_at;  // absent on tie_break: none boards
+  // The member's profile, when it has one (metadata: a compact JSON object).
+  std::optional<std::string> name{};
+  std::optional<std::string> metadata{};
 };
 
 struct PeriodStatus {
@@ -186,6 +195,7 @@ class Leaderboards {
   PeriodRef resolve(const std::string& board, const std::string& period,
                     const std::optional<std::string>& period_id) const;
 
+  // Every read returns each member's profile (Standing::name / metadata) when it has one.
   // Reads are bounded: `count` in [0, kMaxReadRows], `offset` in [0, kMaxReadOffset], `k` in
   // [0, kMaxReadRows / 2]; other values throw UsageError (never an overflow, or a board
   // loaded whole). An offset past the last member reads nothing.
@@ -278,6 +288,13 @@ class Leaderboards {
   void sync_where_needed(const std::vector<hot::HotBatch>& batches,
                          std::vector<std::vector<hot::HotResult>>& results);
   void update_holds(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
+  void write_profiles(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
+  // The reads without profiles; attach_profiles adds them (one round trip for any number).
+  std::vector<Standing> top_rows(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
+  Counted first_page_rows(const PeriodRef& ref, std::int64_t count);
+  std::vector<std::optional<Standing>> ranks_of(const PeriodRef& ref,
+                                                const std::vector<std::string>& members);
+  void attach_profiles(const std::string& board, std::vector<Standing>& rows);
   std::vector<Standing> merged_top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
   std::vector<Standing> merged_top_deep(const PeriodRef& ref, std::int64_t offset,
                                         std::int64_t count);

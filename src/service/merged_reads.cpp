@@ -339,6 +339,12 @@ std::int64_t Leaderboards::count(const PeriodRef& ref) {
 }
 
 Leaderboards::Counted Leaderboards::first_page(const PeriodRef& ref, std::int64_t count) {
+  Counted page = first_page_rows(ref, count);
+  attach_profiles(ref.board, page.rows);
+  return page;
+}
+
+Leaderboards::Counted Leaderboards::first_page_rows(const PeriodRef& ref, std::int64_t count) {
   check_bound(ref, "count", count, kMaxReadRows);
   const hot::PeriodKeys keys = period_keys(ref);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
@@ -355,7 +361,7 @@ Leaderboards::Counted Leaderboards::first_page(const PeriodRef& ref, std::int64_
         return {total, page_of(ref, std::move(*all), 0, count)};
       }
     }
-    return {total, top(ref, 0, count)};
+    return {total, top_rows(ref, 0, count)};
   }
   throw inconsistent(ref);
 }
@@ -401,6 +407,20 @@ std::int64_t Leaderboards::listed_through(const PeriodRef& ref, const Standing& 
 
 std::vector<std::optional<Standing>> Leaderboards::ranks(const PeriodRef& ref,
                                                          const std::vector<std::string>& members) {
+  auto found = ranks_of(ref, members);
+  std::vector<Standing> rows;
+  for (auto& s : found) {
+    if (s) rows.push_back(std::move(*s));
+  }
+  attach_profiles(ref.board, rows);
+  for (std::size_t i = 0, r = 0; i < found.size(); ++i) {
+    if (found[i]) found[i] = std::move(rows[r++]);
+  }
+  return found;
+}
+
+std::vector<std::optional<Standing>> Leaderboards::ranks_of(
+    const PeriodRef& ref, const std::vector<std::string>& members) {
   check_bound(ref, "members", static_cast<std::int64_t>(members.size()), kMaxReadRows);
   const hot::PeriodKeys keys = period_keys(ref);
   const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};

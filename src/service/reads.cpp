@@ -7,7 +7,7 @@ namespace bk::service {
 namespace {
 
 Standing standing(const cold::HistoryRow& h) {
-  return Standing{h.rank, h.member, h.points, h.achieved_at};
+  return Standing{h.rank, h.member, h.points, h.achieved_at, h.name, h.metadata};
 }
 
 cold::PeriodKey key_of(const PeriodRef& ref) {

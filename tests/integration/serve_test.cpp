@@ -112,12 +112,16 @@ std::string enc(const std::string& s) {
   return out;
 }
 
-// The RECORD fields of a CLI --json line.
+// The RECORD fields of a CLI --json line (the profile's only when present).
 json record_of(const json& line) {
-  return json{{"rank", line["rank"]},
-              {"member", line["member"]},
-              {"points", line["points"]},
-              {"achieved_at", line["achieved_at"]}};
+  json r{{"rank", line["rank"]},
+         {"member", line["member"]},
+         {"points", line["points"]},
+         {"achieved_at", line["achieved_at"]}};
+  for (const char* field : {"name", "metadata"}) {
+    if (line.contains(field)) r[field] = line[field];
+  }
+  return r;
 }
 
 std::vector<json> cli_lines(const std::vector<std::string>& args) {
@@ -174,12 +178,22 @@ TEST_F(ServeTest, EveryEndpointAgreesWithTheCli) {
   std::vector<std::string> members;
   for (int i = 0; i < 25; ++i)
     members.push_back(i % 5 == 0 ? "ü " + std::to_string(i) + "/,?%" : "m" + std::to_string(i));
+  // Profiles: every third member has a name, every fourth a JSON object (so some have
+  // both, some one, some none); spilled members' profiles move to PostgreSQL with the tick.
+  std::map<std::string, std::string> names;
+  std::map<std::string, json> metas;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (i % 3 == 0) names[members[i]] = "Näme " + std::to_string(i);
+    if (i % 4 == 0) metas[members[i]] = json{{"i", i}, {"tag", "t" + std::to_string(i)}};
+  }
   std::vector<service::Update> updates;
   for (const std::string board : {"pts", "laps", "flat"}) {
     for (int i = 0; i < 60; ++i) {
       service::Update u{
           board, members[rng() % members.size()], static_cast<std::int64_t>(1 + rng() % 4), {}, ""};
       u.at = now - std::chrono::minutes{1 + static_cast<int>(rng() % 5)};
+      if (names.count(u.member) != 0) u.name = names[u.member];
+      if (metas.count(u.member) != 0) u.meta = metas[u.member].dump();
       updates.push_back(u);
     }
   }
@@ -190,6 +204,23 @@ TEST_F(ServeTest, EveryEndpointAgreesWithTheCli) {
   const auto check = [&](Served& s, const std::string& board, const std::string& period,
                          const std::string& id_param, const std::vector<json>& expected) {
     SCOPED_TRACE(board + " " + period + " " + id_param);
+    // The CLI shows each member's own profile, hot, cold or archived.
+    std::size_t with_name = 0;
+    for (const json& e : expected) {
+      const std::string m = e["member"];
+      if (names.count(m) != 0) {
+        EXPECT_EQ(e.value("name", ""), names[m]) << m;
+        ++with_name;
+      } else {
+        EXPECT_FALSE(e.contains("name")) << m;
+      }
+      if (metas.count(m) != 0) {
+        EXPECT_EQ(e.value("metadata", json()), metas[m]) << m;
+      } else {
+        EXPECT_FALSE(e.contains("metadata")) << m;
+      }
+    }
+    EXPECT_GT(with_name, 3U);
     const std::string base = "/v1/boards/" + board + "/" + period;
     const std::string q = id_param.empty() ? "" : "?period_id=" + id_param;
     std::int64_t total = 0;
