@@ -191,11 +191,14 @@ std::vector<ScoredMember> HotBoard::slice(redis::Connection& conn, const std::st
 }
 
 ReadState HotBoard::read_state(redis::Connection& conn, const PeriodKeys& keys,
-                               const std::string& member, std::int64_t head) {
-  const redis::Reply r = read_state_
-                             .eval(conn, {keys.live, keys.meta, keys.stale, keys.synced},
-                                   {member, cold_tier_ ? "1" : "0", std::to_string(head)})
-                             .checked();
+                               const std::string& member, std::int64_t head,
+                               const BoardKeys* profiles) {
+  redis::Args call_keys{keys.live, keys.meta, keys.stale, keys.synced};
+  const bool with_profiles = profiles != nullptr && head > 0;
+  if (with_profiles) call_keys.insert(call_keys.end(), {profiles->names(), profiles->metadata()});
+  const redis::Reply r =
+      read_state_.eval(conn, call_keys, {member, cold_tier_ ? "1" : "0", std::to_string(head)})
+          .checked();
   ReadState st;
   st.gen = r.at(0).as_string();
   st.spilled = r.at(1).as_string() == "1";
@@ -203,7 +206,22 @@ ReadState HotBoard::read_state(redis::Connection& conn, const PeriodKeys& keys,
   st.size = r.at(3).as_int();
   const auto stale = static_cast<std::size_t>(r.at(4).as_int());
   for (std::size_t i = 5; i < 5 + stale; ++i) st.hot_and_stale.push_back(r.at(i).as_string());
-  st.head = pairs(r, 5 + stale, (r.elements.size() - 5 - stale) / 2);
+  const std::size_t rest = r.elements.size() - 5 - stale;
+  // Per head member: member and score, and with profiles name and metadata (+ the marker).
+  const std::size_t n = with_profiles ? (rest - 1) / 4 : rest / 2;
+  st.head = pairs(r, 5 + stale, n);
+  if (with_profiles) {
+    std::size_t at = 5 + stale + 2 * n;
+    st.profiles_moved = r.at(at++).as_int() == 1;
+    for (std::size_t i = 0; i < n; ++i, at += 2) {
+      const redis::Reply& name = r.at(at);
+      const redis::Reply& meta = r.at(at + 1);
+      st.head_names.push_back(name.is_nil() ? std::nullopt
+                                            : std::optional<std::string>(name.as_string()));
+      st.head_metadata.push_back(meta.is_nil() ? std::nullopt
+                                               : std::optional<std::string>(meta.as_string()));
+    }
+  }
   return st;
 }
 

@@ -128,6 +128,10 @@ struct ReadState {
   std::vector<std::string> hot_and_stale;    // hot members whose cold rows must be skipped
   std::int64_t size = 0;                     // hot members
   std::vector<ScoredMember> head;            // the first hot members asked for, in order
+  // With `profiles`: the head members' names and metadata in Redis, and the board's marker
+  // (some profiles are in PostgreSQL).
+  bool profiles_moved = false;
+  std::vector<std::optional<std::string>> head_names, head_metadata;
 };
 
 // Hot members around a position in listing order.
@@ -188,9 +192,10 @@ class HotBoard {
   // Positions [start, start + count) without ranks.
   std::vector<ScoredMember> slice(redis::Connection& conn, const std::string& live_key,
                                   std::int64_t start, std::int64_t count);
-  // `head`: also the first `head` hot members in listing order.
+  // `head`: also the first `head` hot members in listing order (with `profiles`, the
+  // board's keys: their profiles too).
   ReadState read_state(redis::Connection& conn, const PeriodKeys& keys, const std::string& member,
-                       std::int64_t head = 0);
+                       std::int64_t head = 0, const BoardKeys* profiles = nullptr);
   Neighbours neighbours(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
                         const std::string& member, std::int64_t k);
 

@@ -3,11 +3,14 @@
 -- the member's hot score (if a member is given), the hot members for which a cold row may
 -- exist (their cold rows must be skipped: the hot value wins), the live key's size and its
 -- first members in listing order.
--- KEYS[1] live ZSET, KEYS[2] meta HASH, KEYS[3] stale SET, KEYS[4] the board's sync marker.
+-- KEYS[1] live ZSET, KEYS[2] meta HASH, KEYS[3] stale SET, KEYS[4] the board's sync marker;
+-- optional KEYS[5], KEYS[6] the board's names and metadata hashes (profiles of the first
+-- members).
 -- ARGV[1] member or "", ARGV[2] check_synced ("1": an unsynced board counts as spilled: Redis
 -- may have lost what spilled), ARGV[3] how many first members to return (0: none).
 -- Returns {gen:rgen, spilled, member_score or "", size, n, hot_and_stale (n of them)...,
---          member, score, ... (the first members)}.
+--          member, score, ... (the first members)
+--          [, marker (1: some profiles are in PostgreSQL), name, metadata, ... (per first member)]}.
 local meta = redis.call('HMGET', KEYS[2], 'gen', 'rgen', 'spilled')
 local spilled = meta[3] == '1' or (ARGV[2] == '1' and redis.call('EXISTS', KEYS[4]) == 0)
 -- "<spill gen>:<rehydrate gen>": either moving means the tiers changed under a read.
@@ -22,6 +25,15 @@ for _, m in ipairs(redis.call('SMEMBERS', KEYS[3])) do
 end
 local n = tonumber(ARGV[3])
 if n > 0 then
-  for _, v in ipairs(redis.call('ZRANGE', KEYS[1], 0, n - 1, 'WITHSCORES')) do out[#out + 1] = v end
+  local head = redis.call('ZRANGE', KEYS[1], 0, n - 1, 'WITHSCORES')
+  for _, v in ipairs(head) do out[#out + 1] = v end
+  if KEYS[5] then
+    -- The first members' profiles too (false: none in Redis), after the board's marker.
+    out[#out + 1] = redis.call('HEXISTS', KEYS[5], '')
+    for i = 1, #head, 2 do
+      out[#out + 1] = redis.call('HGET', KEYS[5], head[i])
+      out[#out + 1] = redis.call('HGET', KEYS[6], head[i])
+    end
+  end
 end
 return out

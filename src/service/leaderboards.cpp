@@ -881,8 +881,22 @@ std::vector<Standing> Leaderboards::around(const PeriodRef& ref, const std::stri
 // Two HMGETs in one round trip; PostgreSQL only for members Redis lacks a field of, and
 // only when the board's marker says some profiles moved there. Scores matter more than
 // names: when PostgreSQL cannot be reached the read goes on without those profiles.
-void Leaderboards::attach_profiles(const std::string& board, std::vector<Standing>& rows) {
+void Leaderboards::attach_profiles(const std::string& board, std::vector<Standing>& rows,
+                                   const KnownProfiles* known) {
   if (rows.empty()) return;
+  if (known != nullptr && std::all_of(rows.begin(), rows.end(), [&](const Standing& s) {
+        return known->by_member.count(s.member) != 0;
+      })) {
+    std::vector<std::string> lacking;
+    for (Standing& s : rows) {
+      const auto& [name, metadata] = known->by_member.at(s.member);
+      s.name = name;
+      s.metadata = metadata;
+      if (known->moved && (!s.name || !s.metadata)) lacking.push_back(s.member);
+    }
+    profiles_from_cold(board, rows, lacking);
+    return;
+  }
   const hot::BoardKeys keys(config_.redis.key_prefix, board);
   // Per chunk of members an HMGET of each hash (commands stay small); the marker first.
   constexpr std::size_t kChunk = 2000;
@@ -908,6 +922,11 @@ void Leaderboards::attach_profiles(const std::string& board, std::vector<Standin
     if (!meta.is_nil()) rows[i].metadata = meta.as_string();
     if (moved && (!rows[i].name || !rows[i].metadata)) lacking.push_back(rows[i].member);
   }
+  profiles_from_cold(board, rows, lacking);
+}
+
+void Leaderboards::profiles_from_cold(const std::string& board, std::vector<Standing>& rows,
+                                      const std::vector<std::string>& lacking) {
   if (lacking.empty() || !has_cold()) return;
   std::vector<cold::Profile> found;
   try {

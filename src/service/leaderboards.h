@@ -291,10 +291,23 @@ class Leaderboards {
   void write_profiles(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
   // The reads without profiles; attach_profiles adds them (one round trip for any number).
   std::vector<Standing> top_rows(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
-  Counted first_page_rows(const PeriodRef& ref, std::int64_t count);
+  // Profiles read with the rows (read_state's head), so attach_profiles needs no round trip
+  // of its own when they cover every row.
+  struct KnownProfiles {
+    bool moved = false;  // the board's marker: some profiles are in PostgreSQL
+    std::unordered_map<std::string,
+                       std::pair<std::optional<std::string>, std::optional<std::string>>>
+        by_member;
+  };
+  Counted first_page_rows(const PeriodRef& ref, std::int64_t count,
+                          KnownProfiles* known = nullptr);
   std::vector<std::optional<Standing>> ranks_of(const PeriodRef& ref,
                                                 const std::vector<std::string>& members);
-  void attach_profiles(const std::string& board, std::vector<Standing>& rows);
+  void attach_profiles(const std::string& board, std::vector<Standing>& rows,
+                       const KnownProfiles* known = nullptr);
+  // Fills the profiles of `lacking` (members of `rows`) from PostgreSQL, where it can.
+  void profiles_from_cold(const std::string& board, std::vector<Standing>& rows,
+                          const std::vector<std::string>& lacking);
   std::vector<Standing> merged_top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
   std::vector<Standing> merged_top_deep(const PeriodRef& ref, std::int64_t offset,
                                         std::int64_t count);

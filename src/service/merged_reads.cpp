@@ -339,19 +339,31 @@ std::int64_t Leaderboards::count(const PeriodRef& ref) {
 }
 
 Leaderboards::Counted Leaderboards::first_page(const PeriodRef& ref, std::int64_t count) {
-  Counted page = first_page_rows(ref, count);
-  attach_profiles(ref.board, page.rows);
+  KnownProfiles known;
+  Counted page = first_page_rows(ref, count, &known);
+  attach_profiles(ref.board, page.rows, &known);
   return page;
 }
 
-Leaderboards::Counted Leaderboards::first_page_rows(const PeriodRef& ref, std::int64_t count) {
+Leaderboards::Counted Leaderboards::first_page_rows(const PeriodRef& ref, std::int64_t count,
+                                                    KnownProfiles* known) {
   check_bound(ref, "count", count, kMaxReadRows);
   const hot::PeriodKeys keys = period_keys(ref);
+  const hot::BoardKeys board(config_.redis.key_prefix, ref.board);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;
     pause_before(attempt);
     // Atomic: the generation, the stale set, the size and the first members agree.
-    const hot::ReadState st = hot_.read_state(redis_, keys, "", count);
+    const hot::ReadState st =
+        hot_.read_state(redis_, keys, "", count, known != nullptr ? &board : nullptr);
+    if (known != nullptr) {
+      known->moved = st.profiles_moved;
+      known->by_member.clear();
+      for (std::size_t i = 0; i < st.head_names.size(); ++i) {
+        known->by_member.emplace(st.head[i].member,
+                                 std::pair{st.head_names[i], st.head_metadata[i]});
+      }
+    }
     if (!st.spilled) return {st.size, page_of(ref, st.head, 0, count)};
     const ColdSummary* summary = cold_summary(ref, keys, st);
     if (summary == nullptr) continue;
