@@ -49,8 +49,7 @@ HotBoard::HotBoard(std::string key_prefix, bool cold_tier)
       board_sync_(embedded::hot_lua::board_sync_lua),
       held_mark_(embedded::hot_lua::held_mark_lua),
       held_release_(embedded::hot_lua::held_release_lua),
-      profile_cold_(embedded::hot_lua::profile_cold_lua),
-      profile_drop_(embedded::hot_lua::profile_drop_lua) {}
+      profile_cold_(embedded::hot_lua::profile_cold_lua) {}
 
 PeriodKeys::PeriodKeys(const BoardKeys& board, std::string_view period, std::string_view period_id)
     : live(board.live(period, period_id)),
@@ -388,7 +387,9 @@ std::vector<std::size_t> HotBoard::hot_nowhere(redis::Connection& conn, const st
 std::int64_t HotBoard::drop_profiles(redis::Connection& conn, const BoardKeys& board,
                                      const std::string& hash, const Holds& moved) {
   if (moved.empty()) return 0;
-  return profile_drop_.eval(conn, {hash, board.names()}, flatten(moved)).checked().as_int();
+  // The marker first: readers look in PostgreSQL once it is set.
+  conn.command({"HSET", board.names(), "", "1"}).checked();
+  return held_release_.eval(conn, {hash}, flatten(moved)).checked().as_int();
 }
 
 }  // namespace bk::hot

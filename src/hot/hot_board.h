@@ -268,7 +268,6 @@ class HotBoard {
   redis::Script held_mark_;
   redis::Script held_release_;
   redis::Script profile_cold_;
-  redis::Script profile_drop_;
 };
 
 }  // namespace bk::hot

@@ -299,8 +299,7 @@ class Leaderboards {
                        std::pair<std::optional<std::string>, std::optional<std::string>>>
         by_member;
   };
-  Counted first_page_rows(const PeriodRef& ref, std::int64_t count,
-                          KnownProfiles* known = nullptr);
+  Counted first_page_rows(const PeriodRef& ref, std::int64_t count, KnownProfiles* known = nullptr);
   std::vector<std::optional<Standing>> ranks_of(const PeriodRef& ref,
                                                 const std::vector<std::string>& members);
   void attach_profiles(const std::string& board, std::vector<Standing>& rows,
