@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "hot/busy.h"
 #include "lifecycle/archive.h"
@@ -60,6 +62,13 @@ void with_one_retry(const std::string& board, redis::Connection& redis, Attempt&
     attempt();
     spdlog::info("tick: board '{}' done on the retry", board);
   }
+}
+
+// "<period>:<period-id>" (a registry member) as its two parts; no colon: an empty id.
+std::pair<std::string, std::string> split_registry_member(const std::string& name) {
+  const auto colon = name.find(':');
+  if (colon == std::string::npos) return {name, ""};
+  return {name.substr(0, colon), name.substr(colon + 1)};
 }
 
 }  // namespace
@@ -211,21 +220,17 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
     std::vector<std::string> live;
     const redis::Reply now_live = redis_.command({"ZRANGE", keys.registry(), "0", "-1"}).checked();
     for (const redis::Reply& entry : now_live.elements) {
-      const std::string name = entry.as_string();
-      const auto colon = name.find(':');
-      if (colon != std::string::npos)
-        live.push_back(keys.live(name.substr(0, colon), name.substr(colon + 1)));
+      const auto [period, id] = split_registry_member(entry.as_string());
+      live.push_back(keys.live(period, id));
     }
     return live;
   };
   if (!options.dry_run) {
     mark_profiles(redis_, cold_, board, config_.redis.key_prefix);
     const bool archiving = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
-      const auto colon = name.find(':');
-      const PeriodSpec* spec =
-          colon == std::string::npos ? nullptr : config->period(name.substr(0, colon));
-      const auto p = spec == nullptr ? std::nullopt
-                                     : period_from_id(*spec, *config->zone, name.substr(colon + 1));
+      const auto [period, id] = split_registry_member(name);
+      const PeriodSpec* spec = config->period(period);
+      const auto p = spec == nullptr ? std::nullopt : period_from_id(*spec, *config->zone, id);
       return p && p->end + config->grace <= now;
     });
     if (archiving) {
@@ -236,9 +241,7 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
   bool moved_members = false;  // some member left a live ZSET: its profile may go
   for (const std::string& name : names) {
     PeriodReport pr;
-    const auto colon = name.find(':');
-    pr.period = name.substr(0, colon);
-    pr.period_id = colon == std::string::npos ? "" : name.substr(colon + 1);
+    std::tie(pr.period, pr.period_id) = split_registry_member(name);
     if (std::any_of(report.periods.begin(), report.periods.end(), [&](const PeriodReport& done) {
           return done.period == pr.period && done.period_id == pr.period_id;
         })) {
