@@ -65,13 +65,13 @@ bk migrate
 
 bk_log "Sunday $sun in Shanghai: players score; bob and carol tie on 120"
 now=${sun}T21:00:00+08:00
-bk --now $now add points alice 100 --at ${sun}T09:00:00+08:00
+bk --now $now add points alice 100 --at ${sun}T09:00:00+08:00 --name "Alice L." --meta '{"team": "red"}'
 bk --now $now add points bob 70 --at ${sun}T09:30:00+08:00
 bk --now $now add points carol 120 --at ${sun}T10:00:00+08:00
 bk --now $now add points bob 50 --at ${sun}T11:15:00+08:00 --id match-17
 bk --now $now add points bob 50 --at ${sun}T11:15:00+08:00 --id match-17
 bk --now $now add points dave 40 --at ${sun}T12:00:00+08:00
-bk --now $now add points "eve 🏆" 95 --at ${sun}T20:00:00+08:00
+bk --now $now add points "eve 🏆" 95 --at ${sun}T20:00:00+08:00 --name "Eve the Champion"
 bk --now $now top points daily
 bk --now $now rank points daily bob
 bk_log "Sunday's tick: hot_keep is 4, so dave (5th) is spilled to PostgreSQL in every period"
@@ -94,7 +94,7 @@ psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT period, period_id, member, points, ac
 bk --now $now rank points monthly "eve 🏆"
 bk_log "Sunday's day and week were past their grace, so that tick archived them: history in SQL"
 bk --now $now history points daily "$sun"
-psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT period, period_id, rank, member, points, achieved_at
+psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT period, period_id, rank, member, points, achieved_at, name, metadata
   FROM boardkeeper.history WHERE board = 'points' ORDER BY period, period_id, rank, member"
 psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT period, period_id, status, members, hot_members, cold_members
   FROM boardkeeper.periods ORDER BY period, period_id"
