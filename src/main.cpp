@@ -13,7 +13,9 @@
 #include "cli/logging.h"
 #include "cold/conninfo.h"
 #include "config/config.h"
+#include "core/json.h"
 #include "core/redact.h"
+#include "core/time.h"
 #include "redis/url.h"
 #include "version.h"
 
@@ -33,14 +35,47 @@ void register_url_arguments(int argc, char** argv) {
   }
 }
 
+// How a fatal error is printed: one line on stderr, JSON when logs are JSON (a log line at
+// level error with the exit code) or when --json asked for JSON output ({"error",
+// "exit_code"}), else "boardkeeper: <message>". Always redacted.
+struct ErrorForm {
+  bool json_logs = false;
+  bool json_output = false;
+};
+
+int fail_with(const ErrorForm& form, const std::string& message, int code) {
+  const std::string text = bk::redact(message);
+  if (form.json_logs) {
+    std::cerr << bk::JsonLine()
+                     .str("time", bk::format_rfc3339(bk::Clock().now()))
+                     .str("level", "error")
+                     .str("msg", "boardkeeper: " + text)
+                     .num("exit_code", code)
+                     .done()
+              << "\n";
+  } else if (form.json_output) {
+    std::cerr << bk::JsonLine().str("error", text).num("exit_code", code).done() << "\n";
+  } else {
+    std::cerr << "boardkeeper: " << text << "\n";
+  }
+  return code;
+}
+
 // CLI11's answer to a bad command line (or --help), redacted; returns the exit code.
-int exit_for(const CLI::App& app, const CLI::ParseError& e) {
+int exit_for(const CLI::App& app, const CLI::ParseError& e, const ErrorForm& form) {
   std::ostringstream out;
   std::ostringstream err;
   const int code = app.exit(e, out, err);
   std::cout << bk::redact(out.str());
+  if (code == 0) return 0;
+  const int usage = static_cast<int>(bk::ExitCode::usage);
+  if (form.json_logs || form.json_output) {
+    std::string message = err.str();
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return fail_with(form, message, usage);
+  }
   std::cerr << bk::redact(err.str());
-  return code == 0 ? 0 : static_cast<int>(bk::ExitCode::usage);
+  return usage;
 }
 
 // The config's URLs, read as the connections will read them, so that a malformed one is a
@@ -76,8 +111,25 @@ void check_urls(const bk::Config& config, const bk::ConfigOverrides& overrides) 
 int main(int argc, char** argv) {
   using bk::ExitCode;
   CLI::App app{"boardkeeper: the whole life of Redis leaderboards", "boardkeeper"};
-  app.set_version_flag("--version", bk::kVersion);
+  app.set_version_flag("--version", std::string("boardkeeper ") + bk::kVersion + " (revision " +
+                                        bk::kRevision + ", " + bk::kBuildType + " build, " +
+                                        bk::kCompiler + ")");
   app.require_subcommand(1);
+  // The options above the commands may also come after the command:
+  // `boardkeeper check-config --config F`.
+  app.fallthrough();
+  app.footer(
+      "Exit codes: 0 done; 1 failed (tick: at least one board failed, the others were still\n"
+      "processed); 2 usage or configuration error; 3 Redis or PostgreSQL unreachable.\n"
+      "\n"
+      "Environment:\n"
+      "  BOARDKEEPER_CONFIG        the config file when --config is not given\n"
+      "                            (else /etc/boardkeeper/boardkeeper.yaml)\n"
+      "  BOARDKEEPER_REDIS_URL     overrides redis.url of the config\n"
+      "  BOARDKEEPER_POSTGRES_URL  overrides postgres.url of the config\n"
+      "  BOARDKEEPER_SERVE_TOKENS  serve: bearer tokens, comma-separated (with\n"
+      "                            serve.tokens_file)\n"
+      "Passwords in URLs never reach a log or an error.");
 
   std::string config_path;
   std::string now_text;
@@ -193,8 +245,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return exit_for(app, e);
+    return exit_for(app, e, {log_format == "json", json});
   }
+  const ErrorForm form{log_format == "json", json};
   if (!tick_args.pushgateway.empty()) bk::add_url_secrets(tick_args.pushgateway);
 
   try {
@@ -231,11 +284,10 @@ int main(int argc, char** argv) {
     if (*serve) return bk::cli::serve(ctx, serve_args);
     return static_cast<int>(ExitCode::usage);
   } catch (const bk::Error& e) {
-    std::cerr << "boardkeeper: " << bk::redact(e.what()) << "\n";
-    return static_cast<int>(e.exit_code());
+    return fail_with(form, e.what(), static_cast<int>(e.exit_code()));
   } catch (const std::exception& e) {
-    std::cerr << "boardkeeper: unexpected error: " << bk::redact(e.what()) << "\n";
-    return static_cast<int>(ExitCode::failed);
+    return fail_with(form, std::string("unexpected error: ") + e.what(),
+                     static_cast<int>(ExitCode::failed));
   }
 }
 

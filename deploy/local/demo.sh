@@ -170,7 +170,7 @@ psql -X "$BK_TEST_POSTGRES_URL" -c "SELECT period, count(*) AS periods, sum(memb
          sum(hot_members) AS from_redis, sum(cold_members) AS from_postgres
   FROM boardkeeper.periods WHERE board = 'arena' GROUP BY period"
 bk_log "The last tick's metrics (textfile-collector format, --metrics-file)"
-grep -E '^boardkeeper_(tick_(members_spilled|periods_archived|rows_archived|duration_seconds|exit_code)|last_success)' "$metrics"
+grep -E '^boardkeeper_(tick_(members_spilled|periods_archived|rows_archived|duration_seconds|exit_code|last_success))' "$metrics"
 
 bk_log "The Redis keys and their TTLs (every live key expires; the registry follows its boards)"
 redis-cli -p "$BK_REDIS_PORT" --scan --pattern 'demo:*' | sort | while read -r key; do

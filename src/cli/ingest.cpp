@@ -100,6 +100,7 @@ class IngestMetrics : public lifecycle::IngestObserver {
 
   HttpServer::Response answer(std::string_view path) const {
     if (path == "/metrics") {
+      update_process_metrics(registry_);
       return {200, std::string(kPrometheusText), registry_.render()};
     }
     if (path == "/healthz") {
@@ -117,7 +118,7 @@ class IngestMetrics : public lifecycle::IngestObserver {
   }
 
  private:
-  metrics::Registry registry_;
+  mutable metrics::Registry registry_;  // thread-safe; process metrics change at render
   metrics::Family& read_ =
       registry_.counter("boardkeeper_ingest_entries_read_total",
                         "Stream entries read (new, reclaimed and redelivered), valid or not.");
@@ -181,7 +182,7 @@ class IngestMetrics : public lifecycle::IngestObserver {
       "boardkeeper_ingest_entries_trimmed_total",
       "Stream entries trimmed because every consumer group had acknowledged them.");
   metrics::Family& last_success_ =
-      registry_.gauge("boardkeeper_last_success_timestamp_seconds",
+      registry_.gauge("boardkeeper_ingest_last_redis_success_timestamp_seconds",
                       "When the consumer loop last completed a Redis round trip (Unix time).");
 
   std::chrono::nanoseconds stale_after_;   // /healthz: the loop turned within this

@@ -1,7 +1,9 @@
 // File and Pushgateway output of the metrics text.
 #include "cli/metrics_io.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <vector>
 
 #include <httplib.h>
 
@@ -32,6 +36,55 @@ std::string dir_of(const std::string& path) {
 void add_build_info(metrics::Registry& registry) {
   registry.gauge("boardkeeper_build_info", "Always 1; the version of boardkeeper running.")
       .set(1, {{"version", kVersion}});
+}
+
+void update_process_metrics(metrics::Registry& registry) {
+  // /proc/self/stat: after the command name in parentheses, field 3 is the state; utime and
+  // stime (fields 14, 15) and starttime (22) in clock ticks, vsize (23) in bytes, rss (24)
+  // in pages.
+  std::ifstream stat_file("/proc/self/stat");
+  std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return;  // not Linux: no process metrics
+  std::istringstream fields(stat.substr(close + 2));
+  std::vector<std::string> f{"", ""};  // fields 1 and 2 skipped above; index = field - 1
+  for (std::string v; fields >> v;) f.push_back(v);
+  if (f.size() < 24) return;
+  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
+  const double cpu = (std::stod(f[13]) + std::stod(f[14])) / ticks;
+  metrics::Family& cpu_total = registry.counter("process_cpu_seconds_total",
+                                                "Total user and system CPU time spent in seconds.");
+  if (cpu > cpu_total.value()) cpu_total.add(cpu - cpu_total.value());
+  registry.gauge("process_resident_memory_bytes", "Resident memory size in bytes.")
+      .set(std::stod(f[23]) * page);
+  registry.gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.")
+      .set(std::stod(f[22]));
+  // The boot time (btime of /proc/stat) plus the start in ticks since boot.
+  std::ifstream proc_stat("/proc/stat");
+  for (std::string line; std::getline(proc_stat, line);) {
+    if (line.rfind("btime ", 0) == 0) {
+      registry
+          .gauge("process_start_time_seconds",
+                 "Start time of the process since unix epoch in seconds.")
+          .set(std::stod(line.substr(6)) + std::stod(f[21]) / ticks);
+      break;
+    }
+  }
+  double fds = 0;
+  if (DIR* dir = ::opendir("/proc/self/fd")) {
+    while (const dirent* entry = ::readdir(dir)) {
+      if (entry->d_name[0] != '.') ++fds;
+    }
+    ::closedir(dir);
+    fds -= 1;  // the directory stream's own
+  }
+  registry.gauge("process_open_fds", "Number of open file descriptors.").set(fds);
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    registry.gauge("process_max_fds", "Maximum number of open file descriptors.")
+        .set(static_cast<double>(limit.rlim_cur));
+  }
 }
 
 double unix_now() {

@@ -15,6 +15,11 @@ inline constexpr std::string_view kPrometheusText = "text/plain; version=0.0.4; 
 
 // boardkeeper_build_info{version="..."} 1
 void add_build_info(metrics::Registry& registry);
+// process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,
+// process_start_time_seconds, process_open_fds, process_max_fds (the names of Prometheus'
+// client libraries), read from /proc now; nothing where there is no /proc. Call it before
+// each render.
+void update_process_metrics(metrics::Registry& registry);
 // Seconds since the epoch of the system clock (real time, whatever --now says).
 double unix_now();
 

@@ -139,7 +139,10 @@ class ServeMetrics {
     requests_.add(1, {{"route", route}, {"code", std::to_string(status)}});
     latency_.observe(seconds, {{"route", route}});
   }
-  std::string render() const { return registry_.render(); }
+  std::string render() {
+    update_process_metrics(registry_);
+    return registry_.render();
+  }
 
  private:
   metrics::Registry registry_;

@@ -78,11 +78,13 @@ void print_report(const Context& ctx, const lifecycle::TickReport& report, bool 
                          .str("period_id", p.period_id)
                          .num("hot_before", p.hot_before)
                          .num("spilled", p.spilled)
-                         .num("kept_in_place", p.kept_in_place)
+                         .num("kept_hot", p.kept_in_place)
                          .num("ttl_fixed", p.ttl_fixed)
-                         .num("archived_rows", p.archived_rows)
-                         .num("lost", p.lost ? 1 : 0)
-                         .num("hot_lost", p.hot_lost ? 1 : 0)
+                         .num("rows_archived", p.archived_rows)
+                         .flag("archived", p.archived)
+                         .flag("lost", p.lost)
+                         .flag("hot_lost", p.hot_lost)
+                         .flag("busy", p.busy)
                          .num("busy_streak", p.busy_streak)
                          .str("note", p.note)
                          .done()
@@ -152,7 +154,7 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
   gauge("boardkeeper_tick_last_run_timestamp_seconds",
         "When the last tick ended (Unix time), whatever its outcome.", unix_now());
   if (last_success) {
-    gauge("boardkeeper_last_success_timestamp_seconds",
+    gauge("boardkeeper_tick_last_success_timestamp_seconds",
           "When a tick last ended with exit code 0 (Unix time; dry runs excluded).", *last_success);
   }
   gauge("boardkeeper_tick_duration_seconds", "Wall time of the last tick, connecting included.",
@@ -225,7 +227,7 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
   return r.render();
 }
 
-constexpr const char* kLastSuccess = "boardkeeper_last_success_timestamp_seconds";
+constexpr const char* kLastSuccess = "boardkeeper_tick_last_success_timestamp_seconds";
 
 // Writes and pushes; returns false when the metrics file could not be written.
 bool publish(const TickArgs& args, const std::optional<HttpUrl>& gateway,
@@ -311,7 +313,7 @@ int tick(Context& ctx, const TickArgs& args) {
       : report.any_failed() ? ", some boards FAILED"
                             : "");
   log_info_with_fields(message, JsonLine()
-                                    .num("dry_run", args.dry_run ? 1 : 0)
+                                    .flag("dry_run", args.dry_run)
                                     .num("boards", static_cast<std::int64_t>(report.boards.size()))
                                     .num("boards_failed", t.boards_failed)
                                     .num("periods", t.periods)

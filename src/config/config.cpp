@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <unordered_map>
 #include <utility>
 
 #include "core/cron.h"
@@ -1055,25 +1056,31 @@ void Loader::parse_boards(const Entry& entry, std::vector<BoardConfig>& boards) 
     report(entry, "boards is empty; define at least one board");
     return;
   }
+  // An entry that an earlier one always matches first could never be used: the same
+  // pattern again, or a plain name an earlier glob matches. Linear in the entries (a map
+  // of the patterns seen) times the globs.
+  std::unordered_map<std::string, std::size_t> seen;  // pattern -> its first entry
+  std::vector<std::size_t> globs;                     // entries whose pattern is a glob
   for (const auto& node : entry.value) {
     auto board = parse_board(node);
     if (!board) continue;
-    // An entry that an earlier one always matches first could never be used.
     const Pos here = pos_of(node);
-    for (std::size_t j = 0; j < boards.size(); ++j) {
-      const BoardConfig& earlier = boards[j];
-      if (earlier.pattern == board->pattern) {
-        report(here, "board " + quoted(board->pattern) + " is defined twice (first at " +
-                         earlier.where + "); only the first entry would be used");
-        break;
-      }
-      if (!is_glob(board->pattern) && board_matches(earlier.pattern, board->pattern)) {
-        report(here, "board " + quoted(board->pattern) + " is never used: the earlier entry " +
-                         quoted(earlier.pattern) + " at " + earlier.where +
-                         " matches it first; move this entry above it");
-        break;
+    if (const auto it = seen.find(board->pattern); it != seen.end()) {
+      report(here, "board " + quoted(board->pattern) + " is defined twice (first at " +
+                       boards[it->second].where + "); only the first entry would be used");
+    } else if (!is_glob(board->pattern)) {
+      for (const std::size_t j : globs) {
+        const BoardConfig& earlier = boards[j];
+        if (board_matches(earlier.pattern, board->pattern)) {
+          report(here, "board " + quoted(board->pattern) + " is never used: the earlier entry " +
+                           quoted(earlier.pattern) + " at " + earlier.where +
+                           " matches it first; move this entry above it");
+          break;
+        }
       }
     }
+    seen.emplace(board->pattern, boards.size());
+    if (is_glob(board->pattern)) globs.push_back(boards.size());
     boards.push_back(std::move(*board));
   }
 }

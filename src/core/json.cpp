@@ -66,6 +66,12 @@ JsonLine& JsonLine::time(std::string_view k, const std::optional<Instant>& value
   return *this;
 }
 
+JsonLine& JsonLine::flag(std::string_view k, bool value) {
+  key(k);
+  body_ += value ? "true" : "false";
+  return *this;
+}
+
 JsonLine& JsonLine::raw(std::string_view k, std::string_view json) {
   key(k);
   body_ += json;

@@ -24,6 +24,7 @@ class JsonLine {
  public:
   JsonLine& str(std::string_view key, std::string_view value);
   JsonLine& num(std::string_view key, std::int64_t value);
+  JsonLine& flag(std::string_view key, bool value);                           // true / false
   JsonLine& time(std::string_view key, const std::optional<Instant>& value);  // null if absent
   JsonLine& raw(std::string_view key, std::string_view json);  // a value already in JSON
   // A member profile's fields, each only when present (metadata: a JSON object's text).

@@ -18,6 +18,10 @@ inline Instant from_epoch_ms(std::int64_t ms) {
   return Instant{Millis{ms}};
 }
 
+// The event times accepted: 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z.
+inline constexpr Instant kEarliestEventTime{Millis{0}};
+inline constexpr Instant kLatestEventTime{Millis{253'402'300'799'999}};
+
 // Parses "2026-11-22T14:03:00Z", "2026-11-22T14:03:00.250+08:00" and the like.
 std::optional<Instant> parse_rfc3339(std::string_view text);
 // Formats as "2026-11-22T06:03:00.250Z".

@@ -8,6 +8,7 @@ namespace bk {
 
 inline constexpr std::size_t kMaxMemberBytes = 512;
 inline constexpr std::size_t kMaxBoardBytes = 128;
+inline constexpr std::size_t kMaxEventIdBytes = 512;  // like member ids
 
 // 1 to 512 bytes of valid UTF-8 without NUL.
 std::optional<std::string> member_problem(std::string_view member);

@@ -86,7 +86,10 @@ std::optional<std::string> parse(const Entry& e, const std::string& stream,
   u.stream = stream;
   u.redelivered = redelivered;
   bool has_board = false, has_member = false, has_value = false;
+  std::set<std::string_view> seen;
   for (const auto& [k, v] : e.fields) {
+    // Two of one field: which one was meant is a guess, so none is taken.
+    if (!seen.insert(k).second) return "field '" + k + "' appears more than once";
     if (k == "board") {
       u.board = v;
       has_board = true;

@@ -64,6 +64,10 @@ const char* refusal_label(Refusal refusal) {
       return "cold_tier";
     case Refusal::invalid_profile:
       return "invalid_profile";
+    case Refusal::invalid_event_id:
+      return "invalid_event_id";
+    case Refusal::invalid_time:
+      return "invalid_time";
   }
   return "unknown";
 }
@@ -124,6 +128,17 @@ std::optional<Leaderboards::Refused> Leaderboards::plan(const Update& u, Planned
   }
   if (auto problem = member_problem(u.member)) {
     return Refused{Refusal::invalid_member, *problem + " (board '" + u.board + "')"};
+  }
+  if (u.event_id.size() > kMaxEventIdBytes) {
+    return Refused{Refusal::invalid_event_id,
+                   "event id is " + std::to_string(u.event_id.size()) + " bytes, more than " +
+                       std::to_string(kMaxEventIdBytes) + " (" + describe(u) + ")"};
+  }
+  if (u.at && (*u.at < kEarliestEventTime || *u.at > kLatestEventTime)) {
+    return Refused{Refusal::invalid_time, "event time " + std::to_string(to_epoch_ms(*u.at)) +
+                                              " ms since 1970 is outside 1970-01-01T00:00:00Z .. "
+                                              "9999-12-31T23:59:59.999Z (" +
+                                              describe(u) + ")"};
   }
   if (u.name) {
     if (auto problem = display_name_problem(*u.name)) {

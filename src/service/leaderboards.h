@@ -66,17 +66,19 @@ struct PeriodPoints {
 // says it for people.
 enum class Refusal {
   none,
-  invalid_board,    // not a valid board name
-  unknown_board,    // no config entry matches the board
-  invalid_member,   // not 1 to 512 bytes of UTF-8 without NUL
-  invalid_value,    // beyond ±2^53
-  too_early,        // event time more than max_clock_skew ahead of now
-  no_period,        // no period of the board contains the event time
-  closed,           // the period is closed for writes (past end + grace, or frozen)
-  out_of_range,     // the points would leave [min_points, max_points]
-  expired,          // Redis would expire the period key at once (end + retention is past)
-  cold_tier,        // the member's cold row was needed and could not be used
-  invalid_profile,  // name or meta not as core/profile.h says
+  invalid_board,     // not a valid board name
+  unknown_board,     // no config entry matches the board
+  invalid_member,    // not 1 to 512 bytes of UTF-8 without NUL
+  invalid_value,     // beyond ±2^53
+  too_early,         // event time more than max_clock_skew ahead of now
+  no_period,         // no period of the board contains the event time
+  closed,            // the period is closed for writes (past end + grace, or frozen)
+  out_of_range,      // the points would leave [min_points, max_points]
+  expired,           // Redis would expire the period key at once (end + retention is past)
+  cold_tier,         // the member's cold row was needed and could not be used
+  invalid_profile,   // name or meta not as core/profile.h says
+  invalid_event_id,  // more than 512 bytes
+  invalid_time,      // an event time outside 1970-01-01 .. 9999-12-31 (UTC)
 };
 // "closed", "out_of_range", ...: the enumerator's name ("none" for none).
 const char* refusal_label(Refusal refusal);

@@ -227,15 +227,17 @@ TEST_F(ArchiveTest, FourConcurrentTicksArchiveEachOf200PeriodsExactlyOnce) {
         test::spawn_cli({"--config", path, "--now=2027-02-01T00:00:00Z", "tick", "--json"},
                         "/tmp/bk-conc-" + prefix + "-" + std::to_string(i) + ".log"));
   }
-  std::int64_t archived_by_someone = 0;
+  std::int64_t archived_by_someone = 0, flagged = 0;
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(test::wait_cli(pids[static_cast<std::size_t>(i)]), 0);
     std::ifstream log("/tmp/bk-conc-" + prefix + "-" + std::to_string(i) + ".log");
     for (std::string line; std::getline(log, line);) {
       if (line.find("\"note\":\"archived ") != std::string::npos) ++archived_by_someone;
+      if (line.find("\"rows_archived\":3,\"archived\":true,") != std::string::npos) ++flagged;
     }
   }
   EXPECT_EQ(archived_by_someone, 200);  // each period by exactly one of the four
+  EXPECT_EQ(flagged, 200);              // and its --json line says so
   EXPECT_EQ(count("SELECT count(*) FROM " + prefix + ".periods WHERE status = 'archived'"), 200);
   EXPECT_EQ(count("SELECT count(*) FROM " + prefix + ".history_rows"), 600);
   expect_archived("hours", model);

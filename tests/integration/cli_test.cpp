@@ -131,6 +131,67 @@ TEST_F(CliTest, ExitCodesOfTheContract) {
   EXPECT_EQ(r.err.find("s3cret"), std::string::npos) << "password leaked: " << r.err;
 }
 
+// What an operator scripts against: options after the command, --help and --version, and
+// fatal errors as JSON when logs or output are JSON.
+TEST_F(CliTest, OptionsAfterTheCommandHelpVersionAndJsonErrors) {
+  auto r = run_cli({"check-config", "--config", config});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli({"top", "game:1", "daily", "--config", config, now, "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+
+  r = run_cli({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* text :
+       {"Exit codes: 0 done; 1 failed", "3 Redis or PostgreSQL unreachable", "BOARDKEEPER_CONFIG",
+        "BOARDKEEPER_REDIS_URL", "BOARDKEEPER_POSTGRES_URL", "BOARDKEEPER_SERVE_TOKENS"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  }
+  r = run_cli({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("boardkeeper 0.", 0), 0U) << r.out;
+  EXPECT_NE(r.out.find("(revision "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" build, GNU "), std::string::npos) << r.out;
+
+  // A fatal error: one JSON log line with --log-format json, {"error", "exit_code"} with
+  // --json, text otherwise; the exit code is the same.
+  r = bk({"--log-format", "json", "top", "chess", "daily"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("{\"time\":\"", 0), 0U) << r.err;
+  EXPECT_NE(r.err.find("\"level\":\"error\",\"msg\":\"boardkeeper: no board entry in "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("\"exit_code\":2}\n"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  r = bk({"top", "chess", "daily", "--json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("{\"error\":\"no board entry in ", 0), 0U) << r.err;
+  EXPECT_NE(r.err.find("\"exit_code\":2}"), std::string::npos) << r.err;
+  r = bk({"--log-format", "json", "frobnicate"});  // the command line itself
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("{\"time\":\"", 0), 0U) << r.err;
+  r = run_cli({"--config", config, "top", "game:1", "daily", "--json"},
+              {"BOARDKEEPER_REDIS_URL=redis://:s3cret@127.0.0.1:1/0"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err.rfind("{\"error\":", 0), 0U) << r.err;
+  EXPECT_EQ(r.err.find("s3cret"), std::string::npos) << "password leaked: " << r.err;
+  r = bk({"top", "chess", "daily"});
+  EXPECT_EQ(r.err.rfind("boardkeeper: no board entry", 0), 0U) << r.err;
+}
+
+// Event ids are bounded like member ids, and event times lie in 1970-9999.
+TEST_F(CliTest, OversizedEventIdsAndTimesOutsideTheCalendarAreRefused) {
+  auto r = bk({"add", "game:1", "ann", "1", "--id", std::string(513, 'i')});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("event id is 513 bytes, more than 512"), std::string::npos) << r.err;
+  EXPECT_EQ(bk({"add", "game:1", "ann", "1", "--id", std::string(512, 'i')}).exit_code, 0);
+  r = bk({"add", "game:1", "ann", "1", "--at", "1969-12-31T23:59:59Z"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("event time -1000 ms since 1970 is outside 1970-01-01T00:00:00Z .. "
+                       "9999-12-31T23:59:59.999Z (board 'game:1' member 'ann')"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(CliTest, CheckConfigReportsTheBudget) {
   const auto r = run_cli({"--config", config, "check-config"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

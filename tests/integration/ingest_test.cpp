@@ -155,6 +155,48 @@ TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
   }
 }
 
+// Entries no event can be made of without guessing go to the dead letters with their
+// reason: a field twice, an event id past 512 bytes, an event time outside 1970-9999 (as
+// epoch milliseconds too: ±2^63 must not become a garbage date in the reason).
+TEST(Ingest, EntriesWithDoubledFieldsHugeIdsOrImpossibleTimesAreDeadLettered) {
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, kBoards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  redis::Connection conn = test::connect_redis();
+  const std::string stream = test::events_stream(prefix);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> entries{
+      {{"board", "ing", "member", "a", "value", "1", "value", "5"},
+       "field 'value' appears more than once"},
+      {{"board", "ing", "member", "b", "member", "c", "value", "1"},
+       "field 'member' appears more than once"},
+      {{"board", "ing", "member", "d", "value", "1", "id", std::string(513, 'x')},
+       "event id is 513 bytes, more than 512"},
+      {{"board", "ing", "member", "e", "value", "1", "at", "9223372036854775807"},
+       "event time 9223372036854775807 ms since 1970 is outside 1970-01-01T00:00:00Z .. "
+       "9999-12-31T23:59:59.999Z"},
+      {{"board", "ing", "member", "f", "value", "1", "at", "-9223372036854775808"},
+       "event time -9223372036854775808 ms since 1970 is outside"},
+      {{"board", "ing", "member", "g", "value", "2"}, ""},  // fine
+  };
+  for (const auto& [fields, reason] : entries) {
+    redis::Args add{"XADD", stream, "*"};
+    add.insert(add.end(), fields.begin(), fields.end());
+    conn.command(add).checked();
+  }
+  const auto run =
+      test::run_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest", "--drain"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const redis::Reply dead = conn.command({"XRANGE", stream + ":dead", "-", "+"}).checked();
+  ASSERT_EQ(dead.elements.size(), entries.size() - 1);
+  for (std::size_t i = 0; i + 1 < entries.size(); ++i) {
+    const redis::Reply& fields = dead.at(i).at(1);
+    ASSERT_EQ(fields.at(0).as_string(), "reason");
+    EXPECT_NE(fields.at(1).as_string().find(entries[i].second), std::string::npos)
+        << fields.at(1).as_string();
+  }
+  EXPECT_EQ(ing_points(conn, prefix), (std::map<std::string, std::int64_t>{{"g", 2}}));
+}
+
 // Three streams, each with a hash tag of its own: on the test cluster each one on another
 // master (their slots in the three thirds that its masters serve), so one consumer reads
 // three nodes and waits on one at a time. Events arrive on every stream while it waits:

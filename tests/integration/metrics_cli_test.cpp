@@ -219,7 +219,7 @@ TEST_F(MetricsCliTest, TickMetricsFileSaysWhatTheTickDid) {
   EXPECT_EQ(value(e, "boardkeeper_tick_exit_code"), 0);
   EXPECT_EQ(value(e, "boardkeeper_tick_dry_run"), 0);
   EXPECT_EQ(value(e, "boardkeeper_build_info", {{"version", "0.1.0"}}), 1);
-  const double first_success = value(e, "boardkeeper_last_success_timestamp_seconds");
+  const double first_success = value(e, "boardkeeper_tick_last_success_timestamp_seconds");
   EXPECT_NEAR(first_success, now_unix(), 60);  // real time, not --now
   EXPECT_EQ(e.family("boardkeeper_tick_members_spilled")->type, "gauge");
   EXPECT_GT(value(e, "boardkeeper_tick_phase_duration_seconds", {{"phase", "spill"}}), 0);
@@ -243,7 +243,7 @@ TEST_F(MetricsCliTest, TickMetricsFileSaysWhatTheTickDid) {
   EXPECT_EQ(value(e, "boardkeeper_tick_boards_failed"), 0);
   EXPECT_EQ(value(e, "boardkeeper_tick_redis_errors"), 0);
   EXPECT_EQ(value(e, "boardkeeper_tick_postgres_errors"), 0);
-  EXPECT_GE(value(e, "boardkeeper_last_success_timestamp_seconds"), first_success);
+  EXPECT_GE(value(e, "boardkeeper_tick_last_success_timestamp_seconds"), first_success);
   // With JSON logs the summary is one object with the numbers as fields.
   EXPECT_NE(r.err.find("\"spilled\":20,\"kept_hot\":0,\"archived\":1,\"rows_archived\":50"),
             std::string::npos)
@@ -251,14 +251,14 @@ TEST_F(MetricsCliTest, TickMetricsFileSaysWhatTheTickDid) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 
   // A dry run says what it would do and keeps the last real success.
-  const double success = value(e, "boardkeeper_last_success_timestamp_seconds");
+  const double success = value(e, "boardkeeper_tick_last_success_timestamp_seconds");
   fill("2027-01-05T10:00:00Z", 15);  // m0..m14 score again (rehydrated): 25 hot, 15 to spill
   r = bk("2027-01-05T12:00:00Z", {"tick", "--dry-run", "--metrics-file", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   e = parse_ok(test::read_file(file));
   EXPECT_EQ(value(e, "boardkeeper_tick_dry_run"), 1);
   EXPECT_EQ(value(e, "boardkeeper_tick_members_spilled"), 15);
-  EXPECT_EQ(value(e, "boardkeeper_last_success_timestamp_seconds"), success);
+  EXPECT_EQ(value(e, "boardkeeper_tick_last_success_timestamp_seconds"), success);
 
   // Nothing but the file is left in its directory (the temp file was renamed).
   int entries = 0;
@@ -273,7 +273,7 @@ TEST_F(MetricsCliTest, FailedTicksStillWriteMetrics) {
   auto r = bk("2027-01-04T12:00:00Z", {"tick", "--metrics-file", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const double success =
-      value(parse_ok(test::read_file(file)), "boardkeeper_last_success_timestamp_seconds");
+      value(parse_ok(test::read_file(file)), "boardkeeper_tick_last_success_timestamp_seconds");
 
   // PostgreSQL unreachable: exit 3, counted as a PostgreSQL error; the success time stays.
   r = bk("2027-01-04T12:00:00Z", {"tick", "--metrics-file", file},
@@ -283,7 +283,7 @@ TEST_F(MetricsCliTest, FailedTicksStillWriteMetrics) {
   EXPECT_EQ(value(e, "boardkeeper_tick_exit_code"), 3);
   EXPECT_EQ(value(e, "boardkeeper_tick_postgres_errors"), 1);
   EXPECT_EQ(value(e, "boardkeeper_tick_redis_errors"), 0);
-  EXPECT_EQ(value(e, "boardkeeper_last_success_timestamp_seconds"), success);
+  EXPECT_EQ(value(e, "boardkeeper_tick_last_success_timestamp_seconds"), success);
   EXPECT_NEAR(value(e, "boardkeeper_tick_last_run_timestamp_seconds"), now_unix(), 60);
 
   // Redis unreachable likewise.
@@ -293,7 +293,7 @@ TEST_F(MetricsCliTest, FailedTicksStillWriteMetrics) {
   e = parse_ok(test::read_file(file));
   EXPECT_EQ(value(e, "boardkeeper_tick_redis_errors"), 1);
   EXPECT_EQ(value(e, "boardkeeper_tick_postgres_errors"), 0);
-  EXPECT_EQ(value(e, "boardkeeper_last_success_timestamp_seconds"), success);
+  EXPECT_EQ(value(e, "boardkeeper_tick_last_success_timestamp_seconds"), success);
 
   // A board no config entry matches fails that board (exit 1); the others go on.
   conn.command({"SADD", prefix + ":boards", "stranger"}).checked();
@@ -303,14 +303,14 @@ TEST_F(MetricsCliTest, FailedTicksStillWriteMetrics) {
   EXPECT_EQ(value(e, "boardkeeper_tick_exit_code"), 1);
   EXPECT_EQ(value(e, "boardkeeper_tick_boards"), 2);
   EXPECT_EQ(value(e, "boardkeeper_tick_boards_failed"), 1);
-  EXPECT_EQ(value(e, "boardkeeper_last_success_timestamp_seconds"), success);
+  EXPECT_EQ(value(e, "boardkeeper_tick_last_success_timestamp_seconds"), success);
 
   // Without a previous file there is no success time to carry.
   const std::string fresh = dir + "/fresh.prom";
   r = bk("2027-01-04T12:00:00Z", {"tick", "--metrics-file", fresh});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_FALSE(
-      parse_ok(test::read_file(fresh)).value("boardkeeper_last_success_timestamp_seconds"));
+      parse_ok(test::read_file(fresh)).value("boardkeeper_tick_last_success_timestamp_seconds"));
 
   // Usage errors come before any work.
   r = bk("2027-01-04T12:00:00Z", {"tick", "--metrics-file", "/nonexistent-dir/x.prom"});
@@ -333,7 +333,7 @@ TEST_F(MetricsCliTest, TickPushesToAPushgateway) {
         << gw.head;
     const auto e = parse_ok(gw.body);
     EXPECT_EQ(value(e, "boardkeeper_tick_members_spilled"), 15);
-    EXPECT_TRUE(e.value("boardkeeper_last_success_timestamp_seconds"));
+    EXPECT_TRUE(e.value("boardkeeper_tick_last_success_timestamp_seconds"));
   }
   {
     // A failed tick POSTs without the success time: the gateway keeps the last one.
@@ -347,7 +347,7 @@ TEST_F(MetricsCliTest, TickPushesToAPushgateway) {
     EXPECT_EQ(gw.path, "/metrics/job/boardkeeper_tick");
     const auto e = parse_ok(gw.body);
     EXPECT_EQ(value(e, "boardkeeper_tick_exit_code"), 3);
-    EXPECT_FALSE(e.value("boardkeeper_last_success_timestamp_seconds"));
+    EXPECT_FALSE(e.value("boardkeeper_tick_last_success_timestamp_seconds"));
   }
   {
     // A gateway that refuses: a warning, and the tick's exit code is its own.
@@ -499,7 +499,15 @@ TEST_F(MetricsCliTest, IngestServesLiveMetricsAndProbes) {
   EXPECT_GE(batches, 1);
   EXPECT_EQ(value(e, "boardkeeper_ingest_batch_duration_seconds_bucket", {{"le", "+Inf"}}),
             batches);
-  EXPECT_NEAR(value(e, "boardkeeper_last_success_timestamp_seconds"), now_unix(), 30);
+  EXPECT_NEAR(value(e, "boardkeeper_ingest_last_redis_success_timestamp_seconds"), now_unix(), 30);
+  EXPECT_FALSE(e.value("boardkeeper_tick_last_success_timestamp_seconds"));  // tick's only
+  // The process metrics of Prometheus' client libraries, read from /proc.
+  EXPECT_NEAR(value(e, "process_start_time_seconds"), now_unix(), 120);
+  EXPECT_GT(value(e, "process_resident_memory_bytes"), 1e6);
+  EXPECT_GT(value(e, "process_virtual_memory_bytes"), value(e, "process_resident_memory_bytes"));
+  EXPECT_GE(value(e, "process_open_fds"), 5);  // stdio, Redis, the listener, a client
+  EXPECT_LT(value(e, "process_open_fds"), value(e, "process_max_fds"));
+  EXPECT_GT(value(e, "process_cpu_seconds_total"), 0);
 
   // More events: the counter moves again.
   events.clear();
