@@ -6,7 +6,9 @@
 //   2. validate every object against the Kubernetes API schemas (kubernetes-models: types,
 //      required fields, enums, formats such as quantities) and, like the API server's strict
 //      field validation, refuse unknown fields (a TypeScript check of the same models);
-//   3. check what boardkeeper needs from them: every ConfigMap/Secret reference resolves,
+//   3. check what boardkeeper needs from them: every ConfigMap reference resolves, the
+//      Secret is the operator's (named, never defined here), migrate runs first in every
+//      pod, app.kubernetes.io labels everywhere, PDBs and spreads for the Deployments,
 //      --config points at a mounted key, boardkeeper's global flags come before the command,
 //      the security context, resources, probes and the CronJob's policies;
 //   4. run `boardkeeper check-config` on the config the pods get, with the Secret's URLs.
@@ -149,9 +151,12 @@ function render(base) {
   const renames = { ConfigMap: new Map(), Secret: new Map() };
   for (const g of k.configMapGenerator || []) {
     for (const key of Object.keys(g)) {
-      if (!["name", "files", "literals"].includes(key)) {
+      if (!["name", "files", "literals", "options"].includes(key)) {
         fail(kfile, `configMapGenerator '${key}' is not rendered by tests/deploy/check_k8s.js`);
       }
+    }
+    for (const key of Object.keys(g.options || {})) {
+      if (key !== "labels") fail(kfile, `configMapGenerator options.${key} is not rendered by tests/deploy/check_k8s.js`);
     }
     const data = {};
     for (const f of g.files || []) {
@@ -170,7 +175,9 @@ function render(base) {
     }
     const name = `${g.name}-${configMapHash(data)}`;
     renames.ConfigMap.set(g.name, name);
-    objects.push({ obj: { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data }, source: "configMapGenerator" });
+    const metadata = { name };
+    if (g.options?.labels) metadata.labels = { ...g.options.labels };
+    objects.push({ obj: { apiVersion: "v1", kind: "ConfigMap", metadata, data }, source: "configMapGenerator" });
   }
 
   // Every YAML file here must be used, or kubectl apply -k would silently leave it out.
@@ -334,17 +341,97 @@ function splitArgs(argv) {
   return { globals, command: argv[i], rest: argv.slice(i + 1) };
 }
 
+// The Secret the operator creates (kubectl create secret, README): the base refers to it by
+// name and must never define it (kubectl apply -k would overwrite the real one). For the
+// checks below it stands in with loopback URLs.
+const EXTERNAL_SECRET = "boardkeeper-urls";
+const STAND_IN_URLS = {
+  BOARDKEEPER_REDIS_URL: "redis://:stand-in@127.0.0.1:6379/0",
+  BOARDKEEPER_POSTGRES_URL: "postgresql://boardkeeper:stand-in@127.0.0.1:5432/boards",
+};
+
+// app.kubernetes.io labels on every object and pod template; the version is the image tag.
+const LABELS = ["name", "instance", "version", "component", "part-of"].map((l) => `app.kubernetes.io/${l}`);
+function checkLabels(objects) {
+  const tags = new Set();
+  for (const { obj } of objects) {
+    for (const spec of podSpecs(obj)) for (const c of containersOf(spec)) tags.add(String(c.image).split(":")[1]);
+  }
+  if (tags.size !== 1) fail("deploy/k8s", `every container should run one image tag, not ${[...tags].join(", ")}`);
+  const [tag] = [...tags];
+  for (const { obj, source } of objects) {
+    const where = `${source}: ${keyOf(obj)}`;
+    const templates = [obj.metadata];
+    if (obj.kind === "Deployment") templates.push(obj.spec.template.metadata);
+    if (obj.kind === "CronJob") templates.push(obj.spec.jobTemplate.metadata, obj.spec.jobTemplate.spec.template.metadata);
+    for (const m of templates) {
+      const labels = m?.labels || {};
+      for (const l of LABELS) if (!labels[l]) fail(where, `needs the label ${l}`);
+      if (labels["app.kubernetes.io/version"] !== undefined && labels["app.kubernetes.io/version"] !== tag) {
+        fail(where, `label app.kubernetes.io/version ${labels["app.kubernetes.io/version"]} is not the image tag ${tag}`);
+      }
+      if (labels["app.kubernetes.io/part-of"] !== undefined && labels["app.kubernetes.io/part-of"] !== "boardkeeper") {
+        fail(where, "label app.kubernetes.io/part-of must be boardkeeper");
+      }
+    }
+  }
+}
+
+const selects = (selector, labels) =>
+  Object.keys(selector || {}).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+
+// Long-running pods: a PodDisruptionBudget and a spread over nodes and zones.
+function checkAvailability(objects) {
+  const pdbs = objects.filter(({ obj }) => obj.kind === "PodDisruptionBudget").map(({ obj }) => obj);
+  for (const { obj, source } of objects) {
+    if (obj.kind !== "Deployment") continue;
+    const where = `${source}: ${keyOf(obj)}`;
+    const labels = obj.spec.template.metadata?.labels || {};
+    if (!selects(obj.spec.selector?.matchLabels, labels)) fail(where, "its selector does not select its own pods");
+    const pdb = pdbs.filter((p) => selects(p.spec?.selector?.matchLabels, labels));
+    if (pdb.length !== 1) fail(where, `needs exactly one PodDisruptionBudget selecting its pods, has ${pdb.length}`);
+    for (const p of pdb) {
+      if (p.spec.maxUnavailable === undefined && p.spec.minAvailable === undefined) fail(where, "its PDB allows nothing");
+      if (p.spec.minAvailable !== undefined && p.spec.minAvailable >= obj.spec.replicas) {
+        fail(where, "its PDB's minAvailable blocks every drain at this replica count");
+      }
+    }
+    const spread = obj.spec.template.spec.topologySpreadConstraints || [];
+    for (const key of ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]) {
+      const c = spread.find((t) => t.topologyKey === key);
+      if (!c) fail(where, `needs a topologySpreadConstraint over ${key}`);
+      else if (!selects(c.labelSelector?.matchLabels, labels)) fail(where, `its spread over ${key} does not select its pods`);
+    }
+  }
+  for (const p of pdbs) {
+    if (!objects.some(({ obj }) => obj.kind === "Deployment" && selects(p.spec?.selector?.matchLabels, obj.spec.template.metadata?.labels || {}))) {
+      fail(`PodDisruptionBudget/${p.metadata.name}`, "selects no Deployment's pods");
+    }
+  }
+}
+
 function checkWorkloads(objects) {
   const byKey = new Map(objects.map(({ obj }) => [keyOf(obj), obj]));
+  for (const { obj, source } of objects) {
+    if (obj.kind === "Secret") {
+      fail(`${source}: ${keyOf(obj)}`, "the base must not define a Secret: applying it would overwrite the operator's");
+    }
+  }
   const runs = [];
   for (const { obj, source } of objects) {
     const where = `${source}: ${keyOf(obj)}`;
     for (const spec of podSpecs(obj)) {
       forEachReference(spec, (kind, holder, key, optional) => {
+        if (kind === "Secret" && holder[key] === EXTERNAL_SECRET) return;
         if (!optional && !byKey.has(`${kind}/${holder[key]}`)) {
           fail(where, `refers to ${kind} '${holder[key]}', which the base does not define`);
         }
       });
+      // The schema first: every workload's pods begin with `boardkeeper migrate`.
+      const first = (spec.initContainers || [])[0];
+      if (!first || !(first.args || []).includes("migrate")) {
+        fail(where, "its pods must run `boardkeeper migrate` as their first init container");
+      }
       const psc = spec.securityContext || {};
       if (psc.runAsNonRoot !== true) fail(where, "pod securityContext.runAsNonRoot must be true");
       if (!(psc.runAsUser > 0)) fail(where, "pod securityContext.runAsUser must be a non-root uid");
@@ -394,6 +481,7 @@ function secretEnv(spec, container, byKey) {
   const env = {};
   for (const e of container.envFrom || []) {
     if (!e.secretRef) continue;
+    if (e.secretRef.name === EXTERNAL_SECRET) Object.assign(env, STAND_IN_URLS);
     const s = byKey.get(`Secret/${e.secretRef.name}`);
     if (!s) continue;
     for (const [k, v] of Object.entries(s.data || {})) env[k] = Buffer.from(v, "base64").toString("utf8");
@@ -622,6 +710,8 @@ function main() {
   validateSchemas(objects, work);
   const { byKey, runs } = checkWorkloads(objects);
   checkCommands(byKey, runs, work);
+  checkLabels(objects);
+  checkAvailability(objects);
 
   for (const { obj } of objects) console.log(`rendered ${keyOf(obj)}`);
   if (errors.length) {
