@@ -231,6 +231,28 @@ def main():
         if d not in dests:
             fail(f"runtime stage copies nothing to {d}")
 
+    # One version source: CMakeLists.txt. The image's version comes in as a build argument
+    # that the build stage checks against the binary; nothing else in the Dockerfile names
+    # a version.
+    with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
+        version = re.search(r"project\(boardkeeper VERSION ([0-9.]+)", f.read()).group(1)
+    text = open(DOCKERFILE, encoding="utf-8").read()
+    code = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("#"))
+    if version in code:
+        fail(f"the Dockerfile names the version {version}: pass it as --build-arg VERSION instead")
+    if not re.search(r'grep -q "\^boardkeeper \$\{VERSION', build_runs):
+        fail("the build stage must check VERSION against `boardkeeper --version`")
+    labels = " ".join(rest for word, rest in rinstrs if word == "LABEL")
+    for key in ("title", "version", "revision", "source", "licenses"):
+        if f"org.opencontainers.image.{key}=" not in labels:
+            fail(f"runtime stage lacks the OCI label org.opencontainers.image.{key}")
+    # The runtime stage leaves no apt caches or logs behind in the layer that installs.
+    for word, rest in rinstrs:
+        if word == "RUN" and "apt-get install" in rest:
+            for must in ("apt-get clean", "/var/lib/apt/lists/*", "/var/cache/apt/*", "/var/log/apt"):
+                if must not in rest:
+                    fail(f"runtime stage's apt RUN does not remove {must}")
+
     print(f"Dockerfile: build stage {len(build_pkgs)} packages; runtime stage covers the "
           f"{checked} libraries ldd finds ({' '.join(runtime_pkgs)})")
 

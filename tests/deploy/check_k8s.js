@@ -693,6 +693,93 @@ function checkTick(r) {
   if (fields.length !== 5) fail(where, `schedule '${s.schedule}' is not five cron fields`);
 }
 
+// The optional component monitoring/ (Prometheus Operator): a kustomize Component whose
+// PodMonitor scrapes ports the base's pods declare and whose PrometheusRule's expressions
+// name only metrics boardkeeper exposes (every boardkeeper_* name in src/, with a
+// histogram's _bucket/_sum/_count).
+function checkMonitoring(base, objects) {
+  const dir = path.join(base, "monitoring");
+  if (!fs.existsSync(dir)) {
+    fail(dir, "the monitoring component is missing");
+    return;
+  }
+  const kfile = path.join(dir, "kustomization.yaml");
+  const [k] = parseYamlDocs(kfile);
+  if (!k || k.apiVersion !== "kustomize.config.k8s.io/v1alpha1" || k.kind !== "Component") {
+    fail(kfile, "must be a kustomize.config.k8s.io/v1alpha1 Component");
+    return;
+  }
+  const parts = [];
+  for (const r of k.resources || []) {
+    for (const obj of parseYamlDocs(path.join(dir, r))) parts.push({ obj, source: `monitoring/${r}` });
+  }
+  for (const f of fs.readdirSync(dir)) {
+    if (/\.ya?ml$/.test(f) && f !== "kustomization.yaml" && !(k.resources || []).includes(f)) {
+      fail(kfile, `${f} is in monitoring/ but not a resource`);
+    }
+  }
+  // The metric names in the sources.
+  const known = new Set();
+  const src = path.resolve(__dirname, "../../src");
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const f = path.join(d, e.name);
+      if (e.isDirectory()) walk(f);
+      else if (/\.(cpp|h)$/.test(e.name)) {
+        for (const m of fs.readFileSync(f, "utf8").matchAll(/"(boardkeeper_[a-z0-9_]+)"/g)) {
+          for (const suffix of ["", "_bucket", "_sum", "_count"]) known.add(m[1] + suffix);
+        }
+      }
+    }
+  };
+  walk(src);
+  const pods = objects.filter(({ obj }) => obj.kind === "Deployment").map(({ obj }) => obj.spec.template);
+  let monitors = 0, rules = 0;
+  for (const { obj, source } of parts) {
+    const where = `${source}: ${keyOf(obj)}`;
+    if (obj.apiVersion !== "monitoring.coreos.com/v1") fail(where, "apiVersion must be monitoring.coreos.com/v1");
+    for (const l of LABELS) if (!obj.metadata?.labels?.[l]) fail(where, `needs the label ${l}`);
+    if (obj.kind === "PodMonitor") {
+      ++monitors;
+      const selected = pods.filter((t) => selects(obj.spec?.selector?.matchLabels, t.metadata?.labels || {}));
+      if (selected.length < 2) fail(where, "must select the pods of both ingest and serve");
+      const ports = new Set(selected.flatMap((t) => t.spec.containers.flatMap((c) => (c.ports || []).map((p) => p.name))));
+      for (const e of obj.spec?.podMetricsEndpoints || []) {
+        if (!ports.has(e.port)) fail(where, `scrapes port '${e.port}', which no selected pod declares`);
+        if (e.path !== "/metrics") fail(where, `scrapes ${e.path}, not /metrics`);
+      }
+      for (const t of selected) {
+        const named = t.spec.containers.flatMap((c) => (c.ports || []).map((p) => p.name));
+        if (!(obj.spec.podMetricsEndpoints || []).some((e) => named.includes(e.port))) {
+          fail(where, `scrapes none of the ports of the pods labelled ${JSON.stringify(t.metadata.labels)}`);
+        }
+      }
+    } else if (obj.kind === "PrometheusRule") {
+      for (const g of obj.spec?.groups || []) {
+        for (const r of g.rules || []) {
+          ++rules;
+          const rw = `${where} rule ${r.alert || r.record}`;
+          if (!r.alert || !r.expr) fail(rw, "needs alert and expr");
+          if (!r.labels?.severity) fail(rw, "needs a severity label");
+          for (const m of String(r.expr).matchAll(/\bboardkeeper_[a-z0-9_]+/g)) {
+            if (!known.has(m[0])) fail(rw, `uses ${m[0]}, which boardkeeper does not expose`);
+          }
+          let depth = 0;
+          for (const ch of String(r.expr)) {
+            depth += ch === "(" ? 1 : ch === ")" ? -1 : 0;
+            if (depth < 0) break;
+          }
+          if (depth !== 0) fail(rw, "unbalanced parentheses in expr");
+        }
+      }
+    } else {
+      fail(where, "monitoring/ holds PodMonitors and PrometheusRules only");
+    }
+  }
+  if (monitors !== 1 || rules === 0) fail(dir, `wants one PodMonitor and some rules (has ${monitors}, ${rules})`);
+  console.log(`deploy/k8s/monitoring: ${monitors} PodMonitor, ${rules} alert rules checked`);
+}
+
 // ---------------------------------------------------------------------------------------
 
 function main() {
@@ -712,6 +799,7 @@ function main() {
   checkCommands(byKey, runs, work);
   checkLabels(objects);
   checkAvailability(objects);
+  checkMonitoring(base, objects);
 
   for (const { obj } of objects) console.log(`rendered ${keyOf(obj)}`);
   if (errors.length) {
