@@ -228,8 +228,12 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
   c.prepare("bk_cold_profile_metadata", upsert_profile("metadata", "u.v::jsonb"));
   c.prepare("bk_cold_profiles", "SELECT member, name, metadata::text FROM " + q +
                                     ".profiles WHERE board = $1 AND member = ANY($2::text[])");
-  c.prepare("bk_cold_has_profiles",
-            "SELECT EXISTS (SELECT 1 FROM " + q + ".profiles WHERE board = $1)");
+  // Each through its partial index (sql/009_profile_fields.sql).
+  for (const char* column : {"name", "metadata"}) {
+    c.prepare(std::string("bk_cold_has_") + column, "SELECT EXISTS (SELECT 1 FROM " + q +
+                                                        ".profiles WHERE board = $1 AND " + column +
+                                                        " IS NOT NULL)");
+  }
   c.prepare("bk_cold_rows_for", "SELECT " + hit_columns + " FROM " + table + " WHERE" + period +
                                     "AND member = ANY($4::text[]) ORDER BY encoded, member");
 }
@@ -774,13 +778,16 @@ std::vector<Profile> ColdStore::profiles(const std::string& board,
   });
 }
 
-bool ColdStore::has_profiles(const std::string& board) {
+bool ColdStore::has_profiles(const std::string& board, ProfileField field) {
   Link& l = live(impl_);
   check_text("board", board);
   Session& session = l.use();
   return guarded(l, &session, "reading profiles", [&] {
     pqxx::nontransaction n(*session.conn);
-    return n.exec_prepared1("bk_cold_has_profiles", board)[0].as<bool>();
+    return n
+        .exec_prepared1(field == ProfileField::name ? "bk_cold_has_name" : "bk_cold_has_metadata",
+                        board)[0]
+        .as<bool>();
   });
 }
 

@@ -109,12 +109,12 @@ class ColdStore {
 
   // Profiles (sql/008_profiles.sql). upsert_profiles sets one field (name or metadata) of
   // each (member, value), keeping the other; profiles returns those of these members that
-  // have a row; has_profiles: whether any member of the board has one.
+  // have a row; has_profiles: whether any member of the board has that field there.
   enum class ProfileField { name, metadata };
   void upsert_profiles(const std::string& board, ProfileField field,
                        const std::vector<std::pair<std::string, std::string>>& values);
   std::vector<Profile> profiles(const std::string& board, const std::vector<std::string>& members);
-  bool has_profiles(const std::string& board);
+  bool has_profiles(const std::string& board, ProfileField field);
   // Deletes every cold row of the period (after it is archived).
   std::int64_t drop_period(const PeriodKey& period);
 

@@ -206,12 +206,13 @@ ReadState HotBoard::read_state(redis::Connection& conn, const PeriodKeys& keys,
   const auto stale = static_cast<std::size_t>(r.at(4).as_int());
   for (std::size_t i = 5; i < 5 + stale; ++i) st.hot_and_stale.push_back(r.at(i).as_string());
   const std::size_t rest = r.elements.size() - 5 - stale;
-  // Per head member: member and score, and with profiles name and metadata (+ the marker).
-  const std::size_t n = with_profiles ? (rest - 1) / 4 : rest / 2;
+  // Per head member: member and score, and with profiles name and metadata (+ the markers).
+  const std::size_t n = with_profiles ? (rest - 2) / 4 : rest / 2;
   st.head = pairs(r, 5 + stale, n);
   if (with_profiles) {
     std::size_t at = 5 + stale + 2 * n;
-    st.profiles_moved = r.at(at++).as_int() == 1;
+    st.names_moved = r.at(at++).as_int() == 1;
+    st.metadata_moved = r.at(at++).as_int() == 1;
     for (std::size_t i = 0; i < n; ++i, at += 2) {
       const redis::Reply& name = r.at(at);
       const redis::Reply& meta = r.at(at + 1);
@@ -384,11 +385,11 @@ std::vector<std::size_t> HotBoard::hot_nowhere(redis::Connection& conn, const st
   return out;
 }
 
-std::int64_t HotBoard::drop_profiles(redis::Connection& conn, const BoardKeys& board,
-                                     const std::string& hash, const Holds& moved) {
+std::int64_t HotBoard::drop_profiles(redis::Connection& conn, const std::string& hash,
+                                     const Holds& moved) {
   if (moved.empty()) return 0;
-  // The marker first: readers look in PostgreSQL once it is set.
-  conn.command({"HSET", board.names(), "", "1"}).checked();
+  // The marker first: readers look in PostgreSQL for this field once it is set.
+  conn.command({"HSET", hash, "", "1"}).checked();
   return held_release_.eval(conn, {hash}, flatten(moved)).checked().as_int();
 }
 

@@ -128,9 +128,10 @@ struct ReadState {
   std::vector<std::string> hot_and_stale;    // hot members whose cold rows must be skipped
   std::int64_t size = 0;                     // hot members
   std::vector<ScoredMember> head;            // the first hot members asked for, in order
-  // With `profiles`: the head members' names and metadata in Redis, and the board's marker
-  // (some profiles are in PostgreSQL).
-  bool profiles_moved = false;
+  // With `profiles`: the head members' names and metadata in Redis, and the hashes' markers
+  // (some names / some metadata are in PostgreSQL).
+  bool names_moved = false;
+  bool metadata_moved = false;
   std::vector<std::optional<std::string>> head_names, head_metadata;
 };
 
@@ -241,12 +242,11 @@ class HotBoard {
   // Member profiles (tick). The indexes of `members` that are in none of `live` (the
   // board's live ZSETs); then, after their profiles are in PostgreSQL, drops each pair
   // (member, value) from `hash` (board.names() or board.metadata()) whose value is unchanged,
-  // setting the board's marker first. Returns how many fields went.
+  // setting that hash's marker first. Returns how many fields went.
   std::vector<std::size_t> hot_nowhere(redis::Connection& conn, const std::string& hash,
                                        const std::vector<std::string>& live,
                                        const std::vector<std::string>& members);
-  std::int64_t drop_profiles(redis::Connection& conn, const BoardKeys& board,
-                             const std::string& hash, const Holds& moved);
+  std::int64_t drop_profiles(redis::Connection& conn, const std::string& hash, const Holds& moved);
 
   const std::string& key_prefix() const { return prefix_; }
 

@@ -25,8 +25,8 @@ class BoardKeys {
   std::string held() const;
   // <prefix>:{<board>}:names and <prefix>:{<board>}:metadata (HASHes: member -> display name,
   // member -> its JSON object): the profiles of members that may be hot. tick moves those
-  // of members hot nowhere to PostgreSQL and then sets the names hash's field "" (no member
-  // id is empty): readers look there for members these hashes lack.
+  // of members hot nowhere to PostgreSQL and then sets the hash's field "" (no member id is
+  // empty): readers look there for members that hash lacks, and only for that field.
   std::string names() const;
   std::string metadata() const;
   // <prefix>:{<board>}:busy (HASH: registry member -> ticks in a row that found it busy)

@@ -10,7 +10,8 @@
 -- may have lost what spilled), ARGV[3] how many first members to return (0: none).
 -- Returns {gen:rgen, spilled, member_score or "", size, n, hot_and_stale (n of them)...,
 --          member, score, ... (the first members)
---          [, marker (1: some profiles are in PostgreSQL), name, metadata, ... (per first member)]}.
+--          [, names marker, metadata marker (1: some of that field are in PostgreSQL),
+--           name, metadata, ... (per first member)]}.
 local meta = redis.call('HMGET', KEYS[2], 'gen', 'rgen', 'spilled')
 local spilled = meta[3] == '1' or (ARGV[2] == '1' and redis.call('EXISTS', KEYS[4]) == 0)
 -- "<spill gen>:<rehydrate gen>": either moving means the tiers changed under a read.
@@ -28,8 +29,9 @@ if n > 0 then
   local head = redis.call('ZRANGE', KEYS[1], 0, n - 1, 'WITHSCORES')
   for _, v in ipairs(head) do out[#out + 1] = v end
   if KEYS[5] then
-    -- The first members' profiles too (false: none in Redis), after the board's marker.
+    -- The first members' profiles too (false: none in Redis), after the two hashes' markers.
     out[#out + 1] = redis.call('HEXISTS', KEYS[5], '')
+    out[#out + 1] = redis.call('HEXISTS', KEYS[6], '')
     for i = 1, #head, 2 do
       out[#out + 1] = redis.call('HGET', KEYS[5], head[i])
       out[#out + 1] = redis.call('HGET', KEYS[6], head[i])

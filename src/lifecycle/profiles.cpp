@@ -32,7 +32,7 @@ ProfileStats sync_profiles(redis::Connection& redis, hot::HotBoard& hot, cold::C
       const hot::HotBoard::Holds& writing = copy_all ? pairs : moving;
       cold.upsert_profiles(board, field, writing);
       stats.copied += static_cast<std::int64_t>(writing.size());
-      stats.moved += hot.drop_profiles(redis, keys, hash, moving);
+      stats.moved += hot.drop_profiles(redis, hash, moving);
     } while (cursor != "0");
   }
   return stats;
@@ -41,8 +41,12 @@ ProfileStats sync_profiles(redis::Connection& redis, hot::HotBoard& hot, cold::C
 void mark_profiles(redis::Connection& redis, cold::ColdStore& cold, const std::string& board,
                    const std::string& key_prefix) {
   const hot::BoardKeys keys(key_prefix, board);
-  if (redis.command({"HEXISTS", keys.names(), ""}).checked().as_int() == 1) return;
-  if (cold.has_profiles(board)) redis.command({"HSET", keys.names(), "", "1"}).checked();
+  using Field = cold::ColdStore::ProfileField;
+  for (const auto& [hash, field] :
+       {std::pair{keys.names(), Field::name}, std::pair{keys.metadata(), Field::metadata}}) {
+    if (redis.command({"HEXISTS", hash, ""}).checked().as_int() == 1) continue;
+    if (cold.has_profiles(board, field)) redis.command({"HSET", hash, "", "1"}).checked();
+  }
 }
 
 }  // namespace bk::lifecycle

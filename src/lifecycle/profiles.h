@@ -27,8 +27,9 @@ ProfileStats sync_profiles(redis::Connection& redis, hot::HotBoard& hot, cold::C
                            const std::string& board, const std::vector<std::string>& live,
                            bool copy_all);
 
-// After Redis lost data (restart, FLUSHALL, failover): sets the board's marker again when
-// PostgreSQL holds profiles of the board, so reads look there. One round trip when it is set.
+// After Redis lost data (restart, FLUSHALL, failover): sets each profile hash's marker again
+// when PostgreSQL holds that field for some member of the board, so reads look there. One
+// round trip per hash when it is set.
 void mark_profiles(redis::Connection& redis, cold::ColdStore& cold, const std::string& board,
                    const std::string& key_prefix);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <spdlog/spdlog.h>
 
@@ -893,29 +894,38 @@ std::vector<Standing> Leaderboards::around(const PeriodRef& ref, const std::stri
   return rows;
 }
 
-// Two HMGETs in one round trip; PostgreSQL only for members Redis lacks a field of, and
-// only when the board's marker says some profiles moved there. Scores matter more than
-// names: when PostgreSQL cannot be reached the read goes on without those profiles.
+// Redis first (unless `known` covers every row); PostgreSQL only for a field a member lacks
+// in Redis, and only when that field's hash marker says some moved there. Scores matter more
+// than names: when PostgreSQL cannot be reached the read goes on without those profiles.
 void Leaderboards::attach_profiles(const std::string& board, std::vector<Standing>& rows,
                                    const KnownProfiles* known) {
   if (rows.empty()) return;
-  if (known != nullptr && std::all_of(rows.begin(), rows.end(), [&](const Standing& s) {
+  KnownProfiles read;
+  if (known == nullptr || !std::all_of(rows.begin(), rows.end(), [&](const Standing& s) {
         return known->by_member.count(s.member) != 0;
       })) {
-    std::vector<std::string> lacking;
-    for (Standing& s : rows) {
-      const auto& [name, metadata] = known->by_member.at(s.member);
-      s.name = name;
-      s.metadata = metadata;
-      if (known->moved && (!s.name || !s.metadata)) lacking.push_back(s.member);
-    }
-    profiles_from_cold(board, rows, lacking);
-    return;
+    read = read_profiles(board, rows);
+    known = &read;
   }
+  std::vector<std::string> lacking;
+  for (Standing& s : rows) {
+    if (const auto it = known->by_member.find(s.member); it != known->by_member.end()) {
+      std::tie(s.name, s.metadata) = it->second;
+    }
+    if ((!s.name && known->names_moved) || (!s.metadata && known->metadata_moved)) {
+      lacking.push_back(s.member);
+    }
+  }
+  profiles_from_cold(board, rows, lacking);
+}
+
+Leaderboards::KnownProfiles Leaderboards::read_profiles(const std::string& board,
+                                                        const std::vector<Standing>& rows) {
   const hot::BoardKeys keys(config_.redis.key_prefix, board);
-  // Per chunk of members an HMGET of each hash (commands stay small); the marker first.
+  // Per chunk of members an HMGET of each hash (commands stay small); the markers first.
   constexpr std::size_t kChunk = 2000;
-  std::vector<redis::Args> commands{{"HEXISTS", keys.names(), ""}};
+  std::vector<redis::Args> commands{{"HEXISTS", keys.names(), ""},
+                                    {"HEXISTS", keys.metadata(), ""}};
   for (std::size_t from = 0; from < rows.size(); from += kChunk) {
     redis::Args names{"HMGET", keys.names()};
     redis::Args metas{"HMGET", keys.metadata()};
@@ -927,17 +937,19 @@ void Leaderboards::attach_profiles(const std::string& board, std::vector<Standin
     commands.push_back(std::move(metas));
   }
   const auto replies = redis_.pipeline(commands);
-  const bool moved = replies.at(0).checked().as_int() == 1;
-  std::vector<std::string> lacking;
+  KnownProfiles out;
+  out.names_moved = replies.at(0).checked().as_int() == 1;
+  out.metadata_moved = replies.at(1).checked().as_int() == 1;
+  const auto text = [](const redis::Reply& r) {
+    return r.is_nil() ? std::nullopt : std::optional<std::string>(r.as_string());
+  };
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    const std::size_t c = 1 + 2 * (i / kChunk);
-    const redis::Reply& name = replies.at(c).checked().at(i % kChunk);
-    const redis::Reply& meta = replies.at(c + 1).checked().at(i % kChunk);
-    if (!name.is_nil()) rows[i].name = name.as_string();
-    if (!meta.is_nil()) rows[i].metadata = meta.as_string();
-    if (moved && (!rows[i].name || !rows[i].metadata)) lacking.push_back(rows[i].member);
+    const std::size_t c = 2 + 2 * (i / kChunk);
+    out.by_member.emplace(rows[i].member,
+                          std::pair{text(replies.at(c).checked().at(i % kChunk)),
+                                    text(replies.at(c + 1).checked().at(i % kChunk))});
   }
-  profiles_from_cold(board, rows, lacking);
+  return out;
 }
 
 void Leaderboards::profiles_from_cold(const std::string& board, std::vector<Standing>& rows,

@@ -293,10 +293,12 @@ class Leaderboards {
   void write_profiles(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
   // The reads without profiles; attach_profiles adds them (one round trip for any number).
   std::vector<Standing> top_rows(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
-  // Profiles read with the rows (read_state's head), so attach_profiles needs no round trip
-  // of its own when they cover every row.
+  // The profiles Redis holds for some members, and which fields have moved to PostgreSQL for
+  // some members (the hashes' markers). Read with the rows (read_state's head), they spare
+  // attach_profiles a round trip of its own when they cover every row.
   struct KnownProfiles {
-    bool moved = false;  // the board's marker: some profiles are in PostgreSQL
+    bool names_moved = false;
+    bool metadata_moved = false;
     std::unordered_map<std::string,
                        std::pair<std::optional<std::string>, std::optional<std::string>>>
         by_member;
@@ -306,6 +308,8 @@ class Leaderboards {
                                                 const std::vector<std::string>& members);
   void attach_profiles(const std::string& board, std::vector<Standing>& rows,
                        const KnownProfiles* known = nullptr);
+  // What Redis holds of these members' profiles: one pipeline of HMGETs.
+  KnownProfiles read_profiles(const std::string& board, const std::vector<Standing>& rows);
   // Fills the profiles of `lacking` (members of `rows`) from PostgreSQL, where it can.
   void profiles_from_cold(const std::string& board, std::vector<Standing>& rows,
                           const std::vector<std::string>& lacking);

@@ -357,7 +357,8 @@ Leaderboards::Counted Leaderboards::first_page_rows(const PeriodRef& ref, std::i
     const hot::ReadState st =
         hot_.read_state(redis_, keys, "", count, known != nullptr ? &board : nullptr);
     if (known != nullptr) {
-      known->moved = st.profiles_moved;
+      known->names_moved = st.names_moved;
+      known->metadata_moved = st.metadata_moved;
       known->by_member.clear();
       for (std::size_t i = 0; i < st.head_names.size(); ++i) {
         known->by_member.emplace(st.head[i].member,

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "redis/url.h"
+#include "service/leaderboards.h"
 
 extern char** environ;
 
@@ -364,6 +365,17 @@ std::vector<std::string> keys_with_prefix(redis::Connection& conn, const std::st
     } while (cursor != "0");
   }
   return keys;
+}
+
+std::map<std::string, std::int64_t> points_of(redis::Connection& conn, const Config& config,
+                                              const std::string& board, const std::string& period,
+                                              Instant now) {
+  service::Leaderboards lb(config, conn, Clock(now));
+  std::map<std::string, std::int64_t> out;
+  for (const auto& r : lb.top(lb.resolve(board, period, std::nullopt), 0, service::kMaxReadRows)) {
+    out[r.member] = r.points;
+  }
+  return out;
 }
 
 }  // namespace bk::test

@@ -2,6 +2,7 @@
 // tests run in parallel on one Redis), configs from text, and running the real binary.
 #pragma once
 #include <chrono>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -73,6 +74,12 @@ std::string read_file(const std::string& path);
 // per script call, the call's order tokens joined by commas, "!" among them for a forced
 // coalesced replace).
 std::set<std::string> marked_entries(redis::Connection& conn, const std::string& key);
+
+// member -> points in the period of `board` that contains `now` (up to 100,000 members,
+// hot and cold), as the library reads them.
+std::map<std::string, std::int64_t> points_of(redis::Connection& conn, const Config& config,
+                                              const std::string& board, const std::string& period,
+                                              Instant now);
 
 // Runs one SQL statement with psql against the test PostgreSQL; returns its output.
 std::string psql(const std::string& sql);

@@ -58,13 +58,8 @@ bool caught_up(redis::Connection& conn, const std::vector<std::string>& streams,
 
 // Board "ing"'s daily points on 2027-01-04, member -> points, as the library reads them.
 std::map<std::string, std::int64_t> ing_points(redis::Connection& conn, const std::string& prefix) {
-  const Config config = test::make_config(prefix, kBoards);
-  service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
-  std::map<std::string, std::int64_t> out;
-  for (const auto& r : lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 10000)) {
-    out[r.member] = r.points;
-  }
-  return out;
+  return test::points_of(conn, test::make_config(prefix, kBoards), "ing", "daily",
+                         *parse_rfc3339("2027-01-04T12:00:00Z"));
 }
 
 // Three streams with hash tags of their own whose slots lie in the three thirds that the

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness.h"
@@ -169,9 +171,10 @@ TEST_F(ProfilesTest, ProfilesOfMembersHotNowhereLeaveRedisAndReachHistory) {
   ASSERT_EQ(cli({"add", "p", "plain", "1"}).exit_code, 0);  // no profile at all
   EXPECT_EQ(conn.command({"HLEN", names_key}).as_int(), 40);
   ASSERT_EQ(cli({"tick"}).exit_code, 0);
-  // Hot in some period: m35..m39 (the best 5 of both). The marker "" is the one field more.
+  // Hot in some period: m35..m39 (the best 5 of both). Each hash's marker "" is one field
+  // more.
   EXPECT_EQ(conn.command({"HLEN", names_key}).as_int(), 5 + 1);
-  EXPECT_EQ(conn.command({"HLEN", metadata_key}).as_int(), 2);  // m36, m38
+  EXPECT_EQ(conn.command({"HLEN", metadata_key}).as_int(), 2 + 1);  // m36, m38 and its marker
   EXPECT_EQ(conn.command({"HEXISTS", names_key, "m39"}).as_int(), 1);
   EXPECT_EQ(sql("SELECT count(*) FROM " + prefix + ".profiles WHERE board = 'p'"), "35");
 
@@ -230,6 +233,44 @@ TEST_F(ProfilesTest, ProfilesOfMembersHotNowhereLeaveRedisAndReachHistory) {
   // m39's profile went to PostgreSQL before the archive (it is still hot in the week).
   EXPECT_EQ(sql("SELECT name FROM " + prefix + ".history WHERE member = 'm39'"), "Player 39");
   EXPECT_EQ(conn.command({"HEXISTS", names_key, "m39"}).as_int(), 1);
+}
+
+// Each profile hash has its own marker: on a board whose members have names only, a read
+// of members whose names are in Redis asks PostgreSQL nothing (it did on every read while
+// one marker stood for both fields and every member lacked a metadata); members whose
+// names moved are still found there.
+TEST_F(ProfilesTest, PostgreSQLIsAskedOnlyForAFieldThatMoved) {
+  for (int i = 0; i < 8; ++i) {
+    const std::string m = "n" + std::to_string(i);
+    ASSERT_EQ(cli({"add", "p", m, std::to_string(10 + i), "--name", "Name " + m}).exit_code, 0);
+  }
+  ASSERT_EQ(cli({"tick"}).exit_code, 0);  // n0..n2 spill, their names move
+  EXPECT_EQ(conn.command({"HEXISTS", names_key, ""}).as_int(), 1);
+  EXPECT_EQ(conn.command({"EXISTS", metadata_key}).as_int(), 0);
+  // Scans of the profiles table, as PostgreSQL counts them once a session has ended.
+  const auto lookups = [&] {
+    return std::stoll(
+        sql("SELECT coalesce(sum(seq_scan + idx_scan), 0) FROM "
+            "pg_stat_user_tables WHERE schemaname = '" +
+            prefix + "' AND relname = 'profiles'"));
+  };
+  const std::int64_t before = lookups();
+  for (int i = 0; i < 3; ++i) {
+    const auto top = lines({"top", "p", "daily", "-n", "5", "--json"});
+    ASSERT_EQ(top.size(), 5U);
+    EXPECT_EQ(top[0]["name"], "Name n7");
+    EXPECT_FALSE(top[0].contains("metadata"));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(lookups(), before);
+  // The spilled members' names are read from PostgreSQL.
+  EXPECT_EQ(rank("n1")["name"], "Name n1");
+  bool asked = false;
+  for (int i = 0; i < 50 && !asked; ++i) {
+    asked = lookups() > before;
+    if (!asked) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(asked);
 }
 
 }  // namespace

@@ -106,13 +106,8 @@ struct Env {
   }
 
   std::map<std::string, std::int64_t> points() {
-    const Config config = test::make_config(prefix, kBoards);
-    service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
-    std::map<std::string, std::int64_t> out;
-    for (const auto& r : lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 1000)) {
-      out[r.member] = r.points;
-    }
-    return out;
+    return test::points_of(conn, test::make_config(prefix, kBoards), "ing", "daily",
+                           *parse_rfc3339("2027-01-04T12:00:00Z"));
   }
 };
 
