@@ -4,7 +4,8 @@
 # PostgreSQL on free loopback ports, runs ctest, stops the servers and exits with the tests'
 # status.
 # tests/deploy also needs node, npm and systemd-analyze (installed when missing) and the
-# npm registry (its packages go into the build directory).
+# npm registry (its packages go into the build directory); tests/deploy/image.sh, run after
+# ctest, builds and runs the container image with podman (and a Debian mirror).
 #   BK_SANITIZE=1 tests/run.sh    also builds and runs everything under ASan + UBSan
 #   BK_BUILD_DIR=dir              where to build (default build-tests)
 set -euo pipefail
@@ -33,4 +34,11 @@ bk_log "running tests"
 cd "$build_dir"
 status=0
 ctest --output-on-failure -j2 --timeout 600 || status=$?
+# The container image, once: in the plain run (it is a Release build of its own, the same
+# under BK_SANITIZE=1). It skips with a line saying why where podman cannot work.
+if [ "${BK_SANITIZE:-0}" = 1 ]; then
+  bk_log "image: checked by the plain run (tests/run.sh without BK_SANITIZE)"
+else
+  bash "$BK_ROOT/tests/deploy/image.sh" || status=1
+fi
 exit $status

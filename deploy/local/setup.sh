@@ -37,6 +37,12 @@ bk_install_test_tools() {
   command -v npm >/dev/null || missing+=(npm)
   command -v systemd-analyze >/dev/null || missing+=(systemd)
   command -v wrk >/dev/null || missing+=(wrk)  # the serve benchmark (bench.serve_smoke)
+  command -v curl >/dev/null || missing+=(curl)
+  # tests/deploy/image.sh: podman builds and runs the image (runc, as crun is not pulled
+  # in without recommends) on a Debian base that debootstrap makes.
+  command -v podman >/dev/null || missing+=(podman)
+  command -v runc >/dev/null || missing+=(runc)
+  command -v debootstrap >/dev/null || missing+=(debootstrap)
   bk_apt_install "${missing[@]}"
 }
 
@@ -246,7 +252,7 @@ CONF
     [ $ok = 1 ] && break
     sleep 0.1
   done
-  [ $ok = 1 ] || { redis-cli -p "${ports[0]}" cluster nodes; return 1; }
+  [ "$ok" = 1 ] || { redis-cli -p "${ports[0]}" cluster nodes; return 1; }
   export BK_CLUSTER_PORTS="${ports[*]}" BK_TEST_REDIS_CLUSTER_URL="redis://127.0.0.1:${ports[0]}/0"
   export BK_TEST_REDIS_CLUSTER_TLS_URL="rediss://127.0.0.1:${all[6]}"
   export BK_CLUSTER_DIR="$BK_TMP/cluster"
