@@ -2,8 +2,6 @@
 // with the file, line and column of the node at fault, before refusing the file.
 #include "config/config.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -14,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "config/yaml_tree.h"
 #include "core/cron.h"
 #include "core/duration.h"
 #include "core/redact.h"
@@ -76,38 +75,38 @@ struct Pos {
   int column = 1;
 };
 
-Pos pos_of(const YAML::Mark& mark) {
-  if (mark.is_null() || mark.line < 0 || mark.column < 0) return {};
+Pos pos_of(const yaml::Mark& mark) {
+  if (mark.line < 0 || mark.column < 0) return {};
   return {mark.line + 1, mark.column + 1};
 }
 
-Pos pos_of(const YAML::Node& node) {
-  return pos_of(node.Mark());
+Pos pos_of(const yaml::Node& node) {
+  return pos_of(node.mark());
 }
 
-std::string kind_of(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Scalar:
-      return "the scalar " + quoted(node.Scalar());
-    case YAML::NodeType::Sequence:
+std::string kind_of(const yaml::Node& node) {
+  switch (node.type()) {
+    case yaml::Type::scalar:
+      return "the scalar " + quoted(node.scalar());
+    case yaml::Type::sequence:
       return "a list";
-    case YAML::NodeType::Map:
+    case yaml::Type::map:
       return "a map";
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
+    case yaml::Type::null:
+    case yaml::Type::undefined:
       break;
   }
   return "nothing";
 }
 
-bool is_blank(const YAML::Node& node) {
-  return !node.IsDefined() || node.IsNull();
+bool is_blank(const yaml::Node& node) {
+  return !node.defined() || node.is_null();
 }
 
 // One `key: value` pair of a map.
 struct Entry {
-  YAML::Node key;
-  YAML::Node value;
+  yaml::Node key;
+  yaml::Node value;
   // Where a problem with the value is shown: the value, or the key when the value is empty
   // (yaml-cpp puts an empty value's mark on the following line).
   Pos pos() const { return is_blank(value) ? pos_of(key) : pos_of(value); }
@@ -245,12 +244,12 @@ class Loader {
  public:
   explicit Loader(std::string path) : path_(std::move(path)) {}
 
-  Config load(const YAML::Node& root, const ConfigOverrides& overrides);
+  Config load(const yaml::Node& root, const ConfigOverrides& overrides);
 
   void report(Pos pos, std::string message) {
     problems_.push_back(Problem{pos, true, std::move(message)});
   }
-  void report(const YAML::Node& node, std::string message) {
+  void report(const yaml::Node& node, std::string message) {
     report(pos_of(node), std::move(message));
   }
   void report(const Entry& entry, std::string message) { report(entry.pos(), std::move(message)); }
@@ -284,11 +283,11 @@ class Loader {
 
   std::size_t problem_count() const { return problems_.size(); }
 
-  Entries entries(const YAML::Node& map, std::string_view context);
-  Fields fields(const YAML::Node& map, std::string_view context,
+  Entries entries(const yaml::Node& map, std::string_view context);
+  Fields fields(const yaml::Node& map, std::string_view context,
                 const std::vector<std::string_view>& known);
 
-  std::optional<YAML::Node> read_map(const Entry& entry, std::string_view key);
+  std::optional<yaml::Node> read_map(const Entry& entry, std::string_view key);
   std::optional<std::string> read_string(const Entry& entry, std::string_view key);
   std::optional<std::int64_t> read_int(const Entry& entry, std::string_view key);
   std::optional<Millis> read_duration(const Entry& entry, std::string_view key);
@@ -306,21 +305,20 @@ class Loader {
                      HistoryConfig& history);
   void parse_streams(const Entry& entry, std::vector<std::string>& streams);
   void parse_boards(const Entry& entry, std::vector<BoardConfig>& boards);
-  std::optional<BoardConfig> parse_board(const YAML::Node& node);
+  std::optional<BoardConfig> parse_board(const yaml::Node& node);
   bool parse_periods(const Entry& entry, BoardConfig& board, std::vector<Pos>& positions);
-  std::optional<PeriodSpec> parse_custom_period(const YAML::Node& node);
+  std::optional<PeriodSpec> parse_custom_period(const yaml::Node& node);
 };
 
-Entries Loader::entries(const YAML::Node& map, std::string_view context) {
+Entries Loader::entries(const yaml::Node& map, std::string_view context) {
   Entries out;
-  if (!map.IsMap()) return out;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    const YAML::Node key = it->first;
-    if (!key.IsScalar()) {
+  if (!map.is_map()) return out;
+  for (const auto& [key, value] : map.pairs()) {
+    if (!key.is_scalar()) {
       report(key, "keys " + std::string(context) + " must be plain names, not " + kind_of(key));
       continue;
     }
-    const std::string& name = key.Scalar();
+    const std::string& name = key.scalar();
     const auto first =
         std::find_if(out.begin(), out.end(), [&](const auto& kv) { return kv.first == name; });
     if (first != out.end()) {
@@ -328,12 +326,12 @@ Entries Loader::entries(const YAML::Node& map, std::string_view context) {
                       where(pos_of(first->second.key)) + ")");
       continue;
     }
-    out.emplace_back(name, Entry{key, it->second});
+    out.emplace_back(name, Entry{key, value});
   }
   return out;
 }
 
-Fields Loader::fields(const YAML::Node& map, std::string_view context,
+Fields Loader::fields(const yaml::Node& map, std::string_view context,
                       const std::vector<std::string_view>& known) {
   Entries all = entries(map, context);
   Entries kept;
@@ -359,9 +357,9 @@ Fields Loader::fields(const YAML::Node& map, std::string_view context,
   return Fields(std::move(kept));
 }
 
-std::optional<YAML::Node> Loader::read_map(const Entry& entry, std::string_view key) {
-  if (is_blank(entry.value)) return YAML::Node(YAML::NodeType::Map);  // `key:` alone: defaults
-  if (!entry.value.IsMap()) {
+std::optional<yaml::Node> Loader::read_map(const Entry& entry, std::string_view key) {
+  if (is_blank(entry.value)) return yaml::Node::empty_map();  // `key:` alone: defaults
+  if (!entry.value.is_map()) {
     report(entry,
            std::string(key) + " must be a map of `key: value` lines, not " + kind_of(entry.value));
     return std::nullopt;
@@ -370,44 +368,44 @@ std::optional<YAML::Node> Loader::read_map(const Entry& entry, std::string_view 
 }
 
 std::optional<std::string> Loader::read_string(const Entry& entry, std::string_view key) {
-  if (!entry.value.IsScalar()) {
+  if (!entry.value.is_scalar()) {
     report(entry, std::string(key) + " must be a string, not " + kind_of(entry.value));
     return std::nullopt;
   }
-  return entry.value.Scalar();
+  return entry.value.scalar();
 }
 
 std::optional<std::int64_t> Loader::read_int(const Entry& entry, std::string_view key) {
-  if (!entry.value.IsScalar()) {
+  if (!entry.value.is_scalar()) {
     report(entry, std::string(key) + " must be a whole number, not " + kind_of(entry.value));
     return std::nullopt;
   }
-  std::string_view text = entry.value.Scalar();
+  std::string_view text = entry.value.scalar();
   if (starts_with(text, "+")) text.remove_prefix(1);
   std::int64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec == std::errc::result_out_of_range) {
-    report(entry, std::string(key) + " " + quoted(entry.value.Scalar()) +
+    report(entry, std::string(key) + " " + quoted(entry.value.scalar()) +
                       " is outside the 64-bit integer range");
     return std::nullopt;
   }
   if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
     report(entry, std::string(key) + " must be a whole number (e.g. 1000000), not " +
-                      quoted(entry.value.Scalar()));
+                      quoted(entry.value.scalar()));
     return std::nullopt;
   }
   return value;
 }
 
 std::optional<Millis> Loader::read_duration(const Entry& entry, std::string_view key) {
-  if (!entry.value.IsScalar()) {
+  if (!entry.value.is_scalar()) {
     report(entry,
            std::string(key) + " must be a duration such as 10m, not " + kind_of(entry.value));
     return std::nullopt;
   }
-  const auto d = parse_duration(entry.value.Scalar());
+  const auto d = parse_duration(entry.value.scalar());
   if (!d) {
-    report(entry, std::string(key) + " " + quoted(entry.value.Scalar()) +
+    report(entry, std::string(key) + " " + quoted(entry.value.scalar()) +
                       " is not a duration; expected a whole number and one unit: <n>ms, <n>s, "
                       "<n>m, <n>h, <n>d or <n>w (e.g. 10m, 2d)");
   }
@@ -420,9 +418,9 @@ std::optional<E> Loader::read_choice(const Entry& entry, std::string_view key,
   std::vector<std::string_view> names;
   names.reserve(choices.size());
   for (const auto& choice : choices) names.push_back(choice.first);
-  if (entry.value.IsScalar()) {
+  if (entry.value.is_scalar()) {
     for (const auto& [name, value] : choices) {
-      if (entry.value.Scalar() == name) return value;
+      if (entry.value.scalar() == name) return value;
     }
   }
   report(entry,
@@ -455,16 +453,16 @@ void Loader::parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOve
     }
   }
   if (const auto e = f.get("nodes")) {
-    if (!e->value.IsSequence()) {
+    if (!e->value.is_sequence()) {
       report(*e, "redis.nodes must be a list of seed URLs (e.g. [redis://10.0.0.2:6379]), not " +
                      kind_of(e->value));
     } else {
-      for (const auto& item : e->value) {
-        if (!item.IsScalar()) {
+      for (const auto item : e->value.items()) {
+        if (!item.is_scalar()) {
           report(item, "redis.nodes must hold URLs, not " + kind_of(item));
           continue;
         }
-        const std::string& url = item.Scalar();
+        const std::string& url = item.scalar();
         add_url_secrets(url);
         const bool tcp = (starts_with(url, "redis://") && url.size() > 8) ||
                          (starts_with(url, "rediss://") && url.size() > 9);
@@ -570,25 +568,25 @@ void Loader::parse_streams(const Entry& entry, std::vector<std::string>& streams
   const std::string what =
       "ingest.stream must be a stream key or a list of stream keys (e.g. [lb:events, "
       "lb:more]), not ";
-  std::vector<YAML::Node> items;
-  if (entry.value.IsScalar()) {
+  std::vector<yaml::Node> items;
+  if (entry.value.is_scalar()) {
     items.push_back(entry.value);
-  } else if (entry.value.IsSequence() && entry.value.size() > 0) {
-    for (const auto& item : entry.value) items.push_back(item);
+  } else if (entry.value.is_sequence() && entry.value.size() > 0) {
+    for (const auto item : entry.value.items()) items.push_back(item);
   } else {
-    report(entry, what + (entry.value.IsSequence() ? "an empty list" : kind_of(entry.value)));
+    report(entry, what + (entry.value.is_sequence() ? "an empty list" : kind_of(entry.value)));
     return;
   }
   std::vector<std::string> read;
   std::vector<Pos> positions;
   bool ok = true;
-  for (const YAML::Node& item : items) {
-    if (!item.IsScalar()) {
+  for (const yaml::Node& item : items) {
+    if (!item.is_scalar()) {
       report(item, what + "a list holding " + kind_of(item));
       ok = false;
       continue;
     }
-    const std::string& stream = item.Scalar();
+    const std::string& stream = item.scalar();
     if (auto problem = stream_problem(read, stream)) {
       const auto first = std::find(read.begin(), read.end(), stream);
       if (first != read.end()) {
@@ -638,7 +636,7 @@ void Loader::parse_history(const Entry& entry, const std::vector<BoardConfig>& b
                             "); remove it or fix the name");
       continue;
     }
-    if (value.value.IsScalar() && value.value.Scalar() == "forever") {
+    if (value.value.is_scalar() && value.value.scalar() == "forever") {
       history.retention[name] = std::nullopt;
       continue;
     }
@@ -703,7 +701,7 @@ void Loader::parse_ingest(const Entry& entry, IngestConfig& ingest, bool cluster
   }
 }
 
-std::optional<PeriodSpec> Loader::parse_custom_period(const YAML::Node& node) {
+std::optional<PeriodSpec> Loader::parse_custom_period(const yaml::Node& node) {
   const std::size_t before = problem_count();
   const Fields f = fields(node, "in a custom period", kCustomPeriodKeys);
   PeriodSpec spec;
@@ -744,7 +742,7 @@ std::optional<PeriodSpec> Loader::parse_custom_period(const YAML::Node& node) {
 }
 
 bool Loader::parse_periods(const Entry& entry, BoardConfig& board, std::vector<Pos>& positions) {
-  if (!entry.value.IsSequence()) {
+  if (!entry.value.is_sequence()) {
     report(entry, "periods must be a list such as [daily, weekly], not " + kind_of(entry.value));
     return false;
   }
@@ -753,16 +751,16 @@ bool Loader::parse_periods(const Entry& entry, BoardConfig& board, std::vector<P
     return false;
   }
   bool ok = true;
-  for (const auto& item : entry.value) {
+  for (const auto item : entry.value.items()) {
     std::optional<PeriodSpec> spec;
-    if (item.IsScalar()) {
-      if (const auto kind = parse_period_kind(item.Scalar())) {
-        spec = PeriodSpec{*kind, item.Scalar(), nullptr};
+    if (item.is_scalar()) {
+      if (const auto kind = parse_period_kind(item.scalar())) {
+        spec = PeriodSpec{*kind, item.scalar(), nullptr};
       } else {
-        report(item, "unknown period " + quoted(item.Scalar()) + "; expected " +
+        report(item, "unknown period " + quoted(item.scalar()) + "; expected " +
                          std::string(kBuiltinPeriods));
       }
-    } else if (item.IsMap()) {
+    } else if (item.is_map()) {
       spec = parse_custom_period(item);
     } else {
       report(item,
@@ -787,8 +785,8 @@ bool Loader::parse_periods(const Entry& entry, BoardConfig& board, std::vector<P
   return ok;
 }
 
-std::optional<BoardConfig> Loader::parse_board(const YAML::Node& node) {
-  if (!node.IsMap()) {
+std::optional<BoardConfig> Loader::parse_board(const yaml::Node& node) {
+  if (!node.is_map()) {
     report(node,
            "a board entry must be a map with at least name, periods, max_points and "
            "retention, not " +
@@ -1047,7 +1045,7 @@ std::optional<BoardConfig> Loader::parse_board(const YAML::Node& node) {
 }
 
 void Loader::parse_boards(const Entry& entry, std::vector<BoardConfig>& boards) {
-  if (!entry.value.IsSequence()) {
+  if (!entry.value.is_sequence()) {
     report(entry, "boards must be a list of board entries (lines starting with '- name:'), not " +
                       kind_of(entry.value));
     return;
@@ -1061,7 +1059,7 @@ void Loader::parse_boards(const Entry& entry, std::vector<BoardConfig>& boards) 
   // of the patterns seen) times the globs.
   std::unordered_map<std::string, std::size_t> seen;  // pattern -> its first entry
   std::vector<std::size_t> globs;                     // entries whose pattern is a glob
-  for (const auto& node : entry.value) {
+  for (const auto node : entry.value.items()) {
     auto board = parse_board(node);
     if (!board) continue;
     const Pos here = pos_of(node);
@@ -1109,10 +1107,10 @@ void Loader::parse_serve(const Entry& entry, ServeConfig& serve) {
   }
 }
 
-Config Loader::load(const YAML::Node& root, const ConfigOverrides& overrides) {
+Config Loader::load(const yaml::Node& root, const ConfigOverrides& overrides) {
   Config config;
   config.path = path_;
-  if (!root.IsMap() && !is_blank(root)) {
+  if (!root.is_map() && !is_blank(root)) {
     report(root,
            "the config must be a map with the keys redis, postgres, ingest, serve, history and "
            "boards, "
@@ -1229,19 +1227,20 @@ const BoardConfig* Config::board_for(std::string_view board_name) const {
 Config parse_config(std::string_view yaml_text, const std::string& path_for_messages,
                     const ConfigOverrides& overrides) {
   Loader loader(path_for_messages);
-  std::vector<YAML::Node> documents;
+  std::vector<yaml::Document> documents;
   try {
-    documents = YAML::LoadAll(std::string(yaml_text));
-  } catch (const YAML::Exception& error) {
-    loader.report(pos_of(error.mark), "YAML syntax error: " + error.msg);
+    documents = yaml::Document::parse_all(yaml_text);
+  } catch (const yaml::SyntaxError& error) {
+    loader.report(pos_of(error.mark), "YAML syntax error: " + error.message);
     throw ConfigError(loader.messages());
   }
   if (documents.size() > 1) {
-    loader.report(pos_of(documents[1]),
+    loader.report(pos_of(documents[1].root()),
                   "the config must be a single YAML document; remove the second '---'");
     throw ConfigError(loader.messages());
   }
-  Config config = loader.load(documents.empty() ? YAML::Node() : documents.front(), overrides);
+  Config config =
+      loader.load(documents.empty() ? yaml::Node() : documents.front().root(), overrides);
   auto problems = loader.messages();
   if (!problems.empty()) throw ConfigError(std::move(problems));
   return config;

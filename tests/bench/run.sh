@@ -6,7 +6,7 @@
 # (e.g. --members 100000; --events 200000 --flat-events 1000000 for the issue's ingest size;
 # --cluster-only --rounds 5 for the Redis Cluster rows alone). `--serve-only [ARGS]` runs
 # only the HTTP read API's rows (13-15: bk_serve_bench, with wrk and redis-benchmark);
-# a full run ends with them.
+# a full run ends with them and row 16 (bk_config_bench: loading 200,000 board entries).
 set -euo pipefail
 BK_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../../deploy/local/setup.sh
@@ -24,7 +24,7 @@ bk_apt_install "${missing[@]}"
 build_dir=$(realpath -m "${BK_BUILD_DIR:-$BK_ROOT/build-bench}")  # absolute: node resolves the peer from elsewhere
 bk_log "building (Release) in $build_dir"
 cmake -S "$BK_ROOT" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DBK_WERROR=ON >/dev/null
-cmake --build "$build_dir" -j"$(nproc)" --target boardkeeper bk_bench bk_serve_bench
+cmake --build "$build_dir" -j"$(nproc)" --target boardkeeper bk_bench bk_serve_bench bk_config_bench
 peer_dir="$build_dir/tests/bench/peer"
 bash "$BK_ROOT/tests/bench/peer/npm-ci.sh" "$peer_dir"
 bk_start_redis
@@ -38,3 +38,4 @@ fi
 bk_log "running the benchmarks (a few minutes)"
 "$build_dir/tests/bench/bk_bench" --peer "$peer_dir" "$@"
 "$build_dir/tests/bench/bk_serve_bench"
+"$build_dir/tests/bench/bk_config_bench"  # row 16: a config of 200,000 board entries
