@@ -1231,7 +1231,7 @@ Config parse_config(std::string_view yaml_text, const std::string& path_for_mess
   try {
     documents = yaml::Document::parse_all(yaml_text);
   } catch (const yaml::SyntaxError& error) {
-    loader.report(pos_of(error.mark), "YAML syntax error: " + error.message);
+    loader.report(pos_of(error.mark), "YAML syntax error: " + std::string(error.what()));
     throw ConfigError(loader.messages());
   }
   if (documents.size() > 1) {

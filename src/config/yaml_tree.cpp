@@ -26,7 +26,7 @@ Mark mark_of(const YAML::Mark& mark) {
 // one stack and move into the Document's children array when their container ends.
 class Builder final : public YAML::EventHandler {
  public:
-  explicit Builder(Document& document) : document_(document) {}
+  explicit Builder(Document& document) : tree_(*document.tree_) {}
 
   void OnDocumentStart(const YAML::Mark& /*mark*/) override {}
   void OnDocumentEnd() override {}
@@ -41,7 +41,7 @@ class Builder final : public YAML::EventHandler {
   void OnScalar(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
                 const std::string& value) override {
     const std::uint32_t index = make(Type::scalar, mark, anchor);
-    document_.nodes_[index].text = value;
+    tree_.nodes[index].text = value;
     add(index);
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
@@ -57,14 +57,14 @@ class Builder final : public YAML::EventHandler {
 
  private:
   std::uint32_t make(Type type, const YAML::Mark& mark, YAML::anchor_t anchor) {
-    const auto index = static_cast<std::uint32_t>(document_.nodes_.size());
-    document_.nodes_.push_back(Document::Data{type, mark_of(mark), 0, 0, {}});
+    const auto index = static_cast<std::uint32_t>(tree_.nodes.size());
+    tree_.nodes.push_back(detail::Tree::Data{type, mark_of(mark), 0, 0, {}});
     if (anchor != 0) anchors_[anchor] = index;
     return index;
   }
   void add(std::uint32_t index) {
     if (open_.empty()) {
-      if (document_.root_ == Document::kNone) document_.root_ = index;
+      if (tree_.root == detail::Tree::kNone) tree_.root = index;
       return;
     }
     pending_.push_back(index);
@@ -76,16 +76,15 @@ class Builder final : public YAML::EventHandler {
   void close() {
     const auto [index, start] = open_.back();
     open_.pop_back();
-    auto& data = document_.nodes_[index];
-    data.first = static_cast<std::uint32_t>(document_.children_.size());
+    auto& data = tree_.nodes[index];
+    data.first = static_cast<std::uint32_t>(tree_.children.size());
     data.count = static_cast<std::uint32_t>(pending_.size() - start);
-    document_.children_.insert(document_.children_.end(),
-                               pending_.begin() + static_cast<std::ptrdiff_t>(start),
-                               pending_.end());
+    tree_.children.insert(tree_.children.end(),
+                          pending_.begin() + static_cast<std::ptrdiff_t>(start), pending_.end());
     pending_.resize(start);
   }
 
-  Document& document_;
+  detail::Tree& tree_;
   std::vector<std::pair<std::uint32_t, std::size_t>> open_;  // container, its first pending
   std::vector<std::uint32_t> pending_;
   std::unordered_map<YAML::anchor_t, std::uint32_t> anchors_;
@@ -103,56 +102,48 @@ std::vector<Document> Document::parse_all(std::string_view text) {
       documents.push_back(std::move(document));
     }
   } catch (const YAML::Exception& error) {
-    throw SyntaxError{mark_of(error.mark), error.msg};
+    throw SyntaxError(mark_of(error.mark), error.msg);
   }
   return documents;
 }
 
-Document& Document::operator=(Document&& other) noexcept {
-  nodes_ = std::move(other.nodes_);
-  children_ = std::move(other.children_);
-  root_ = other.root_;
-  other.root_ = kNone;
-  return *this;
-}
-
 Type Node::type() const {
-  return document_ == nullptr ? Type::undefined : document_->nodes_[index_].type;
+  return tree_ == nullptr ? Type::undefined : tree_->nodes[index_].type;
 }
 
 const std::string& Node::scalar() const {
-  return is_scalar() ? document_->nodes_[index_].text : kEmpty;
+  return is_scalar() ? tree_->nodes[index_].text : kEmpty;
 }
 
 Mark Node::mark() const {
-  return document_ == nullptr ? Mark{} : document_->nodes_[index_].mark;
+  return tree_ == nullptr ? Mark{} : tree_->nodes[index_].mark;
 }
 
 std::size_t Node::size() const {
-  if (is_sequence()) return document_->nodes_[index_].count;
-  if (is_map()) return document_->nodes_[index_].count / 2;
+  if (is_sequence()) return tree_->nodes[index_].count;
+  if (is_map()) return tree_->nodes[index_].count / 2;
   return 0;
 }
 
 Children<false> Node::items() const {
   if (!is_sequence()) return {nullptr, nullptr, nullptr};
-  const auto& data = document_->nodes_[index_];
-  const std::uint32_t* first = document_->children_.data() + data.first;
-  return {document_, first, first + data.count};
+  const auto& data = tree_->nodes[index_];
+  const std::uint32_t* first = tree_->children.data() + data.first;
+  return {tree_, first, first + data.count};
 }
 
 Children<true> Node::pairs() const {
   if (!is_map()) return {nullptr, nullptr, nullptr};
-  const auto& data = document_->nodes_[index_];
-  const std::uint32_t* first = document_->children_.data() + data.first;
-  return {document_, first, first + data.count};
+  const auto& data = tree_->nodes[index_];
+  const std::uint32_t* first = tree_->children.data() + data.first;
+  return {tree_, first, first + data.count};
 }
 
 Node Node::empty_map() {
   static const Document document = [] {
     Document d;
-    d.nodes_.push_back(Document::Data{Type::map, {}, 0, 0, {}});
-    d.root_ = 0;
+    d.tree_->nodes.push_back(detail::Tree::Data{Type::map, {}, 0, 0, {}});
+    d.tree_->root = 0;
     return d;
   }();
   return document.root();

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,17 +24,36 @@ struct Mark {
   int column = -1;
 };
 
-// A syntax error, where yaml-cpp found it.
-struct SyntaxError {
+// A syntax error, where yaml-cpp found it (what() is yaml-cpp's message).
+class SyntaxError : public std::runtime_error {
+ public:
+  SyntaxError(Mark at, const std::string& message) : std::runtime_error(message), mark(at) {}
   Mark mark;
-  std::string message;
 };
 
-class Document;
 template <bool kPairs>
 class Children;
 
-// A node of a Document (which must outlive it), or the undefined node.
+namespace detail {
+// A document's nodes. It stays where it is when its Document moves, so nodes taken from
+// a Document stay valid until the Document is destroyed.
+struct Tree {
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+  struct Data {
+    Type type = Type::undefined;
+    Mark mark;
+    std::uint32_t first = 0;  // into children
+    std::uint32_t count = 0;  // children: items, or keys and values alternating
+    std::string text;
+  };
+  std::vector<Data> nodes;
+  std::vector<std::uint32_t> children;
+  std::uint32_t root = kNone;
+};
+}  // namespace detail
+
+// A node of a Document (which must outlive it; moving the Document is fine), or the
+// undefined node.
 class Node {
  public:
   Node() = default;
@@ -61,8 +82,8 @@ class Node {
   friend class Document;
   template <bool kPairs>
   friend class Children;
-  Node(const Document* document, std::uint32_t index) : document_(document), index_(index) {}
-  const Document* document_ = nullptr;
+  Node(const detail::Tree* tree, std::uint32_t index) : tree_(tree), index_(index) {}
+  const detail::Tree* tree_ = nullptr;
   std::uint32_t index_ = 0;
 };
 
@@ -71,29 +92,14 @@ class Document {
   // Every document of a YAML stream; throws SyntaxError.
   static std::vector<Document> parse_all(std::string_view text);
 
-  Node root() const { return root_ == kNone ? Node() : Node(this, root_); }
-
-  Document() = default;
-  Document(Document&& other) noexcept { *this = std::move(other); }
-  Document& operator=(Document&& other) noexcept;
-  Document(const Document&) = delete;
-  Document& operator=(const Document&) = delete;
-  ~Document() = default;
+  Node root() const {
+    return tree_->root == detail::Tree::kNone ? Node() : Node(tree_.get(), tree_->root);
+  }
 
  private:
-  friend class Node;
   friend class Builder;
-  static constexpr std::uint32_t kNone = UINT32_MAX;
-  struct Data {
-    Type type = Type::undefined;
-    Mark mark;
-    std::uint32_t first = 0;  // into children_
-    std::uint32_t count = 0;  // children: items, or keys and values alternating
-    std::string text;
-  };
-  std::vector<Data> nodes_;
-  std::vector<std::uint32_t> children_;
-  std::uint32_t root_ = kNone;
+  friend class Node;
+  std::unique_ptr<detail::Tree> tree_ = std::make_unique<detail::Tree>();
 };
 
 // A node's children: a list's items (Node), or a map's key/value pairs (std::pair).
@@ -102,12 +108,12 @@ class Children {
  public:
   class iterator {
    public:
-    iterator(const Document* d, const std::uint32_t* at) : document_(d), at_(at) {}
+    iterator(const detail::Tree* t, const std::uint32_t* at) : tree_(t), at_(at) {}
     auto operator*() const {
       if constexpr (kPairs) {
-        return std::pair<Node, Node>(Node(document_, at_[0]), Node(document_, at_[1]));
+        return std::pair<Node, Node>(Node(tree_, at_[0]), Node(tree_, at_[1]));
       } else {
-        return Node(document_, *at_);
+        return Node(tree_, *at_);
       }
     }
     iterator& operator++() {
@@ -117,17 +123,17 @@ class Children {
     bool operator!=(const iterator& other) const { return at_ != other.at_; }
 
    private:
-    const Document* document_;
+    const detail::Tree* tree_;
     const std::uint32_t* at_;
   };
-  iterator begin() const { return {document_, begin_}; }
-  iterator end() const { return {document_, end_}; }
+  iterator begin() const { return {tree_, begin_}; }
+  iterator end() const { return {tree_, end_}; }
 
  private:
   friend class Node;
-  Children(const Document* d, const std::uint32_t* b, const std::uint32_t* e)
-      : document_(d), begin_(b), end_(e) {}
-  const Document* document_;
+  Children(const detail::Tree* t, const std::uint32_t* b, const std::uint32_t* e)
+      : tree_(t), begin_(b), end_(e) {}
+  const detail::Tree* tree_;
   const std::uint32_t* begin_;
   const std::uint32_t* end_;
 };

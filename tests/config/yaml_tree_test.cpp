@@ -134,8 +134,25 @@ TEST(YamlTreeTest, ASyntaxErrorCarriesItsPosition) {
   } catch (const SyntaxError& e) {
     EXPECT_EQ(e.mark.line, 2);
     EXPECT_GE(e.mark.column, 0);
-    EXPECT_FALSE(e.message.empty());
+    EXPECT_NE(std::string(e.what()), "");
   }
+}
+
+// Nodes point into their document's tree, which stays put when the Document moves (as
+// when the vector of documents grows or a document is moved out of it).
+TEST(YamlTreeTest, NodesStayValidWhenTheirDocumentMoves) {
+  std::vector<Document> documents = Document::parse_all("a: [1, 2]\n");
+  const Node root = documents.front().root();
+  const Document moved = std::move(documents.front());
+  documents.clear();
+  documents.shrink_to_fit();
+  ASSERT_TRUE(root.is_map());
+  std::string items;
+  for (const auto& [key, value] : root.pairs()) {
+    for (const Node item : value.items()) items += item.scalar();
+  }
+  EXPECT_EQ(items, "12");
+  EXPECT_EQ(moved.root().mark().line, root.mark().line);
 }
 
 TEST(YamlTreeTest, TheUndefinedNodeAndTheEmptyMap) {

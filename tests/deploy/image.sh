@@ -17,8 +17,13 @@
 # container) it prints one "SKIPPED: why" line and exits 0; a failed check exits 1.
 #   BK_IMAGE=0                  skip on purpose
 #   BK_DEBIAN_MIRROR=URL        debootstrap's mirror (default http://deb.debian.org/debian)
+#   BK_DEBIAN_SECURITY=URL      the security suite's (default: the mirror's .../debian-security)
+# The base is made once and kept: `podman rmi localhost/boardkeeper-base:bookworm` makes it
+# again (after changing the mirror, say).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../../deploy/local/setup.sh
+source "$root/deploy/local/setup.sh"  # bk_free_port
 
 say() { printf '\033[1m== image: %s\033[0m\n' "$*" >&2; }
 skip() {
@@ -59,13 +64,14 @@ base=localhost/boardkeeper-base:bookworm
 if ! podman image exists "$base"; then
   command -v debootstrap >/dev/null || skip "debootstrap is not installed"
   mirror=${BK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+  mirror=${mirror%/}
   say "making $base with debootstrap from $mirror"
   if ! debootstrap --variant=minbase bookworm "$work/rootfs" "$mirror" >"$work/debootstrap.log" 2>&1; then
     tail -5 "$work/debootstrap.log" >&2
     skip "debootstrap could not make a Debian 12 root from $mirror"
   fi
   # The same suites as a Debian image: security and point-release updates.
-  security=${mirror%/debian}/debian-security
+  security=${BK_DEBIAN_SECURITY:-${mirror%/debian}/debian-security}
   printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb %s bookworm-security main\n' \
     "$mirror" "$mirror" "$security" >"$work/rootfs/etc/apt/sources.list"
   rm -rf "$work"/rootfs/var/cache/apt/archives/*.deb "$work"/rootfs/var/lib/apt/lists/*
@@ -79,6 +85,7 @@ podman run --rm "${limits[@]}" "$base" true >"$work/probe.log" 2>&1 ||
 version=$(sed -n 's/^project(boardkeeper VERSION \([^ )]*\).*/\1/p' "$root/CMakeLists.txt")
 revision=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 image=localhost/boardkeeper:image-test
+previous=$(podman image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
 say "building boardkeeper $version (revision $revision) with podman"
 podman build --isolation chroot -f "$root/deploy/docker/Dockerfile" \
   --build-arg BUILD_IMAGE="$base" --build-arg RUNTIME_IMAGE="$base" \
@@ -88,6 +95,12 @@ podman build --isolation chroot -f "$root/deploy/docker/Dockerfile" \
   tail -40 "$work/build.log" >&2
   fail "podman build failed"
 }
+# The image this replaced (an earlier revision's), so that runs do not pile them up; the
+# build stage's cached layers stay, for the next run.
+now_id=$(podman image inspect --format '{{.Id}}' "$image") || fail "podman image inspect $image"
+if [ -n "$previous" ] && [ "$previous" != "$now_id" ]; then
+  podman rmi "$previous" >/dev/null 2>&1 || true
+fi
 # A wrong VERSION must stop the build (the Dockerfile names no version of its own).
 if podman build --isolation chroot -f "$root/deploy/docker/Dockerfile" \
   --build-arg BUILD_IMAGE="$base" --build-arg RUNTIME_IMAGE="$base" \
@@ -101,15 +114,25 @@ grep -q "VERSION '9.9.9' is not the version in CMakeLists.txt" "$work/wrong.log"
 
 # --- what the image is --------------------------------------------------------------------
 expect_eq() { [ "$2" = "$3" ] || fail "$1: expected '$3', got '$2'"; }
-label() { podman image inspect --format "{{ index .Labels \"org.opencontainers.image.$1\" }}" "$image"; }
+label() {
+  podman image inspect --format "{{ index .Labels \"org.opencontainers.image.$1\" }}" "$image" ||
+    fail "podman image inspect $image"
+}
 expect_eq "label version" "$(label version)" "$version"
 expect_eq "label revision" "$(label revision)" "$revision"
 expect_eq "label source" "$(label source)" "https://example.invalid/boardkeeper"
 expect_eq "label licenses" "$(label licenses)" "NOASSERTION"
 expect_eq "label title" "$(label title)" "boardkeeper"
-expect_eq "user" "$(podman image inspect --format '{{.Config.User}}' "$image")" "10001:10001"
-leftovers=$(podman run --rm "${limits[@]}" --entrypoint /bin/sh "$image" -c \
-  'find /var/lib/apt/lists /var/cache/apt /var/log/apt /var/log/dpkg.log -type f ! -name lock 2>/dev/null; true')
+user=$(podman image inspect --format '{{.Config.User}}' "$image") || fail "podman image inspect $image"
+expect_eq "user" "$user" "10001:10001"
+# As root, so that apt's own 0700 directories are searched too.
+leftovers=$(podman run --rm "${limits[@]}" --user 0 --entrypoint /bin/sh "$image" -c '
+  for d in /var/lib/apt/lists /var/cache/apt; do
+    [ -d "$d" ] && find "$d" -type f ! -name lock
+  done
+  for f in /var/log/apt /var/log/dpkg.log /var/log/alternatives.log; do
+    if [ -e "$f" ]; then echo "$f"; fi
+  done') || fail "could not look for apt's files in the image"
 [ -z "$leftovers" ] || fail "the runtime layer keeps apt's files: $leftovers"
 
 # How a cluster runs it: read-only root, no capabilities, no privilege escalation.
@@ -122,7 +145,7 @@ bk() {
 redis_url=$BK_TEST_REDIS_URL
 postgres_url=${BK_TEST_POSTGRES_URL%/*}/$database
 
-out=$(podman run --rm "${limits[@]}" "$image" --version)
+out=$(podman run --rm "${limits[@]}" "$image" --version) || fail "--version failed: $out"
 [[ "$out" == "boardkeeper $version (revision $revision, Release build, GNU "* ]] ||
   fail "--version printed '$out'"
 podman run --rm "${limits[@]}" --read-only "$image" check-config >"$work/out" 2>&1 ||
@@ -134,7 +157,7 @@ chmod 0644 "$work/boardkeeper.yaml"
 status=0
 bk --rm "$image" check-config >"$work/out" 2>&1 || status=$?
 expect_eq "check-config of a broken config: exit code" "$status" 2
-grep -q '/etc/boardkeeper/boardkeeper.yaml:[0-9]*:[0-9]*' "$work/out" ||
+grep -Eq '/etc/boardkeeper/boardkeeper\.yaml:[0-9]+:[0-9]+: ' "$work/out" ||
   fail "check-config of a broken config did not name file:line:column: $(cat "$work/out")"
 
 # --- a day of a board, archived -----------------------------------------------------------
@@ -165,14 +188,15 @@ bk --rm "$image" --now "${day}T12:00:00Z" add points carol 120 --at "${day}T10:0
   fail "add: $(cat "$work/out")"
 bk --rm "$image" --now "${next}T00:15:00Z" tick --json >"$work/tick.json" 2>"$work/tick.err" ||
   fail "tick: $(cat "$work/tick.err")"
-grep -q '"rows_archived":3' "$work/tick.json" || fail "tick did not archive 3 rows: $(cat "$work/tick.json")"
+grep -Eq '"rows_archived":3[,}]' "$work/tick.json" || fail "tick did not archive 3 rows: $(cat "$work/tick.json")"
 history=$(psql -qAt -F ' ' "$postgres_url" -c \
   "SELECT rank, member, points, coalesce(name, '-') FROM boardkeeper.history
-    WHERE board = 'points' AND period = 'daily' AND period_id = '$day' ORDER BY rank")
+    WHERE board = 'points' AND period = 'daily' AND period_id = '$day' ORDER BY rank") ||
+  fail "could not read boardkeeper.history"
 expect_eq "boardkeeper.history" "$history" "$(printf '1 carol 120 -\n2 alice 100 Alice L.\n3 bob 70 -')"
 
 # --- serve --------------------------------------------------------------------------------
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(bk_free_port)
 token="image-token-$$-secret"
 bk -d --name "$serve_name" -e BOARDKEEPER_SERVE_TOKENS="$token" "$image" \
   --now "${next}T00:20:00Z" --log-format json serve --listen "127.0.0.1:$port" --workers 2 >/dev/null
@@ -197,10 +221,11 @@ PY
 metrics=$(curl -fs "http://127.0.0.1:$port/metrics") || fail "GET /metrics failed"
 grep -q '^process_start_time_seconds ' <<<"$metrics" || fail "/metrics has no process_start_time_seconds"
 grep -q '^boardkeeper_http_requests_total{' <<<"$metrics" || fail "/metrics has no request counter"
-podman stop -t 20 "$serve_name" >/dev/null
-expect_eq "serve's exit code after SIGTERM" "$(podman inspect --format '{{.State.ExitCode}}' "$serve_name")" 0
-podman logs "$serve_name" >"$work/serve.log" 2>&1
-if grep -q "$token" "$work/serve.log"; then fail "serve logged its token"; fi
+podman stop -t 20 "$serve_name" >/dev/null || fail "podman stop $serve_name"
+code=$(podman inspect --format '{{.State.ExitCode}}' "$serve_name") || fail "podman inspect $serve_name"
+expect_eq "serve's exit code after SIGTERM" "$code" 0
+podman logs "$serve_name" >"$work/serve.log" 2>&1 || fail "podman logs $serve_name"
+if grep -qF -- "$token" "$work/serve.log"; then fail "serve logged its token"; fi
 python3 - "$work/serve.log" <<'PY' || fail "serve's log is not JSON lines: $(head -3 "$work/serve.log")"
 import json, sys
 lines = [l for l in open(sys.argv[1]) if l.strip()]
