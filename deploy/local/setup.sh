@@ -6,7 +6,8 @@
 BK_ROOT=${BK_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BK_PACKAGES=(build-essential cmake pkg-config python3 tzdata libhiredis-dev libpqxx-dev
   libyaml-cpp-dev libspdlog-dev libcli11-dev libhowardhinnant-date-dev googletest
-  libgtest-dev libssl-dev openssl libcpp-httplib-dev nlohmann-json3-dev redis-server postgresql)
+  libgtest-dev libssl-dev openssl libcpp-httplib-dev nlohmann-json3-dev libboost-dev redis-server
+  postgresql)
 
 bk_log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
@@ -38,6 +39,7 @@ bk_install_test_tools() {
   command -v systemd-analyze >/dev/null || missing+=(systemd)
   command -v wrk >/dev/null || missing+=(wrk)  # the serve benchmark (bench.serve_smoke)
   command -v curl >/dev/null || missing+=(curl)
+  command -v ccache >/dev/null || missing+=(ccache)  # rebuilds in CI and between checkouts
   # tests/deploy/image.sh: podman builds and runs the image (runc, as crun is not pulled
   # in without recommends) on a Debian base that debootstrap makes.
   command -v podman >/dev/null || missing+=(podman)
@@ -53,8 +55,16 @@ bk_build() {
   bk_log "building in $dir"
   # Line tables only (-g1): backtraces and gdb keep file:line; full debug info made the
   # build 1.5 times as long.
+  # ccache, where installed (tests/run.sh installs it): a rebuild of the same sources, in
+  # this checkout or another one, compiles nothing again. Paths are made relative to the
+  # checkout, so two checkouts share the cache.
+  local launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    export CCACHE_BASEDIR="$BK_ROOT" CCACHE_NOHASHDIR=true
+  fi
   cmake -S "$BK_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" "$@" >/dev/null
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" "${launcher[@]}" "$@" >/dev/null
   cmake --build "$dir" -j"$(nproc)"
 }
 
