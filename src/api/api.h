@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "service/reads.h"
@@ -21,6 +22,9 @@ struct Response {
   int status = 200;
   std::string body;   // JSON
   std::string route;  // for metrics: "top", "member", "members", "around", "periods", "other"
+  // Headers the answer needs beyond the server's own (WWW-Authenticate on 401, Retry-After
+  // on 503, ...), as name and value.
+  std::vector<std::pair<std::string, std::string>> headers{};
 };
 
 inline constexpr std::int64_t kMaxLimit = 1000;  // rows of one page
