@@ -129,6 +129,9 @@ int main(int argc, char** argv) {
       "  BOARDKEEPER_POSTGRES_URL  overrides postgres.url of the config\n"
       "  BOARDKEEPER_SERVE_TOKENS  serve: bearer tokens, comma-separated (with\n"
       "                            serve.tokens_file)\n"
+      "  BOARDKEEPER_CURSOR_KEY    serve: the key page cursors are signed with, at least\n"
+      "                            32 bytes, the same on every replica (default: one\n"
+      "                            made once and kept in the PostgreSQL schema)\n"
       "Passwords in URLs never reach a log or an error.");
 
   std::string config_path;

@@ -2,24 +2,32 @@
 // status the contract names; nothing a client sends can crash the server.
 #include "api/api.h"
 
-#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include "api/cursor.h"
+#include "api/ids_body.h"
 #include "api/split.h"
 #include "core/json.h"
 #include "core/percent.h"
+#include "core/redact.h"
 #include "core/validate.h"
 
 namespace bk::api {
 namespace {
 
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
 struct HttpError {
   int status;
-  std::string message;
+  std::string message;  // client text in it quoted (core/json.h quoted(), json_string())
+  Headers headers{};
 };
 
 [[noreturn]] void bad(std::string message) {
@@ -32,14 +40,17 @@ std::string decode(std::string_view raw, bool query, const std::string& what) {
   std::string text(raw);
   if (query) std::replace(text.begin(), text.end(), '+', ' ');
   auto decoded = percent_decode(text);
-  if (!decoded) bad(what + " is not percent-encoded correctly: '" + std::string(raw) + "'");
+  if (!decoded) bad(what + " is not percent-encoded correctly: " + quoted(raw));
   return std::move(*decoded);
 }
 
 std::string member_of(std::string_view raw, bool query) {
   std::string member = decode(raw, query, "the member id");
-  if (auto problem = member_problem(member))
-    bad("member id " + json_string(member) + ": " + *problem);
+  if (auto problem = member_problem(member)) {
+    // A too long id is not shown (its length is in the problem).
+    bad(member.size() > kMaxMemberBytes ? *problem
+                                        : "member id " + json_string(member) + ": " + *problem);
+  }
   return member;
 }
 
@@ -55,12 +66,12 @@ std::map<std::string, std::string_view> parameters(std::string_view query,
     if (allowed.count(name) == 0) {
       std::string known;
       for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
-      bad("unknown parameter '" + name + "'" +
+      bad("unknown parameter " + quoted(name) +
           (known.empty() ? std::string(" (this route takes none)") : " (known: " + known + ")"));
     }
     if (!out.emplace(name, eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1))
              .second) {
-      bad("parameter '" + name + "' is given twice");
+      bad("parameter " + quoted(name) + " is given twice");
     }
   }
   return out;
@@ -75,7 +86,7 @@ std::int64_t number(const std::map<std::string, std::string_view>& params, const
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
     bad(name + " must be a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
-        "], not '" + text + "'");
+        "], not " + quoted(text));
   }
   return v;
 }
@@ -128,27 +139,9 @@ std::vector<std::string> ids_of(const Request& request,
   std::vector<std::string> ids;
   if (request.method == "POST") {
     if (params.count("ids") != 0) bad("give the ids in the body or in the query, not both");
-    nlohmann::json body;
-    try {
-      body = nlohmann::json::parse(request.body);
-    } catch (const nlohmann::json::exception& e) {
-      bad(std::string("the body is not JSON: ") + e.what());
-    }
-    if (!body.is_object() || !body.contains("ids") || !body["ids"].is_array()) {
-      bad(R"(the body must be {"ids": ["member", ...]})");
-    }
-    for (const auto& id : body["ids"]) {
-      if (!id.is_string()) bad("every id must be a string, not " + id.dump());
-      if (static_cast<std::int64_t>(ids.size()) == kMaxIds) break;
-      ids.push_back(id.get<std::string>());
-      if (auto problem = member_problem(ids.back())) {
-        bad("member id " + json_string(ids.back()) + ": " + *problem);
-      }
-    }
-    if (body["ids"].size() > static_cast<std::size_t>(kMaxIds)) {
-      bad("at most " + std::to_string(kMaxIds) + " ids a request, not " +
-          std::to_string(body["ids"].size()));
-    }
+    IdsBody body = ids_from_body(request.body, static_cast<std::size_t>(kMaxIds));
+    if (body.problem) bad(*body.problem);
+    ids = std::move(body.ids);
   } else {
     const auto it = params.find("ids");
     if (it == params.end() || it->second.empty()) bad("ids is missing: ?ids=a,b,c");
@@ -168,9 +161,40 @@ std::vector<std::string> ids_of(const Request& request,
   return unique;
 }
 
+// The token of `Bearer <token>`: the scheme in any case (RFC 7235), one or more spaces after
+// it. nullopt without that scheme or without a token.
+std::optional<std::string_view> bearer_token(std::string_view authorization) {
+  constexpr std::string_view kScheme = "bearer";
+  if (authorization.size() <= kScheme.size() || authorization[kScheme.size()] != ' ') {
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) {
+      return std::nullopt;
+    }
+  }
+  const std::size_t start = authorization.find_first_not_of(' ', kScheme.size());
+  if (start == std::string_view::npos) return std::nullopt;
+  return authorization.substr(start);
+}
+
+// A 401 that says how to authenticate (RFC 6750): with error="invalid_token" when a bearer
+// token was given and is not one of ours.
+HttpError unauthorized(bool wrong_token) {
+  return {401,
+          "a bearer token is needed: Authorization: Bearer <token>",
+          {{"WWW-Authenticate", wrong_token ? R"(Bearer error="invalid_token")" : "Bearer"}}};
+}
+
+// The path of a target, without its query (which may hold a cursor or ids): for the log.
+std::string_view path_of(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
+
 class Route {
  public:
-  Route(const Request& request, service::Reads& reads) : request_(request), reads_(reads) {}
+  Route(const Request& request, service::Reads& reads, const CursorKey& cursor_key)
+      : request_(request), reads_(reads), cursor_key_(cursor_key) {}
 
   Response run() {
     const std::string_view target(request_.target);
@@ -180,7 +204,7 @@ class Route {
     const auto segs = split(path, '/');  // "", "v1", "boards", board, ...
     const std::size_t n = segs.size();
     if (n < 5 || !segs[0].empty() || segs[1] != "v1" || segs[2] != "boards") {
-      throw HttpError{404, "no such route: " + std::string(path)};
+      throw HttpError{404, "no such route: " + quoted(path)};
     }
     board_ = decode(segs[3], false, "the board name");
     if (auto problem = board_name_problem(board_)) bad(*problem + ": " + json_string(board_));
@@ -189,7 +213,7 @@ class Route {
     if (n == 6 && segs[5] == "top") return get("top", [&] { return top(period); });
     if (n == 6 && segs[5] == "members") {
       response_.route = "members";
-      if (request_.method != "POST") require_get();
+      if (request_.method != "POST") require_get("GET, HEAD, POST");
       return done(members(period));
     }
     if (n == 7 && segs[5] == "members") {
@@ -206,12 +230,15 @@ class Route {
  private:
   const Request& request_;
   service::Reads& reads_;
+  const CursorKey& cursor_key_;
   std::string_view query_;
   std::string board_;
 
-  void require_get() const {
+  void require_get(const char* allow = "GET, HEAD") const {
     if (request_.method != "GET" && request_.method != "HEAD") {
-      throw HttpError{405, "method " + request_.method + " is not allowed here (GET)"};
+      throw HttpError{405,
+                      "method " + quoted(request_.method) + " is not allowed here (" + allow + ")",
+                      {{"Allow", allow}}};
     }
   }
   template <class F>
@@ -261,15 +288,19 @@ class Route {
         number(params, "limit", std::min(view.ref.config->display, kMaxLimit), 1, kMaxLimit);
     std::optional<service::PageMark> after;
     if (const auto it = params.find("cursor"); it != params.end()) {
-      after = decode_cursor(view.ref, decode(it->second, true, "cursor"));
-      if (!after) bad("cursor is not one that a page of this period handed out");
+      DecodedCursor cursor =
+          decode_cursor(view.ref, decode(it->second, true, "cursor"), cursor_key_.get());
+      if (!cursor.mark) bad(cursor.problem);
+      after = std::move(cursor.mark);
     }
     const service::Page page = reads_.top(view, after, limit);
+    const std::string next =
+        page.next ? json_string(encode_cursor(view.ref, *page.next, cursor_key_.get()))
+                  : std::string("null");
     return period_fields(view)
         .num("total", page.total)
         .raw("records", records(page.rows))
-        .raw("next_cursor",
-             page.next ? json_string(encode_cursor(view.ref, *page.next)) : std::string("null"))
+        .raw("next_cursor", next)
         .done();
   }
 
@@ -317,39 +348,48 @@ class Route {
 
 }  // namespace
 
-Api::Api(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {}
+Api::Api(std::vector<std::string> tokens, std::function<std::string()> cursor_key)
+    : tokens_(std::move(tokens)), cursor_key_(std::make_unique<CursorKey>(std::move(cursor_key))) {}
 
-bool Api::authorized(const std::string& authorization) const {
-  if (tokens_.empty()) return true;
-  constexpr std::string_view kBearer = "Bearer ";
-  if (authorization.size() <= kBearer.size() ||
-      authorization.compare(0, kBearer.size(), kBearer) != 0) {
-    return false;
-  }
-  const std::string_view given = std::string_view(authorization).substr(kBearer.size());
+Api::Credentials Api::check(const std::string& authorization) const {
+  if (tokens_.empty()) return Credentials::good;
+  const std::optional<std::string_view> given = bearer_token(authorization);
+  if (!given) return Credentials::missing;
   bool match = false;
   for (const std::string& token : tokens_) {
     // Every byte compared whatever differs first: the time taken says nothing of the token.
-    unsigned char diff = token.size() == given.size() ? 0 : 1;
+    unsigned char diff = token.size() == given->size() ? 0 : 1;
     for (std::size_t i = 0; i < token.size(); ++i) {
-      diff |= static_cast<unsigned char>(token[i] ^ (i < given.size() ? given[i] : 0));
+      diff |= static_cast<unsigned char>(token[i] ^ (i < given->size() ? (*given)[i] : 0));
     }
     match = match || diff == 0;
   }
-  return match;
+  return match ? Credentials::good : Credentials::wrong;
+}
+
+bool Api::authorized(const std::string& authorization) const {
+  return check(authorization) == Credentials::good;
+}
+
+Response Api::unavailable(const Error& e, std::string route) {
+  const char* kind = e.backend() == Backend::redis      ? "Redis is unreachable"
+                     : e.backend() == Backend::postgres ? "PostgreSQL is unreachable"
+                                                        : "a server this read needs is unreachable";
+  return {503, error_body(kind), std::move(route), {{"Retry-After", "1"}}};
 }
 
 Response Api::handle(const Request& request, service::Reads& reads) const {
-  Route route(request, reads);
+  Route route(request, reads, *cursor_key_);
   try {
-    if (request.target.rfind("/v1/", 0) == 0 && !authorized(request.authorization)) {
-      route.response_.route = "other";
-      throw HttpError{401, "a bearer token is needed: Authorization: Bearer <token>"};
+    if (request.target.rfind("/v1/", 0) == 0) {
+      const Credentials given = check(request.authorization);
+      if (given != Credentials::good) throw unauthorized(given == Credentials::wrong);
     }
     return route.run();
   } catch (const HttpError& e) {
     route.response_.status = e.status;
     route.response_.body = error_body(e.message);
+    route.response_.headers = e.headers;
   } catch (const NotFoundError& e) {
     route.response_.status = 404;
     route.response_.body = error_body(e.what());
@@ -358,8 +398,9 @@ Response Api::handle(const Request& request, service::Reads& reads) const {
     route.response_.body = error_body(e.what());
   } catch (const Error& e) {
     if (!e.transient()) throw;  // the server logs it and answers 500
-    route.response_.status = 503;
-    route.response_.body = error_body(e.what());
+    spdlog::warn("serve: {} {}: {}", escape_control(request.method, false),
+                 escape_control(path_of(request.target), false), redact(e.what()));
+    return unavailable(e, route.response_.route.empty() ? "other" : route.response_.route);
   }
   if (route.response_.route.empty()) route.response_.route = "other";
   return route.response_;

@@ -3,10 +3,14 @@
 // server hands it a request and a service::Reads of the worker's own.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "api/cursor.h"
+#include "core/error.h"
 #include "service/reads.h"
 
 namespace bk::api {
@@ -33,19 +37,32 @@ inline constexpr std::int64_t kMaxK = 500;       // neighbours each side
 
 class Api {
  public:
-  // `tokens`: bearer tokens that may read; empty: no token needed.
-  explicit Api(std::vector<std::string> tokens);
+  // `tokens`: bearer tokens that may read; empty: no token needed. `cursor_key`: the
+  // deployment's cursor key (at least kMinCursorKeyBytes), asked for when a cursor is first
+  // made or checked and kept once given (see CursorKey).
+  Api(std::vector<std::string> tokens, std::function<std::string()> cursor_key);
 
   // Any path: /v1/... is answered here; anything else is a 404. Errors are {"error": ...}
-  // with 400, 401, 404, 405 or 503 (Redis or PostgreSQL unreachable); an unexpected
-  // failure is a 500 whose text is not shown to the client.
+  // with 400, 401 (WWW-Authenticate), 404, 405 (Allow) or 503 (Retry-After; Redis or
+  // PostgreSQL unreachable: logged with its cause); an unexpected failure is thrown (the
+  // server answers 500 without its text).
   Response handle(const Request& request, service::Reads& reads) const;
 
-  // Whether this Authorization header carries one of the tokens (always, without tokens).
+  // Whether this Authorization header carries one of the tokens (always, without tokens):
+  // `Bearer <token>`, the scheme in any case, one or more spaces after it.
   bool authorized(const std::string& authorization) const;
 
+  // The 503 of a backend that cannot be reached (`e.transient()`): {"error": "Redis is
+  // unreachable"} (or PostgreSQL), Retry-After: 1. The body names the backend's kind, never
+  // its address (handle() logs e.what(); a server using this for its own failures logs it).
+  static Response unavailable(const Error& e, std::string route);
+
  private:
+  enum class Credentials { good, missing, wrong };
+  Credentials check(const std::string& authorization) const;
+
   std::vector<std::string> tokens_;
+  std::unique_ptr<CursorKey> cursor_key_;
 };
 
 }  // namespace bk::api

@@ -13,6 +13,7 @@
 
 #include "api/api.h"
 #include "cli/commands.h"
+#include "cli/cursor_key.h"
 #include "cli/http_server.h"
 #include "cli/metrics_io.h"
 #include "core/json.h"
@@ -168,7 +169,7 @@ HttpServer::Response json(int status, std::string body) {
 int serve(Context& ctx, const ServeArgs& args) {
   const Config& config = ctx.config();
   const std::string listen = args.listen.empty() ? config.serve.listen : args.listen;
-  const api::Api api(load_tokens(config.serve));
+  const api::Api api(load_tokens(config.serve), cursor_key_provider(config.postgres));
   Sessions sessions(config, ctx.clock());
   ServeMetrics observed;
 

@@ -51,6 +51,27 @@ void check_text(std::string_view what, const std::string& s) {
   }
 }
 
+// Bytes as lower-case hex and back (keys travel as text: no binary parameters in libpqxx 6).
+std::string to_hex(std::string_view bytes) {
+  constexpr std::string_view kDigits = "0123456789abcdef";
+  std::string out;
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+
+std::string from_hex(std::string_view hex) {
+  const auto digit = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out += static_cast<char>(digit(hex[i]) * 16 + digit(hex[i + 1]));
+  }
+  return out;
+}
+
 void check_period(const PeriodKey& p) {
   check_text("board", p.board);
   check_text("period", p.period);
@@ -375,6 +396,30 @@ bool ColdStore::update_deployment(const std::string& owner_id, const Deployment&
             ".deployment SET id = $2, key_prefix = $3, redis_address = $4 WHERE id IN ($1, $2)",
         owner_id, me.id, me.key_prefix, me.redis_address);
     return r.affected_rows() == 1;
+  });
+}
+
+std::string ColdStore::shared_key(const std::string& name, const std::string& candidate) {
+  Link& l = live(impl_);
+  Session& session = l.use();
+  return guarded(l, &session, "reading the deployment's " + name + " key", [&] {
+    // Two statements, each with its own snapshot: the SELECT sees the key of a process that
+    // committed while the INSERT waited for it. Hex on the wire: no binary parameters.
+    pqxx::nontransaction n(*session.conn);
+    try {
+      n.exec_params("INSERT INTO " + l.q +
+                        ".serve_keys (name, key) VALUES ($1, decode($2, 'hex'))"
+                        " ON CONFLICT (name) DO NOTHING",
+                    name, to_hex(candidate));
+    } catch (const pqxx::sql_error& e) {
+      if (e.sqlstate() != "42P01" && e.sqlstate() != "3F000") throw;  // no table, no schema
+      throw UsageError("schema " + l.schema + " (" + l.where +
+                       ") is not migrated to this version of boardkeeper: run `boardkeeper "
+                       "migrate` first");
+    }
+    const pqxx::row r = n.exec_params1(
+        "SELECT encode(key, 'hex') FROM " + l.q + ".serve_keys WHERE name = $1", name);
+    return from_hex(r[0].as<std::string>());
   });
 }
 

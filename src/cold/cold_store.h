@@ -86,6 +86,12 @@ class ColdStore {
   // owner moved, or handed over. False when someone else changed it meanwhile.
   bool update_deployment(const std::string& owner_id, const Deployment& me);
 
+  // A key of the deployment (sql/010_serve_keys.sql), e.g. serve's cursor key: the one kept
+  // under `name`, which is `candidate` if nobody stored one before (safe from several
+  // processes at once: every one gets the first that was stored). Throws UsageError when
+  // the schema is not migrated that far.
+  std::string shared_key(const std::string& name, const std::string& candidate);
+
   // Spill: upserts the rows of one board period in one transaction under a fresh version
   // (nextval of <schema>.cold_version), committed before it returns. An existing row of
   // the same member is replaced. Returns the version.

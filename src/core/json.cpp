@@ -39,6 +39,10 @@ std::string escape_control(std::string_view s, bool json) {
   return out;
 }
 
+std::string quoted(std::string_view s) {
+  return "'" + escape_control(s, false) + "'";
+}
+
 std::string json_string(std::string_view s) {
   return "\"" + escape_control(s, true) + "\"";
 }

@@ -15,6 +15,12 @@ namespace bk {
 // false, for one line of text (\x01; quotes left alone).
 std::string escape_control(std::string_view s, bool json);
 
+// Client text inside a message: in single quotes, control characters and backslashes
+// escaped (\x00, \n), so that a message carries no raw control byte and is never cut
+// at a NUL (std::exception::what() stops there). A quote inside is left as it is: the
+// quotes only mark where the text starts and ends.
+std::string quoted(std::string_view s);
+
 // A JSON string literal, quotes included; control characters, quotes and backslashes are
 // escaped.
 std::string json_string(std::string_view s);

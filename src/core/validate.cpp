@@ -3,6 +3,8 @@
 
 #include <fnmatch.h>
 
+#include "core/json.h"
+
 namespace bk {
 namespace {
 
@@ -84,8 +86,8 @@ std::optional<std::string> name_problem(std::string_view name, bool glob) {
   }
   for (const char c : name) {
     if (!name_char(c, glob)) {
-      return std::string("has the character '") + c +
-             "'; allowed are letters, digits and _ - . : /" +
+      return "has the character " + quoted(std::string_view(&c, 1)) +
+             "; allowed are letters, digits and _ - . : /" +
              (glob ? " (and * ? [ ] in globs)" : "");
     }
   }

@@ -11,6 +11,7 @@
 
 #include "cold/error.h"
 #include "core/duration.h"
+#include "core/json.h"
 #include "core/profile.h"
 #include "core/validate.h"
 #include "hot/protocol.h"
@@ -112,7 +113,7 @@ const ScoreLayout& Leaderboards::layout(const PeriodSpec& spec) const {
 }
 
 const BoardConfig& board_entry(const Config& config, const std::string& board) {
-  if (auto problem = board_name_problem(board)) throw UsageError(*problem + ": '" + board + "'");
+  if (auto problem = board_name_problem(board)) throw UsageError(*problem + ": " + quoted(board));
   const BoardConfig* c = config.board_for(board);
   if (c == nullptr) {
     throw NotFoundError("no board entry in " + config.path + " matches board '" + board + "'");
@@ -803,14 +804,14 @@ PeriodRef resolve_period(const Config& config, const std::string& board, const s
   if (spec == nullptr) {
     std::string known;
     for (const PeriodSpec& p : c.periods) known += (known.empty() ? "" : ", ") + p.name;
-    throw NotFoundError("board '" + board + "' has no period '" + period +
-                        "'; its periods are: " + known);
+    throw NotFoundError("board '" + board + "' has no period " + quoted(period) +
+                        "; its periods are: " + known);
   }
   PeriodRef ref{&c, spec, board, {}};
   if (period_id) {
     auto p = period_from_id(*spec, *c.zone, *period_id);
     if (!p) {
-      throw UsageError("'" + *period_id + "' is not a " + spec->name + " period id of board '" +
+      throw UsageError(quoted(*period_id) + " is not a " + spec->name + " period id of board '" +
                        board + "' (time zone " + c.timezone + ")");
     }
     ref.period = std::move(*p);

@@ -208,13 +208,15 @@ int bench(const Options& opt) {
   const bk::service::PeriodRef ref = lb.resolve("sv", "daily", std::nullopt);
   const std::string live_key = prefix + ":{sv}:daily:" + ref.period.id;
 
-  // serve, on a free port.
+  // serve, on a free port, with a cursor key of the bench's own (row 15 makes a cursor).
   const std::string serve_log = dir + "/serve.log";
+  const std::string cursor_key(bk::api::kMinCursorKeyBytes, 'k');
   const pid_t serve = fork();
   if (serve == 0) {
     const int fd = open(serve_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
+    setenv("BOARDKEEPER_CURSOR_KEY", cursor_key.c_str(), 1);
     execl(BK_BINARY, BK_BINARY, "--config", config_path.c_str(), "serve", "--listen", "127.0.0.1:0",
           static_cast<char*>(nullptr));
     _exit(127);
@@ -282,8 +284,8 @@ int bench(const Options& opt) {
   // 15: the last page through a cursor against the first page, one request at a time.
   const auto last = lb.top(ref, opt.members - 101, 1);
   if (last.size() != 1) fail("no member at position " + std::to_string(opt.members - 100));
-  const std::string cursor =
-      bk::api::encode_cursor(ref, bk::service::PageMark{opt.members - 100, last.front()});
+  const std::string cursor = bk::api::encode_cursor(
+      ref, bk::service::PageMark{opt.members - 100, last.front()}, cursor_key);
   const std::string deep = "/v1/boards/sv/daily/top?limit=100&cursor=" + cursor;
   const std::string shallow = "/v1/boards/sv/daily/top?limit=100";
   std::vector<double> deep_ms, shallow_ms;
