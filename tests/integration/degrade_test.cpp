@@ -55,7 +55,8 @@ class DegradeTest : public ::testing::Test {
 
   // m00..m19 with 100..81 points, each with a name and a metadata object; a tick spills
   // m05..m19 (their profiles move to PostgreSQL); then m10 scores 1000 without a profile: it
-  // is hot again, first, and its profile is in PostgreSQL only.
+  // is hot again, first, and its profile is in PostgreSQL only. `late` joins with 1 point:
+  // hot, but listed after every cold member.
   void fill() {
     const Config config = test::make_config(prefix, kBoards);
     redis::Connection conn = test::connect_redis();
@@ -72,6 +73,8 @@ class DegradeTest : public ::testing::Test {
       ASSERT_EQ(r.status, service::UpdateStatus::applied) << r.reason;
     ASSERT_EQ(cli(config_path, {"tick"}).exit_code, 0);
     ASSERT_EQ(lb.apply(service::Update{"pts", "m10", 1000, *parse_rfc3339(kNow), ""}).status,
+              service::UpdateStatus::applied);
+    ASSERT_EQ(lb.apply(service::Update{"pts", "late", 1, *parse_rfc3339(kNow), ""}).status,
               service::UpdateStatus::applied);
   }
 };
@@ -114,7 +117,8 @@ TEST_F(DegradeTest, WithPostgresDownHotReadsAnswerAndSayWhichProfileFieldsTheyLa
   // What needs the cold tier: 503, with an error.
   for (const std::string& target :
        {base + "/top?limit=2&cursor=" + test::enc(third), base + "/members/m07",
-        base + "/members/m04/around?k=1", base + "/members?ids=m00,m07", base + "/top?limit=7"}) {
+        base + "/members/m04/around?k=1", base + "/members?ids=m00,m07", base + "/top?limit=7",
+        base + "/members/late", base + "/members?ids=m00,late"}) {
     a = s.get(target);
     EXPECT_EQ(a.status, 503) << target << " " << a.text;
     EXPECT_TRUE(a.body.contains("error")) << target;
@@ -135,6 +139,7 @@ TEST_F(DegradeTest, WithPostgresDownHotReadsAnswerAndSayWhichProfileFieldsTheyLa
   EXPECT_EQ(a.body["name"], "Name 10") << a.text;
   EXPECT_FALSE(a.body.contains("unavailable")) << a.text;
   EXPECT_EQ(up.get(base + "/members/m07").body["rank"], 9);
+  EXPECT_EQ(up.get(base + "/members/late").body["rank"], 21);  // hot, after the cold ones
 }
 
 // Archived periods need PostgreSQL only: with Redis stopped they are still answered, over
