@@ -120,7 +120,9 @@ int main(int argc, char** argv) {
   app.fallthrough();
   app.footer(
       "Exit codes: 0 done; 1 failed (tick: at least one board failed, the others were still\n"
-      "processed); 2 usage or configuration error; 3 Redis or PostgreSQL unreachable.\n"
+      "processed) or the thing read is not there (a member not on the board, a period not\n"
+      "begun, removed or with nothing to read); 2 usage or configuration error (a malformed\n"
+      "input, an unknown board or period); 3 Redis or PostgreSQL unreachable.\n"
       "\n"
       "Environment:\n"
       "  BOARDKEEPER_CONFIG        the config file when --config is not given\n"
@@ -238,11 +240,18 @@ int main(int argc, char** argv) {
                    "connections (default 32)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
 
-  std::string periods_board;
+  bk::cli::PeriodsArgs periods_args;
   auto* periods =
       app.add_subcommand("periods", "each period: current id, start, end (next reset), counts");
-  periods->add_option("board", periods_board, "board name")->required();
+  periods->add_option("board", periods_args.board, "board name")->required();
   periods->add_flag("--json", json, "one JSON object per line");
+  periods->add_flag("--archived", periods_args.archived,
+                    "the archived periods instead (newest first; pruned and lost ones are not "
+                    "listed)");
+  periods->add_option("--period", periods_args.period, "--archived: of this period only");
+  periods->add_option("-n", periods_args.n, "--archived: how many per period (default 20)");
+  periods->add_option("--before", periods_args.before,
+                      "--archived --period: those before this period id (the next page)");
 
   register_url_arguments(argc, argv);
   try {
@@ -281,7 +290,7 @@ int main(int argc, char** argv) {
     if (*top) return bk::cli::top(ctx, read);
     if (*rank) return bk::cli::rank(ctx, read);
     if (*around) return bk::cli::around(ctx, read);
-    if (*periods) return bk::cli::periods(ctx, periods_board);
+    if (*periods) return bk::cli::periods(ctx, periods_args);
     if (*history) return bk::cli::history(ctx, read);
     if (*ingest) return bk::cli::ingest(ctx, ingest_args);
     if (*serve) return bk::cli::serve(ctx, serve_args);

@@ -103,7 +103,7 @@ std::string record(const service::Standing& s) {
       .str("member", s.member)
       .num("points", s.points)
       .time("achieved_at", s.achieved_at)
-      .profile(s.name, s.metadata)
+      .profile(s.name, s.metadata, s.unavailable)
       .done();
 }
 
@@ -211,6 +211,7 @@ class Route {
     if (n == 5 && segs[4] == "periods") return get("periods", [&] { return periods(); });
     const std::string period = decode(segs[4], false, "the period");
     if (n == 6 && segs[5] == "top") return get("top", [&] { return top(period); });
+    if (n == 6 && segs[5] == "history") return get("history", [&] { return history(period); });
     if (n == 6 && segs[5] == "members") {
       response_.route = "members";
       if (request_.method != "POST") require_get("GET, HEAD, POST");
@@ -298,9 +299,39 @@ class Route {
         page.next ? json_string(encode_cursor(view.ref, *page.next, cursor_key_.get()))
                   : std::string("null");
     return period_fields(view)
-        .num("total", page.total)
+        .raw("total", page.total ? std::to_string(*page.total) : "null")
         .raw("records", records(page.rows))
         .raw("next_cursor", next)
+        .done();
+  }
+
+  // The archived periods of the board and period, newest first; the cursor is the last
+  // period id listed (base64url): the next page lists the periods before it.
+  std::string history(const std::string& period) {
+    const auto params = parameters(query_, {"limit", "cursor"});
+    const std::int64_t limit = number(params, "limit", 20, 1, kMaxLimit);
+    std::optional<std::string> before;
+    if (const auto it = params.find("cursor"); it != params.end()) {
+      before = unbase64url(decode(it->second, true, "cursor"));
+      if (!before || before->empty()) bad("cursor is not one that a history page handed out");
+    }
+    const service::ArchivedPage page = reads_.archived(board_, period, before, limit);
+    std::string list = "[";
+    for (const auto& p : page.periods) {
+      if (list.size() > 1) list += ',';
+      list += JsonLine()
+                  .str("period_id", p.period_id)
+                  .time("period_start", p.start)
+                  .time("period_end", p.end)
+                  .num("members", p.members)
+                  .time("archived_at", p.archived_at)
+                  .done();
+    }
+    return JsonLine()
+        .str("board", board_)
+        .str("period", period)
+        .raw("periods", list + "]")
+        .raw("next_cursor", page.next ? json_string(base64url(*page.next)) : std::string("null"))
         .done();
   }
 

@@ -1,4 +1,5 @@
-// around: a member with K neighbours on each side; exit 1 when the member is not on it.
+// around: a member with K neighbours on each side (an ended period's from its history once
+// archived); exit 1 when the member is not on the board.
 #include <iostream>
 #include <string>
 
@@ -9,15 +10,14 @@ namespace bk::cli {
 
 int around(Context& ctx, const ReadArgs& args) {
   check_range("-k", args.k, 0, service::kMaxReadRows / 2);
-  auto& boards = ctx.leaderboards();
-  const service::PeriodRef ref = boards.resolve(args.board, args.period, args.period_id);
-  const auto rows = boards.around(ref, args.member, args.k);
+  service::Reads& reads = ctx.reads();
+  const service::PeriodView view = reads.locate(args.board, args.period, args.period_id);
+  const auto rows = reads.around(view, args.member, args.k);
   if (rows.empty()) {
-    std::cerr << "member '" << printable(args.member) << "' is not on " << args.board << " "
-              << ref.spec->name << " " << ref.period.id << "\n";
+    print_not_on(args.member, view.ref);
     return 1;
   }
-  print_standings(std::cout, ctx.format() == Format::json, ref, rows);
+  print_standings(std::cout, ctx.format() == Format::json, view.ref, rows);
   return 0;
 }
 

@@ -47,7 +47,14 @@ struct ReadArgs {
 int top(Context& ctx, const ReadArgs& args);
 int rank(Context& ctx, const ReadArgs& args);
 int around(Context& ctx, const ReadArgs& args);
-int periods(Context& ctx, const std::string& board);
+struct PeriodsArgs {
+  std::string board;
+  bool archived = false;              // the archived periods instead of the current ones
+  std::optional<std::string> period;  // --archived: of this period only (default: each)
+  std::int64_t n = 20;                // --archived: how many per period, newest first
+  std::optional<std::string> before;  // --archived --period: those before this period id
+};
+int periods(Context& ctx, const PeriodsArgs& args);
 int history(Context& ctx, const ReadArgs& args);
 
 // Flags not given fall back to the config's ingest section.

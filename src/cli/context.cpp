@@ -76,6 +76,33 @@ service::Leaderboards& Context::leaderboards() {
   return *boards_;
 }
 
+redis::Connection& Context::redis_if_reachable() {
+  if (!redis_) {
+    try {
+      return redis();
+    } catch (const UnavailableError& e) {
+      spdlog::debug("redis is not reachable ({}): only reads that need no Redis can answer",
+                    e.what());
+      redis_ =
+          std::make_unique<redis::Connection>(redis_options(config_.redis), redis::Connect::later);
+    }
+  }
+  return *redis_;
+}
+
+service::Reads& Context::reads() {
+  if (!reads_) {
+    if (!boards_) {
+      boards_ = std::make_unique<service::Leaderboards>(
+          config_, redis_if_reachable(), clock_,
+          std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); }));
+    }
+    reads_ = std::make_unique<service::Reads>(*boards_,
+                                              [this]() -> cold::Archive& { return archive(); });
+  }
+  return *reads_;
+}
+
 void check_range(const char* flag, std::int64_t value, std::int64_t min, std::int64_t max,
                  const char* hint) {
   if (value >= min && value <= max) return;

@@ -10,6 +10,7 @@
 #include "core/time.h"
 #include "redis/connection.h"
 #include "service/leaderboards.h"
+#include "service/reads.h"
 
 namespace bk::cli {
 
@@ -40,6 +41,10 @@ class Context {
   cold::Archive& archive();
   // Reads and updates; PostgreSQL is connected only when a spilled period needs it.
   service::Leaderboards& leaderboards();
+  // The reads of `top`, `rank`, `around` (those of the HTTP API): open periods live, ended
+  // ones from the archive. With Redis down, what needs it fails (exit 3) and archived
+  // periods are still read from PostgreSQL.
+  service::Reads& reads();
 
  private:
   Config config_;
@@ -50,6 +55,9 @@ class Context {
   bool deployment_verified_ = false;
   std::unique_ptr<cold::Archive> archive_;
   std::unique_ptr<service::Leaderboards> boards_;
+  std::unique_ptr<service::Reads> reads_;
+  // redis(), or with Redis down a connection that fails each command (exit 3).
+  redis::Connection& redis_if_reachable();
 };
 
 }  // namespace bk::cli

@@ -6,11 +6,20 @@
 #include <algorithm>
 #include <cstdio>
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 
 namespace bk::cli {
 namespace {
 constexpr std::size_t kTimeWidth = 24;  // 2026-11-22T14:03:00.000Z
+
+// The name column: the name, "(unavailable)" when it could not be fetched, or nothing.
+std::optional<std::string> name_cell(const service::Standing& r) {
+  if (r.name) return printable(*r.name);
+  if (std::find(r.unavailable.begin(), r.unavailable.end(), "name") != r.unavailable.end())
+    return "(unavailable)";
+  return std::nullopt;
+}
 }  // namespace
 
 std::string printable(std::string_view s) {
@@ -36,7 +45,7 @@ void StandingsPrinter::page(const std::vector<service::Standing>& rows) {
                   .str("member", r.member)
                   .num("points", r.points)
                   .time("achieved_at", r.achieved_at)
-                  .profile(r.name, r.metadata)
+                  .profile(r.name, r.metadata, r.unavailable)
                   .done()
            << "\n";
     }
@@ -51,7 +60,7 @@ void StandingsPrinter::page(const std::vector<service::Standing>& rows) {
          << "  " << std::left << std::setw(static_cast<int>(width_)) << "member"
          << "  " << std::right << std::setw(12) << "points"
          << "  achieved_at";
-    if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.name.has_value(); })) {
+    if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return name_cell(r); })) {
       out_ << std::string(kTimeWidth - 11, ' ') << "  name";
     }
     out_ << "\n";
@@ -62,9 +71,9 @@ void StandingsPrinter::page(const std::vector<service::Standing>& rows) {
          << std::setw(12) << r.points << "  " << std::setw(0);
     const std::string at = r.achieved_at ? format_rfc3339(*r.achieved_at) : std::string("-");
     out_ << at;
-    if (r.name) {
+    if (const auto name = name_cell(r)) {
       out_ << std::string(at.size() < kTimeWidth ? kTimeWidth - at.size() : 0, ' ') << "  "
-           << printable(*r.name);
+           << *name;
     }
     out_ << "\n";
   }
@@ -80,6 +89,11 @@ void StandingsPrinter::header() {
   out_ << ref_.board << " " << ref_.spec->name << " " << ref_.period.id << "  ("
        << format_local(ref_.period.start, *ref_.config->zone) << " .. "
        << format_local(ref_.period.end, *ref_.config->zone) << ")\n";
+}
+
+void print_not_on(const std::string& member, const service::PeriodRef& ref) {
+  std::cerr << "member '" << printable(member) << "' is not on " << ref.board << " "
+            << ref.spec->name << " " << ref.period.id << "\n";
 }
 
 void print_standings(std::ostream& out, bool json, const service::PeriodRef& ref,

@@ -21,6 +21,9 @@ std::string printable(std::string_view s);
 
 std::string format_local(Instant t, const date::time_zone& zone);  // 2026-11-22T00:00:00+08:00
 
+// "member 'x' is not on <board> <period> <id>" on stderr (rank, around: exit 1).
+void print_not_on(const std::string& member, const service::PeriodRef& ref);
+
 // Prints standings of one period: a header and a table, or JSON lines.
 void print_standings(std::ostream& out, bool json, const service::PeriodRef& ref,
                      const std::vector<service::Standing>& rows);

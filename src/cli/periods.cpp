@@ -1,5 +1,6 @@
 // periods: each period of a board with its current id, bounds (the end is the next reset),
-// its members (hot and cold) and how many periods are live in Redis or due for archive.
+// its members (hot and cold) and how many periods are live in Redis or due for archive; with
+// --archived, the archived periods of each (newest first), as the HTTP API's history route.
 #include <iomanip>
 #include <iostream>
 #include <string>
@@ -8,33 +9,30 @@
 #include "cli/output.h"
 
 namespace bk::cli {
+namespace {
 
-int periods(Context& ctx, const std::string& board) {
-  auto& boards = ctx.leaderboards();
-  const auto rows = boards.periods(board);
-  const BoardConfig& c = service::board_entry(ctx.config(), board);
-  if (ctx.format() == Format::json) {
-    for (const auto& r : rows) {
-      std::cout << JsonLine()
-                       .str("board", board)
-                       .str("period", r.period)
-                       .str("period_id", r.current.id)
-                       .time("period_start", r.current.id.empty()
-                                                 ? std::nullopt
-                                                 : std::optional<Instant>(r.current.start))
-                       .time("period_end", r.current.id.empty()
-                                               ? std::nullopt
-                                               : std::optional<Instant>(r.current.end))
-                       .num("members", r.current_members)
-                       .num("hot_members", r.hot_members)
-                       .num("cold_members", r.cold_members)
-                       .num("live", r.live)
-                       .num("due", r.due)
-                       .done()
-                << "\n";
-    }
-    return 0;
+void print_current_json(const std::string& board, const std::vector<service::PeriodStatus>& rows) {
+  for (const auto& r : rows) {
+    const bool has = !r.current.id.empty();
+    std::cout << JsonLine()
+                     .str("board", board)
+                     .str("period", r.period)
+                     .str("period_id", r.current.id)
+                     .time("period_start",
+                           has ? std::optional<Instant>(r.current.start) : std::nullopt)
+                     .time("period_end", has ? std::optional<Instant>(r.current.end) : std::nullopt)
+                     .num("members", r.current_members)
+                     .num("hot_members", r.hot_members)
+                     .num("cold_members", r.cold_members)
+                     .num("live", r.live)
+                     .num("due", r.due)
+                     .done()
+              << "\n";
   }
+}
+
+void print_current_text(const BoardConfig& c, const std::string& board,
+                        const std::vector<service::PeriodStatus>& rows) {
   std::cout << board << " (" << c.timezone << ")\n";
   std::cout << std::left << std::setw(10) << "period" << std::setw(18) << "current" << std::setw(27)
             << "start" << std::setw(27) << "end (next reset)" << std::right << std::setw(10)
@@ -50,6 +48,70 @@ int periods(Context& ctx, const std::string& board) {
               << r.current_members << std::setw(10)
               << (r.cold_members > 0 ? std::to_string(r.cold_members) + " cold" : "")
               << std::setw(6) << r.live << std::setw(6) << r.due << "\n";
+  }
+}
+
+void print_archived(bool json, const BoardConfig& c, const std::string& board,
+                    const std::string& period, const service::ArchivedPage& page) {
+  if (json) {
+    for (const auto& p : page.periods) {
+      std::cout << JsonLine()
+                       .str("board", board)
+                       .str("period", period)
+                       .str("period_id", p.period_id)
+                       .time("period_start", p.start)
+                       .time("period_end", p.end)
+                       .num("members", p.members)
+                       .time("archived_at", p.archived_at)
+                       .done()
+                << "\n";
+    }
+    return;
+  }
+  std::cout << board << " " << period << " (" << c.timezone << "): archived, newest first\n";
+  if (page.periods.empty()) std::cout << "  (none)\n";
+  if (page.periods.empty()) return;
+  std::cout << std::left << std::setw(18) << "period_id" << std::setw(27) << "start"
+            << std::setw(27) << "end" << std::right << std::setw(10) << "members"
+            << "  archived_at\n";
+  for (const auto& p : page.periods) {
+    std::cout << std::left << std::setw(18) << p.period_id << std::setw(27)
+              << format_local(p.start, *c.zone) << std::setw(27) << format_local(p.end, *c.zone)
+              << std::right << std::setw(10) << p.members << "  " << format_rfc3339(p.archived_at)
+              << "\n";
+  }
+  if (page.next) std::cout << "  (more: --period " << period << " --before " << *page.next << ")\n";
+}
+
+int archived(Context& ctx, const PeriodsArgs& args, const BoardConfig& c) {
+  check_range("-n", args.n, 1, service::kMaxReadRows);
+  if (args.before && !args.period) throw UsageError("--before needs --period (which period kind)");
+  std::vector<std::string> kinds;
+  if (args.period) kinds.push_back(*args.period);
+  if (!args.period) {
+    for (const PeriodSpec& p : c.periods) kinds.push_back(p.name);
+  }
+  service::Reads& reads = ctx.reads();
+  for (const std::string& kind : kinds) {
+    print_archived(ctx.format() == Format::json, c, args.board, kind,
+                   reads.archived(args.board, kind, args.before, args.n));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int periods(Context& ctx, const PeriodsArgs& args) {
+  const BoardConfig& c = service::board_entry(ctx.config(), args.board);
+  if (args.archived) return archived(ctx, args, c);
+  if (args.period || args.before) {
+    throw UsageError("--period and --before go with --archived");
+  }
+  const auto rows = ctx.leaderboards().periods(args.board);
+  if (ctx.format() == Format::json) {
+    print_current_json(args.board, rows);
+  } else {
+    print_current_text(c, args.board, rows);
   }
   return 0;
 }

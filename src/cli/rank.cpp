@@ -1,4 +1,5 @@
-// rank: one member's standing; exit 1 when the member is not on the board.
+// rank: one member's standing (an ended period's from its history once archived); exit 1
+// when the member is not on the board.
 #include <iostream>
 
 #include "cli/commands.h"
@@ -7,15 +8,14 @@
 namespace bk::cli {
 
 int rank(Context& ctx, const ReadArgs& args) {
-  auto& boards = ctx.leaderboards();
-  const service::PeriodRef ref = boards.resolve(args.board, args.period, args.period_id);
-  const auto standing = boards.rank(ref, args.member);
+  service::Reads& reads = ctx.reads();
+  const service::PeriodView view = reads.locate(args.board, args.period, args.period_id);
+  const auto standing = reads.member(view, args.member);
   if (!standing) {
-    std::cerr << "member '" << printable(args.member) << "' is not on " << args.board << " "
-              << ref.spec->name << " " << ref.period.id << "\n";
+    print_not_on(args.member, view.ref);
     return 1;
   }
-  print_standings(std::cout, ctx.format() == Format::json, ref, {*standing});
+  print_standings(std::cout, ctx.format() == Format::json, view.ref, {*standing});
   return 0;
 }
 

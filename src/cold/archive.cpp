@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/profile.h"
 
 namespace bk::cold {
 namespace {
@@ -128,6 +129,13 @@ void prepare_statements(pqxx::connection& c, const std::string& q) {
                                      epoch_ms("period_end") + ", " + epoch_ms("pruned_at") +
                                      ", members FROM " + q + ".periods WHERE" + period +
                                      " AND status = 'archived'");
+  // Newest first by id (bytewise, as ids of one kind sort by their start).
+  c.prepare("bk_archive_periods",
+            "SELECT period_id, " + epoch_ms("period_start") + ", " + epoch_ms("period_end") +
+                ", members, " + epoch_ms("archived_at") + " FROM " + q +
+                ".periods WHERE board = $1 AND period = $2 AND status = 'archived' AND"
+                " pruned_at IS NULL AND ($3 = '' OR period_id COLLATE \"C\" < $3)"
+                " ORDER BY period_id COLLATE \"C\" DESC LIMIT $4");
 }
 
 }  // namespace
@@ -512,7 +520,8 @@ std::vector<HistoryRow> history_rows(const pqxx::result& r) {
                  row[3].as<std::int64_t>(), std::nullopt};
     if (!row[4].is_null()) h.achieved_at = from_epoch_ms(row[4].as<std::int64_t>());
     if (!row[5].is_null()) h.name = row[5].as<std::string>();
-    if (!row[6].is_null()) h.metadata = row[6].as<std::string>();
+    // jsonb's text reorders and spaces the object: the same text as Redis keeps instead.
+    if (!row[6].is_null()) h.metadata = compact_metadata(row[6].as<std::string>());
     rows.push_back(std::move(h));
   }
   return rows;
@@ -567,6 +576,23 @@ std::optional<PeriodInfo> Archive::archived_period(const PeriodKey& key) {
     if (!r[0][2].is_null()) info.pruned_at = from_epoch_ms(r[0][2].as<std::int64_t>());
     info.members = r[0][3].as<std::int64_t>();
     return info;
+  });
+}
+
+std::vector<ArchivedPeriod> Archive::archived_periods(const std::string& board,
+                                                      const std::string& period,
+                                                      const std::string& before,
+                                                      std::int64_t limit) {
+  Impl& m = *impl_;
+  return m.guarded("listing archived periods", [&] {
+    pqxx::work w(m.connection());
+    std::vector<ArchivedPeriod> out;
+    for (const auto& r : w.exec_prepared("bk_archive_periods", board, period, before, limit)) {
+      out.push_back({r[0].as<std::string>(), from_epoch_ms(r[1].as<std::int64_t>()),
+                     from_epoch_ms(r[2].as<std::int64_t>()), r[3].as<std::int64_t>(),
+                     from_epoch_ms(r[4].as<std::int64_t>())});
+    }
+    return out;
   });
 }
 

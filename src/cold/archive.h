@@ -35,6 +35,15 @@ struct HistoryRow {
   std::optional<std::string> metadata{};  // (compact JSON)
 };
 
+// An archived period whose history rows are kept (not removed by history.retention).
+struct ArchivedPeriod {
+  std::string period_id;
+  Instant start;
+  Instant end;
+  std::int64_t members = 0;  // its history rows
+  Instant archived_at;
+};
+
 enum class PeriodStatus { open, archived, lost };
 
 class Archive {
@@ -138,6 +147,11 @@ class Archive {
   // The rows of these members (those that have one), in listing order.
   std::vector<HistoryRow> history_of(const PeriodKey& key, const std::vector<std::string>& members);
   std::optional<PeriodInfo> archived_period(const PeriodKey& key);
+  // The archived periods of one board and period kind whose rows are kept (neither pruned
+  // nor lost), newest first: up to `limit` with ids before `before` ("": from the newest).
+  // Ids of one kind sort as their periods begin (fixed-width fields, largest unit first).
+  std::vector<ArchivedPeriod> archived_periods(const std::string& board, const std::string& period,
+                                               const std::string& before, std::int64_t limit);
 
  private:
   struct Impl;

@@ -15,6 +15,7 @@
 #include "cold/pg.h"
 
 #include "core/error.h"
+#include "core/profile.h"
 #include "embedded/cold_migrations.h"
 
 namespace bk::cold {
@@ -816,7 +817,8 @@ std::vector<Profile> ColdStore::profiles(const std::string& board,
     for (const auto& r : n.exec_prepared("bk_cold_profiles", board, list.done())) {
       Profile p{r[0].as<std::string>(), std::nullopt, std::nullopt};
       if (!r[1].is_null()) p.name = r[1].as<std::string>();
-      if (!r[2].is_null()) p.metadata = r[2].as<std::string>();
+      // jsonb's text reorders and spaces the object: the same text as Redis keeps instead.
+      if (!r[2].is_null()) p.metadata = compact_metadata(r[2].as<std::string>());
       out.push_back(std::move(p));
     }
     return out;

@@ -83,9 +83,16 @@ JsonLine& JsonLine::raw(std::string_view k, std::string_view json) {
 }
 
 JsonLine& JsonLine::profile(const std::optional<std::string>& name,
-                            const std::optional<std::string>& metadata) {
+                            const std::optional<std::string>& metadata,
+                            const std::vector<std::string>& unavailable) {
   if (name) str("name", *name);
   if (metadata) raw("metadata", *metadata);
+  if (!unavailable.empty()) {
+    std::string list;
+    for (const std::string& field : unavailable)
+      list += (list.empty() ? "" : ",") + json_string(field);
+    raw("unavailable", "[" + list + "]");
+  }
   return *this;
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/time.h"
 
@@ -33,9 +34,11 @@ class JsonLine {
   JsonLine& flag(std::string_view key, bool value);                           // true / false
   JsonLine& time(std::string_view key, const std::optional<Instant>& value);  // null if absent
   JsonLine& raw(std::string_view key, std::string_view json);  // a value already in JSON
-  // A member profile's fields, each only when present (metadata: a JSON object's text).
+  // A member profile's fields, each only when present (metadata: a JSON object's text), and
+  // "unavailable": the names of the fields that could not be fetched, when there are any.
   JsonLine& profile(const std::optional<std::string>& name,
-                    const std::optional<std::string>& metadata);
+                    const std::optional<std::string>& metadata,
+                    const std::vector<std::string>& unavailable = {});
   std::string done() const { return "{" + body_ + "}"; }
   const std::string& fields() const { return body_; }  // without the braces
 

@@ -23,7 +23,23 @@ bool holds_nul(const nlohmann::json& j) {
   return false;
 }
 
+// -0.0 as 0.0: jsonb's numeric has no negative zero, so both stores agree.
+void unsign_zeros(nlohmann::json& j) {
+  if (j.is_number_float() && j.get<double>() == 0.0) {
+    j = 0.0;
+  } else if (j.is_structured()) {
+    for (auto& value : j) unsign_zeros(value);
+  }
+}
+
 }  // namespace
+
+std::string compact_metadata(std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::string(text);
+  unsign_zeros(j);
+  return j.dump();
+}
 
 std::optional<std::string> display_name_problem(std::string_view name) {
   if (name.empty()) return "name is empty";
@@ -55,6 +71,7 @@ std::optional<std::string> metadata_problem(std::string_view text, std::string& 
   }
   if (!j.is_object()) return std::string("meta is not a JSON object");
   if (holds_nul(j)) return std::string("meta holds a NUL character (\\u0000)");
+  unsign_zeros(j);
   compact = j.dump();
   return std::nullopt;
 }

@@ -17,4 +17,11 @@ std::optional<std::string> display_name_problem(std::string_view name);
 // returned: a JSON line output embeds it as it is).
 std::optional<std::string> metadata_problem(std::string_view text, std::string& compact);
 
+// The one compact text of a metadata object, whichever store it comes back from: members in
+// key order, no spaces, numbers as the shortest text that reads back the same (a negative
+// zero as 0.0, which PostgreSQL's jsonb keeps that way). PostgreSQL's jsonb text
+// (`{"team": "green", "level": 0}`) becomes what Redis keeps (`{"level":0,"team":"green"}`).
+// `text` must be a JSON object (as stored); anything else comes back unchanged.
+std::string compact_metadata(std::string_view text);
+
 }  // namespace bk

@@ -41,6 +41,7 @@ HotBoard::HotBoard(std::string key_prefix, bool cold_tier)
       read_member_(embedded::hot_lua::read_member_lua),
       read_state_(embedded::hot_lua::read_state_lua),
       read_neighbours_(embedded::hot_lua::read_neighbours_lua),
+      read_after_(embedded::hot_lua::read_after_lua),
       spill_mark_(embedded::hot_lua::spill_mark_lua),
       spill_take_(embedded::hot_lua::spill_take_lua),
       spill_remove_(embedded::hot_lua::spill_remove_lua),
@@ -201,16 +202,17 @@ ReadState HotBoard::read_state(redis::Connection& conn, const PeriodKeys& keys,
   ReadState st;
   st.gen = r.at(0).as_string();
   st.spilled = r.at(1).as_string() == "1";
-  if (!r.at(2).as_string().empty()) st.member_score = r.at(2).as_int();
-  st.size = r.at(3).as_int();
-  const auto stale = static_cast<std::size_t>(r.at(4).as_int());
-  for (std::size_t i = 5; i < 5 + stale; ++i) st.hot_and_stale.push_back(r.at(i).as_string());
-  const std::size_t rest = r.elements.size() - 5 - stale;
+  if (!r.at(2).as_string().empty()) st.cold_bound = r.at(2).as_int();
+  if (!r.at(3).as_string().empty()) st.member_score = r.at(3).as_int();
+  st.size = r.at(4).as_int();
+  const auto stale = static_cast<std::size_t>(r.at(5).as_int());
+  for (std::size_t i = 6; i < 6 + stale; ++i) st.hot_and_stale.push_back(r.at(i).as_string());
+  const std::size_t rest = r.elements.size() - 6 - stale;
   // Per head member: member and score, and with profiles name and metadata (+ the markers).
   const std::size_t n = with_profiles ? (rest - 2) / 4 : rest / 2;
-  st.head = pairs(r, 5 + stale, n);
+  st.head = pairs(r, 6 + stale, n);
   if (with_profiles) {
-    std::size_t at = 5 + stale + 2 * n;
+    std::size_t at = 6 + stale + 2 * n;
     st.names_moved = r.at(at++).as_int() == 1;
     st.metadata_moved = r.at(at++).as_int() == 1;
     for (std::size_t i = 0; i < n; ++i, at += 2) {
@@ -238,6 +240,32 @@ Neighbours HotBoard::neighbours(redis::Connection& conn, const PeriodKeys& keys,
   n.before = pairs(r, 3, nbefore);
   n.after = pairs(r, 3 + 2 * nbefore, (r.elements.size() - 3 - 2 * nbefore) / 2);
   return n;
+}
+
+AfterKey HotBoard::after(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
+                         const std::string& member, std::int64_t count) {
+  const redis::Reply r =
+      read_after_
+          .eval(conn, {keys.live, keys.meta, keys.stale, keys.synced},
+                {std::to_string(encoded), member, std::to_string(count), cold_tier_ ? "1" : "0"})
+          .checked();
+  AfterKey out;
+  out.gen = r.at(0).as_string();
+  out.cold = r.at(1).as_string() == "1";
+  out.through = r.at(2).as_int();
+  out.better = r.at(3).as_int();
+  const auto stale = static_cast<std::size_t>(r.at(4).as_int());
+  for (std::size_t i = 5; i < 5 + stale; ++i) out.hot_and_stale.push_back(r.at(i).as_string());
+  out.after = pairs(r, 5 + stale, (r.elements.size() - 5 - stale) / 2);
+  return out;
+}
+
+std::string HotBoard::generation(redis::Connection& conn, const PeriodKeys& keys) {
+  const redis::Reply r = conn.command({"HMGET", keys.meta, "gen", "rgen"}).checked();
+  const auto part = [&](std::size_t i) {
+    return r.at(i).is_nil() ? std::string("0") : r.at(i).as_string();
+  };
+  return part(0) + ":" + part(1);
 }
 
 std::int64_t HotBoard::mark_spilled(redis::Connection& conn, const PeriodKeys& keys,
@@ -286,7 +314,7 @@ std::int64_t HotBoard::remove_spilled(redis::Connection& conn, const PeriodKeys&
       args.push_back(std::to_string(members[i].encoded));
     }
     const std::int64_t r =
-        spill_remove_.eval(conn, {keys.live, keys.stale, keys.meta}, args).as_int();
+        spill_remove_.eval(conn, {keys.live, keys.stale, keys.meta, keys.synced}, args).as_int();
     if (r < 0) return from == 0 ? r : removed;
     removed += r;
     start += static_cast<std::int64_t>(to - from) - r;

@@ -124,6 +124,9 @@ struct ReadState {
   // Ever spilled, or (with a cold tier) the board is not synced: the cold tier may hold
   // members.
   bool spilled = false;
+  // Spilled: hot members scored below this are listed before every cold member (nullopt:
+  // not known, any member may be preceded by cold ones).
+  std::optional<std::int64_t> cold_bound;
   std::optional<std::int64_t> member_score;  // the asked member's hot score
   std::vector<std::string> hot_and_stale;    // hot members whose cold rows must be skipped
   std::int64_t size = 0;                     // hot members
@@ -141,6 +144,18 @@ struct Neighbours {
   std::int64_t count_before = 0;     // hot members listed before the position
   std::vector<ScoredMember> before;  // nearest first
   std::vector<ScoredMember> after;   // nearest first
+};
+
+// The hot members listed after a listing key, read atomically with the key's place.
+struct AfterKey {
+  std::string gen;
+  // The cold tier is needed: the period has spilled and these members do not all lie
+  // before its cold members (see ReadState::cold_bound). Else `after` is the whole answer.
+  bool cold = false;
+  std::int64_t through = 0;                // hot members listed at or before the key
+  std::int64_t better = 0;                 // hot members scored below the key's score
+  std::vector<std::string> hot_and_stale;  // with `cold`: hot members whose cold rows to skip
+  std::vector<ScoredMember> after;         // up to the count asked for, in listing order
 };
 
 struct Listed {
@@ -162,9 +177,10 @@ class HotBoard {
                                             const std::vector<HotBatch>& batches,
                                             const std::function<void()>& while_waiting = {});
 
-  // Entries at positions [offset, offset + count) in listing order, with ranks.
-  // Reads of a period that has not spilled. `spilled` (read atomically with the rest) says
-  // the period has, and then nothing was read: the caller reads both tiers instead.
+  // Reads answered by Redis alone: of a period that has not spilled, or of its hot part (hot
+  // members scored below ReadState::cold_bound, listed before every cold member). `spilled`
+  // (decided atomically with the rest) says the cold tier is needed, and then nothing was
+  // read: the caller reads both tiers instead.
   template <class T>
   struct HotRead {
     bool spilled = false;
@@ -199,6 +215,13 @@ class HotBoard {
                        std::int64_t head = 0, const BoardKeys* profiles = nullptr);
   Neighbours neighbours(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
                         const std::string& member, std::int64_t k);
+  // Up to `count` hot members listed strictly after (encoded, member), and where that key
+  // sits among the hot members, in one script call (the next page of a cursor).
+  AfterKey after(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
+                 const std::string& member, std::int64_t count);
+  // The period's "<spill gen>:<rehydrate gen>" (ReadState::gen): a merged read that finds it
+  // moved read while a spill or a rehydration changed the tiers.
+  std::string generation(redis::Connection& conn, const PeriodKeys& keys);
 
   // Spill (protocol 2). mark_spilled returns the live key's size, or -1 when the period
   // is closed (a spill never moves members under an archive).
@@ -259,6 +282,7 @@ class HotBoard {
   redis::Script read_member_;
   redis::Script read_state_;
   redis::Script read_neighbours_;
+  redis::Script read_after_;
   redis::Script spill_mark_;
   redis::Script spill_take_;
   redis::Script spill_remove_;

@@ -797,16 +797,19 @@ UpdateResult Leaderboards::apply(const Update& update) {
   return apply(std::vector<Update>{update}).front();
 }
 
+const PeriodSpec& period_spec(const BoardConfig& c, const std::string& board,
+                              const std::string& period) {
+  if (const PeriodSpec* spec = c.period(period)) return *spec;
+  std::string known;
+  for (const PeriodSpec& p : c.periods) known += (known.empty() ? "" : ", ") + p.name;
+  throw NotFoundError("board '" + board + "' has no period " + quoted(period) +
+                      "; its periods are: " + known);
+}
+
 PeriodRef resolve_period(const Config& config, const std::string& board, const std::string& period,
                          const std::optional<std::string>& period_id, Instant now) {
   const BoardConfig& c = board_entry(config, board);
-  const PeriodSpec* spec = c.period(period);
-  if (spec == nullptr) {
-    std::string known;
-    for (const PeriodSpec& p : c.periods) known += (known.empty() ? "" : ", ") + p.name;
-    throw NotFoundError("board '" + board + "' has no period " + quoted(period) +
-                        "; its periods are: " + known);
-  }
+  const PeriodSpec* spec = &period_spec(c, board, period);
   PeriodRef ref{&c, spec, board, {}};
   if (period_id) {
     auto p = period_from_id(*spec, *c.zone, *period_id);
@@ -897,7 +900,8 @@ std::vector<Standing> Leaderboards::around(const PeriodRef& ref, const std::stri
 
 // Redis first (unless `known` covers every row); PostgreSQL only for a field a member lacks
 // in Redis, and only when that field's hash marker says some moved there. Scores matter more
-// than names: when PostgreSQL cannot be reached the read goes on without those profiles.
+// than names: when PostgreSQL cannot be reached the read goes on without those profiles, and
+// each row says which of its fields are unavailable.
 void Leaderboards::attach_profiles(const std::string& board, std::vector<Standing>& rows,
                                    const KnownProfiles* known) {
   if (rows.empty()) return;
@@ -913,11 +917,17 @@ void Leaderboards::attach_profiles(const std::string& board, std::vector<Standin
     if (const auto it = known->by_member.find(s.member); it != known->by_member.end()) {
       std::tie(s.name, s.metadata) = it->second;
     }
-    if ((!s.name && known->names_moved) || (!s.metadata && known->metadata_moved)) {
-      lacking.push_back(s.member);
-    }
+    if (!fields_elsewhere(s, *known).empty()) lacking.push_back(s.member);
   }
-  profiles_from_cold(board, rows, lacking);
+  profiles_from_cold(board, rows, lacking, *known);
+}
+
+std::vector<std::string> Leaderboards::fields_elsewhere(const Standing& s,
+                                                        const KnownProfiles& known) {
+  std::vector<std::string> out;
+  if (!s.name && known.names_moved) out.emplace_back("name");
+  if (!s.metadata && known.metadata_moved) out.emplace_back("metadata");
+  return out;
 }
 
 Leaderboards::KnownProfiles Leaderboards::read_profiles(const std::string& board,
@@ -954,14 +964,17 @@ Leaderboards::KnownProfiles Leaderboards::read_profiles(const std::string& board
 }
 
 void Leaderboards::profiles_from_cold(const std::string& board, std::vector<Standing>& rows,
-                                      const std::vector<std::string>& lacking) {
+                                      const std::vector<std::string>& lacking,
+                                      const KnownProfiles& known) {
   if (lacking.empty() || !has_cold()) return;
   std::vector<cold::Profile> found;
   try {
     found = cold_store().profiles(board, lacking);
   } catch (const UnavailableError& e) {
+    if (e.backend() != Backend::postgres) throw;
     spdlog::warn("profiles of {} members of board '{}' left out: {}", lacking.size(), board,
                  e.what());
+    for (Standing& s : rows) s.unavailable = fields_elsewhere(s, known);
     return;
   }
   std::unordered_map<std::string, const cold::Profile*> by_member;

@@ -106,6 +106,9 @@ struct Standing {
   // The member's profile, when it has one (metadata: a compact JSON object).
   std::optional<std::string> name{};
   std::optional<std::string> metadata{};
+  // Profile fields the member may have that could not be fetched ("name", "metadata"): they
+  // had moved to PostgreSQL, which could not be reached. Empty when the profile is whole.
+  std::vector<std::string> unavailable{};
 };
 
 struct PeriodStatus {
@@ -123,6 +126,11 @@ struct PeriodStatus {
 // The board entry of the config that covers `board`. Throws UsageError (exit 2) for an
 // invalid name or when no entry matches: a configuration matter, not a refused event.
 const BoardConfig& board_entry(const Config& config, const std::string& board);
+
+// The period `period` (a kind or a cron period's name) of the board entry `c` of `board`.
+// Throws NotFoundError naming the board's periods when it has no such period.
+const PeriodSpec& period_spec(const BoardConfig& c, const std::string& board,
+                              const std::string& period);
 
 // Resolves "<board> <period> [--period-id]" to a period (the one containing `now` without
 // an id) from the config alone. Throws UsageError naming what is unknown.
@@ -212,19 +220,28 @@ class Leaderboards {
 
   // Paging by listing key (the HTTP API's cursors). count: the period's members, hot and
   // cold. listing_score: where a standing read earlier sits in the listing order (its
-  // encoded score), UsageError when it cannot come from this period. listed_through: how
-  // many members are listed at or before that key now, so the next page starts there; the
-  // member need not be on the board any more. Both cost the same at any depth.
+  // encoded score), UsageError when it cannot come from this period.
   std::int64_t count(const PeriodRef& ref);
   // count() and top(ref, 0, count) together: one Redis round trip when the period has not
-  // spilled or its cold tier's first rows are known from an earlier read.
+  // spilled or its cold tier's first rows are known from an earlier read. The rows of the
+  // hot part of a spilled period (see hot::ReadState::cold_bound) need no PostgreSQL; then
+  // `total` is nullopt when PostgreSQL cannot be reached to count the cold members.
   struct Counted {
-    std::int64_t total = 0;
+    std::optional<std::int64_t> total;
     std::vector<Standing> rows;
   };
   Counted first_page(const PeriodRef& ref, std::int64_t count);
   std::int64_t listing_score(const PeriodRef& ref, const Standing& s) const;
-  std::int64_t listed_through(const PeriodRef& ref, const Standing& s);
+  // The first `count` members listed strictly after `mark` (a standing read earlier from this
+  // period; it need not be on the board any more), located where that row sits when read:
+  // the next page of a cursor, which skips nobody who did not move, whatever moves meanwhile.
+  // `position`: the members listed at or before the mark (the first row's 0-based place).
+  // One script call for a period that has not spilled, or within its hot part.
+  struct Following {
+    std::int64_t position = 0;
+    std::vector<Standing> rows;
+  };
+  Following listed_after(const PeriodRef& ref, const Standing& mark, std::int64_t count);
 
   // Statistics of this object's life, for logs and metrics.
   struct Counters {
@@ -308,12 +325,25 @@ class Leaderboards {
                                                 const std::vector<std::string>& members);
   void attach_profiles(const std::string& board, std::vector<Standing>& rows,
                        const KnownProfiles* known = nullptr);
+  // The fields of `s` that Redis lacks and that may be in PostgreSQL.
+  static std::vector<std::string> fields_elsewhere(const Standing& s, const KnownProfiles& known);
   // What Redis holds of these members' profiles: one pipeline of HMGETs.
   KnownProfiles read_profiles(const std::string& board, const std::vector<Standing>& rows);
-  // Fills the profiles of `lacking` (members of `rows`) from PostgreSQL, where it can.
+  // Fills the profiles of `lacking` (members of `rows`) from PostgreSQL; when it cannot be
+  // reached, marks their fields_elsewhere unavailable instead.
   void profiles_from_cold(const std::string& board, std::vector<Standing>& rows,
-                          const std::vector<std::string>& lacking);
+                          const std::vector<std::string>& lacking, const KnownProfiles& known);
   std::vector<Standing> merged_top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
+  Following merged_after(const PeriodRef& ref, const ScoredMember& key, std::int64_t count);
+  // Members listed after `key`, in listing order, ranked: `through` members are listed at or
+  // before the key, `better` of them scored below it.
+  Following following(const PeriodRef& ref, const ScoredMember& key, std::int64_t through,
+                      std::int64_t better, const std::vector<ScoredMember>& after) const;
+  // The members of a spilled period, hot and cold, as of `st` (its generation's summary):
+  // nullopt when PostgreSQL cannot be reached; `moved` when the generation moved meanwhile
+  // (read again).
+  std::optional<std::int64_t> total_if_reachable(const PeriodRef& ref, const hot::PeriodKeys& keys,
+                                                 const hot::ReadState& st, bool& moved);
   std::vector<Standing> merged_top_deep(const PeriodRef& ref, std::int64_t offset,
                                         std::int64_t count);
   // Positions [offset, want) of the first `want` members in listing order (all of them, or

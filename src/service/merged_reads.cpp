@@ -13,6 +13,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include <spdlog/spdlog.h>
+
 #include "service/leaderboards.h"
 
 namespace bk::service {
@@ -25,16 +27,6 @@ constexpr int kMaxAttempts = 60;
 
 void pause_before(int attempt) {
   if (attempt >= 3) std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 60)));
-}
-
-// "<spill gen>:<rehydrate gen>", as read_state.lua reports it: a spill removal or a
-// rehydration since the read began means the read is taken again.
-std::string meta_gen(redis::Connection& redis, const std::string& meta_key) {
-  const redis::Reply r = redis.command({"HMGET", meta_key, "gen", "rgen"}).checked();
-  const auto part = [&](std::size_t i) {
-    return r.at(i).is_nil() ? std::string("0") : r.at(i).str;
-  };
-  return part(0) + ":" + part(1);
 }
 
 // Members listed before/after in one order, from two sorted sources.
@@ -53,6 +45,17 @@ std::vector<ScoredMember> without(const std::vector<cold::ColdHit>& rows,
     if (skip.count(r.member) == 0) out.push_back({r.member, r.encoded});
   }
   return out;
+}
+
+// The first `want` rows of a spilled period are Redis's alone: they are hot and scored below
+// every cold member (hot::ReadState::cold_bound).
+bool in_hot_part(const hot::ReadState& st, std::int64_t want) {
+  return st.cold_bound && static_cast<std::int64_t>(st.head.size()) >= want && want > 0 &&
+         st.head[static_cast<std::size_t>(want) - 1].encoded < *st.cold_bound;
+}
+
+cold::PeriodKey cold_key(const PeriodRef& ref) {
+  return {ref.board, ref.spec->name, ref.period.id};
 }
 
 }  // namespace
@@ -106,12 +109,12 @@ std::vector<Standing> Leaderboards::merged_top(const PeriodRef& ref, std::int64_
         return page_of(ref, std::move(*all), offset, want);
       }
     }
-    const std::string gen_before = meta_gen(redis_, keys.meta);
+    const std::string gen_before = hot_.generation(redis_, keys);
     cold::ColdReader reader = cold.reader();
     const auto cold_rows = reader.slice(ck, 0, want + slack);
     const hot::ReadState st = hot_.read_state(redis_, keys, "");
     const auto hot_rows = hot_.slice(redis_, keys.live, 0, want);
-    if (meta_gen(redis_, keys.meta) != gen_before) continue;
+    if (hot_.generation(redis_, keys) != gen_before) continue;
     const std::set<std::string> skip(st.hot_and_stale.begin(), st.hot_and_stale.end());
     const auto cold_live = without(cold_rows, skip);
     if (static_cast<std::int64_t>(cold_rows.size()) == want + slack &&
@@ -152,7 +155,7 @@ std::vector<Standing> Leaderboards::merged_top_deep(const PeriodRef& ref, std::i
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;
     pause_before(attempt);
-    const std::string gen_before = meta_gen(redis_, keys.meta);
+    const std::string gen_before = hot_.generation(redis_, keys);
     cold::ColdReader reader = cold.reader();
     const hot::ReadState st = hot_.read_state(redis_, keys, "");
     std::vector<ScoredMember> stale;  // cold rows of hot members, in listing order
@@ -161,7 +164,7 @@ std::vector<Standing> Leaderboards::merged_top_deep(const PeriodRef& ref, std::i
     const std::int64_t k0 = std::max<std::int64_t>(0, offset - hot_.size(redis_, keys.live));
     const auto key0 = reader.key_at(ck, k0);
     if (!key0) {
-      if (meta_gen(redis_, keys.meta) != gen_before) continue;
+      if (hot_.generation(redis_, keys) != gen_before) continue;
       return {};  // fewer than k0 + 1 cold rows: fewer than offset + 1 members in all
     }
     const ScoredMember at0{key0->second, key0->first};
@@ -178,7 +181,7 @@ std::vector<Standing> Leaderboards::merged_top_deep(const PeriodRef& ref, std::i
         hot_.slice(redis_, keys.live, hot_before, skip_n + count);
     const std::vector<ScoredMember> all = merge(hot_rest, without(cold_rows, skip));
     if (static_cast<std::int64_t>(all.size()) <= skip_n) {
-      if (meta_gen(redis_, keys.meta) != gen_before) continue;
+      if (hot_.generation(redis_, keys) != gen_before) continue;
       return {};
     }
     const auto first = all.begin() + skip_n;
@@ -199,7 +202,7 @@ std::vector<Standing> Leaderboards::merged_top_deep(const PeriodRef& ref, std::i
     // The members between key0 and the page (none of them before key0).
     better +=
         std::count_if(all.begin(), first, [&](const ScoredMember& m) { return m.encoded < e; });
-    if (meta_gen(redis_, keys.meta) != gen_before) continue;
+    if (hot_.generation(redis_, keys) != gen_before) continue;
     return ranked(ref, page, SliceStart{offset, better + 1});
   }
   throw inconsistent(ref);
@@ -229,7 +232,7 @@ std::vector<Standing> Leaderboards::merged_around(const PeriodRef& ref, const st
     } else {
       const auto rows = reader.rows_for(ck, {member});
       if (rows.empty()) {
-        if (meta_gen(redis_, keys.meta) != first.gen) continue;  // it may have just moved
+        if (hot_.generation(redis_, keys) != first.gen) continue;  // it may have just moved
         return {};
       }
       self.encoded = rows.front().encoded;
@@ -278,7 +281,7 @@ std::vector<Standing> Leaderboards::merged_around(const PeriodRef& ref, const st
     for (const auto& row : reader.rows_for(ck, st.hot_and_stale)) {
       if (row.encoded < first_encoded) --better;
     }
-    if (meta_gen(redis_, keys.meta) != first.gen) continue;
+    if (hot_.generation(redis_, keys) != first.gen) continue;
     const auto ranks = competition_ranks(slice, SliceStart{first_position, better + 1});
     std::vector<Standing> out;
     for (std::size_t i = 0; i < slice.size(); ++i) {
@@ -366,6 +369,12 @@ Leaderboards::Counted Leaderboards::first_page_rows(const PeriodRef& ref, std::i
       }
     }
     if (!st.spilled) return {st.size, page_of(ref, st.head, 0, count)};
+    if (in_hot_part(st, count)) {
+      bool moved = false;
+      const auto total = total_if_reachable(ref, keys, st, moved);
+      if (moved) continue;
+      return {total, page_of(ref, st.head, 0, count)};
+    }
     const ColdSummary* summary = cold_summary(ref, keys, st);
     if (summary == nullptr) continue;
     const std::int64_t total = st.size + summary->live;
@@ -389,31 +398,86 @@ std::int64_t Leaderboards::listing_score(const PeriodRef& ref, const Standing& s
   }
 }
 
-std::int64_t Leaderboards::listed_through(const PeriodRef& ref, const Standing& s) {
-  const std::int64_t e = listing_score(ref, s);
+std::optional<std::int64_t> Leaderboards::total_if_reachable(const PeriodRef& ref,
+                                                             const hot::PeriodKeys& keys,
+                                                             const hot::ReadState& st,
+                                                             bool& moved) {
+  try {
+    const ColdSummary* summary = cold_summary(ref, keys, st);
+    moved = summary == nullptr;
+    if (moved) return std::nullopt;
+    return st.size + summary->live;
+  } catch (const UnavailableError& e) {
+    if (e.backend() != Backend::postgres) throw;
+    spdlog::warn("{} {} {}: the cold members are not counted: {}", ref.board, ref.spec->name,
+                 ref.period.id, e.what());
+    return std::nullopt;
+  }
+}
+
+Leaderboards::Following Leaderboards::listed_after(const PeriodRef& ref, const Standing& mark,
+                                                   std::int64_t count) {
+  check_bound(ref, "count", count, kMaxReadRows);
+  const ScoredMember key{mark.member, listing_score(ref, mark)};
+  const hot::AfterKey hot = hot_.after(redis_, period_keys(ref), key.encoded, key.member, count);
+  Following out = hot.cold ? merged_after(ref, key, count)
+                           : following(ref, key, hot.through, hot.better, hot.after);
+  attach_profiles(ref.board, out.rows);
+  return out;
+}
+
+Leaderboards::Following Leaderboards::following(const PeriodRef& ref, const ScoredMember& key,
+                                                std::int64_t through, std::int64_t better,
+                                                const std::vector<ScoredMember>& after) const {
+  if (after.empty()) return {through, {}};
+  // Everyone listed at or before the key scores at most the key's score: all of them are
+  // better than a first row scored worse than the key, else those scored below the key.
+  const std::int64_t first_better = after.front().encoded > key.encoded ? through : better;
+  return {through, ranked(ref, after, SliceStart{through, first_better + 1})};
+}
+
+// The page after a cursor's row on a spilled period, as of one spill generation (see the top
+// of this file): the cold rows after the key from one snapshot, then the hot members after
+// it and the key's place among them in one script call.
+Leaderboards::Following Leaderboards::merged_after(const PeriodRef& ref, const ScoredMember& key,
+                                                   std::int64_t count) {
+  cold::ColdStore& cold = cold_for(ref);
   const hot::PeriodKeys keys = period_keys(ref);
-  const cold::PeriodKey ck{ref.board, ref.spec->name, ref.period.id};
-  const ScoredMember key{s.member, e};
+  const cold::PeriodKey ck = cold_key(ref);
+  std::int64_t slack = 16;
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     if (attempt > 0) ++counters_.retries;
     pause_before(attempt);
-    const hot::ReadState st = hot_.read_state(redis_, keys, s.member);
-    // Hot members listed before the key, and the member itself if it is still at it.
-    std::int64_t through =
-        hot_.neighbours(redis_, keys, e, s.member, 0).count_before + (st.member_score == e ? 1 : 0);
-    if (st.spilled) {
-      cold::ColdReader reader = cold_for(ref).reader();
-      through += reader.count_before(ck, e, s.member);
-      // Cold rows of hot members are not part of the board.
-      for (const auto& row : reader.rows_for(ck, st.hot_and_stale)) {
-        if (listed_before({row.member, row.encoded}, key)) --through;
-      }
-      if (!st.member_score) {
-        const auto own = reader.rows_for(ck, {s.member});
-        if (!own.empty() && own.front().encoded == e) ++through;
-      }
+    const std::string gen_before = hot_.generation(redis_, keys);
+    cold::ColdReader reader = cold.reader();
+    const auto cold_rows = reader.after(ck, key.encoded, key.member, count + slack);
+    const std::int64_t cold_before = reader.count_before(ck, key.encoded, key.member);
+    const std::int64_t cold_better = reader.count_better(ck, key.encoded);
+    const auto own = reader.rows_for(ck, {key.member});
+    const hot::AfterKey hot = hot_.after(redis_, keys, key.encoded, key.member, count);
+    if (!hot.cold) return following(ref, key, hot.through, hot.better, hot.after);
+    const auto stale = reader.rows_for(ck, hot.hot_and_stale);  // the same snapshot
+    if (hot_.generation(redis_, keys) != gen_before) continue;
+    const std::set<std::string> skip(hot.hot_and_stale.begin(), hot.hot_and_stale.end());
+    const auto cold_live = without(cold_rows, skip);
+    if (static_cast<std::int64_t>(cold_rows.size()) == count + slack &&
+        static_cast<std::int64_t>(cold_live.size()) < count) {
+      slack = slack * 4 + static_cast<std::int64_t>(skip.size());  // skipped too many: read more
+      continue;
     }
-    if (meta_gen(redis_, keys.meta) == st.gen) return through;
+    // Cold rows at or before the key (the key's own row, if its member is cold there), less
+    // the stale ones: cold rows of hot members are not part of the board.
+    std::int64_t through = hot.through + cold_before;
+    if (!own.empty() && own.front().encoded == key.encoded) ++through;
+    std::int64_t better = hot.better + cold_better;
+    for (const auto& row : stale) {
+      if (!listed_before(key, {row.member, row.encoded})) --through;
+      if (row.encoded < key.encoded) --better;
+    }
+    std::vector<ScoredMember> after = merge(hot.after, cold_live);
+    if (static_cast<std::int64_t>(after.size()) > count)
+      after.resize(static_cast<std::size_t>(count));
+    return following(ref, key, through, better, after);
   }
   throw inconsistent(ref);
 }
@@ -445,7 +509,11 @@ std::vector<std::optional<Standing>> Leaderboards::ranks_of(
     std::vector<std::optional<std::int64_t>> score(hot_scores.begin(), hot_scores.end());
     std::optional<cold::ColdReader> reader;
     std::vector<std::int64_t> stale;  // encoded scores of cold rows of hot members, sorted
-    if (st.spilled) {
+    // All of them hot and scored below every cold member: Redis alone answers.
+    const bool hot_part = st.cold_bound && std::all_of(score.begin(), score.end(), [&](auto& s) {
+                            return s && *s < *st.cold_bound;
+                          });
+    if (st.spilled && !hot_part) {
       reader.emplace(cold_for(ref).reader());
       std::vector<std::string> missing;
       for (std::size_t i = 0; i < members.size(); ++i) {
@@ -468,7 +536,7 @@ std::vector<std::optional<Standing>> Leaderboards::ranks_of(
     const auto hot_better = hot_.count_better(redis_, keys.live, found);
     const auto cold_better =
         reader ? reader->count_better(ck, found) : std::vector<std::int64_t>(found.size(), 0);
-    if (meta_gen(redis_, keys.meta) != st.gen) continue;
+    if (hot_.generation(redis_, keys) != st.gen) continue;
     std::vector<std::optional<Standing>> out(members.size());
     for (std::size_t i = 0, f = 0; i < members.size(); ++i) {
       if (!score[i]) continue;

@@ -18,6 +18,19 @@ std::string describe(const PeriodRef& ref) {
   return ref.board + " " + ref.spec->name + " " + ref.period.id;
 }
 
+// A page of `limit` rows from `rows` (read one longer: the extra row says another page
+// follows), whose first row is at the 0-based `position`.
+Page paged(std::optional<std::int64_t> total, std::int64_t position, std::vector<Standing> rows,
+           std::int64_t limit) {
+  Page page{total, {}, std::nullopt};
+  if (static_cast<std::int64_t>(rows.size()) > limit) {
+    rows.resize(static_cast<std::size_t>(limit));
+    page.next = PageMark{position + limit, rows.back()};
+  }
+  page.rows = std::move(rows);
+  return page;
+}
+
 }  // namespace
 
 Reads::Reads(Leaderboards& live, std::function<cold::Archive&()> archive)
@@ -27,92 +40,81 @@ PeriodView Reads::locate(const std::string& board, const std::string& period,
                          const std::optional<std::string>& period_id) {
   PeriodView view{live_.resolve(board, period, period_id)};
   const Instant now = live_.now();
-  if (!period_id || view.ref.period.end > now) {
-    if (view.ref.period.start > now) {
-      throw NotFoundError(describe(view.ref) + " has not begun (it starts " +
-                          format_rfc3339(view.ref.period.start) + ")");
-    }
-    return view;  // the current period: open
+  if (view.ref.period.start > now) {
+    throw NothingToReadError(describe(view.ref) + " has not begun (it starts " +
+                             format_rfc3339(view.ref.period.start) + ")");
   }
+  if (!period_id || view.ref.period.end > now) return view;  // the current period: open
+  return past(std::move(view));
+}
+
+// A period that has ended: archived, lost, or still live (within its grace, or waiting for
+// tick).
+PeriodView Reads::past(PeriodView view) {
   cold::Archive& archive = archive_();
   const cold::PeriodKey key = key_of(view.ref);
   if (const auto archived = archive.archived_period(key)) {
     if (archived->pruned_at) {
-      throw NotFoundError(describe(view.ref) + " was archived, but its rows were removed on " +
-                          format_rfc3339(*archived->pruned_at) + " (history.retention)");
+      throw NothingToReadError(describe(view.ref) + " was archived, but its rows were removed on " +
+                               format_rfc3339(*archived->pruned_at) + " (history.retention)");
     }
     view.state = PeriodState::archived;
     view.archived_members = archived->members;
     return view;
   }
   if (archive.status(key) == cold::PeriodStatus::lost) {
-    throw NotFoundError(describe(view.ref) +
-                        " was recorded as lost (its hot key vanished before it was archived)");
+    throw NothingToReadError(describe(view.ref) +
+                             " was recorded as lost (its hot key vanished before it was archived)");
   }
-  // Ended, not archived yet (within its grace, or waiting for tick): still live.
   if (live_.count(view.ref) == 0) {
-    throw NotFoundError(describe(view.ref) +
-                        " has ended and has nothing to read (nobody scored in it, or it was "
-                        "never archived)");
+    throw NothingToReadError(describe(view.ref) +
+                             " has ended and has nothing to read (nobody scored in it, or it was "
+                             "never archived)");
   }
   return view;
 }
 
 Page Reads::top(const PeriodView& view, const std::optional<PageMark>& after, std::int64_t limit) {
   if (view.state == PeriodState::archived) return archived_top(view, after, limit);
-  const PeriodRef& ref = view.ref;
-  Page page;
-  const std::int64_t start = after ? live_.listed_through(ref, after->row) : 0;
-  // One row more than asked says whether another page follows; after a mark, a few more
-  // for the rows the filter below may drop.
-  const std::int64_t asked = limit + 1 + (after ? 16 : 0);
-  std::vector<Standing> rows;
-  if (after) {
-    page.total = live_.count(ref);
-    rows = live_.top(ref, std::min(start, kMaxReadOffset), asked);
-  } else {
-    auto first = live_.first_page(ref, limit + 1);
-    page.total = first.total;
-    rows = std::move(first.rows);
+  if (after) return next_page(view.ref, *after, limit);
+  auto first = live_.first_page(view.ref, limit + 1);
+  return paged(first.total, 0, std::move(first.rows), limit);
+}
+
+Page Reads::next_page(const PeriodRef& ref, const PageMark& after, std::int64_t limit) {
+  auto following = live_.listed_after(ref, after.row, limit + 1);
+  return paged(total_of(ref), following.position, std::move(following.rows), limit);
+}
+
+std::optional<std::int64_t> Reads::total_of(const PeriodRef& ref) {
+  try {
+    return live_.count(ref);
+  } catch (const UnavailableError& e) {
+    if (e.backend() != Backend::postgres) throw;
+    return std::nullopt;
   }
-  if (after) {
-    // The board may have moved between the two reads: nothing listed at or before the
-    // mark belongs on this page.
-    const std::int64_t mark = live_.listing_score(ref, after->row);
-    const auto first = std::find_if(rows.begin(), rows.end(), [&](const Standing& s) {
-      const std::int64_t e = live_.listing_score(ref, s);
-      return e > mark || (e == mark && s.member > after->row.member);
-    });
-    const bool full = static_cast<std::int64_t>(rows.size()) == asked;
-    rows.erase(rows.begin(), first);
-    if (full && static_cast<std::int64_t>(rows.size()) <= limit) {
-      // More members follow, but most of this read was listed before the mark (the board
-      // moved under the cursor): a short page, and the next one goes on from its end.
-      page.next = rows.empty()
-                      ? *after
-                      : PageMark{start + static_cast<std::int64_t>(rows.size()), rows.back()};
-    }
-  }
-  if (static_cast<std::int64_t>(rows.size()) > limit) {
-    rows.resize(static_cast<std::size_t>(limit));
-    page.next = PageMark{start + limit, rows.back()};
-  }
-  page.rows = std::move(rows);
-  return page;
 }
 
 Page Reads::archived_top(const PeriodView& view, const std::optional<PageMark>& after,
                          std::int64_t limit) {
-  Page page;
-  page.total = view.archived_members;
   const std::int64_t from = after ? after->position : 0;
-  const auto rows = archive_().history_page(key_of(view.ref), from, limit + 1);
-  for (std::size_t i = 0; i < rows.size() && static_cast<std::int64_t>(i) < limit; ++i)
-    page.rows.push_back(standing(rows[i]));
-  if (static_cast<std::int64_t>(rows.size()) > limit) {
-    page.next = PageMark{rows[static_cast<std::size_t>(limit) - 1].position, page.rows.back()};
-  }
-  return page;
+  std::vector<Standing> rows;
+  for (const auto& h : archive_().history_page(key_of(view.ref), from, limit + 1))
+    rows.push_back(standing(h));
+  return paged(view.archived_members, from, std::move(rows), limit);
+}
+
+std::vector<Standing> Reads::top_at(const PeriodView& view, std::int64_t offset,
+                                    std::int64_t count) {
+  if (view.state == PeriodState::open) return live_.top(view.ref, offset, count);
+  check_bound(view.ref, "count", count, kMaxReadRows);
+  check_bound(view.ref, "offset", offset, kMaxReadOffset);
+  std::vector<Standing> out;
+  if (count == 0) return out;
+  // Positions are 1-based and dense: the rows after position `offset`.
+  for (const auto& h : archive_().history_page(key_of(view.ref), offset, count))
+    out.push_back(standing(h));
+  return out;
 }
 
 std::optional<Standing> Reads::member(const PeriodView& view, const std::string& member) {
@@ -143,6 +145,7 @@ std::vector<Standing> Reads::members(const PeriodView& view,
 std::vector<Standing> Reads::around(const PeriodView& view, const std::string& member,
                                     std::int64_t k) {
   if (view.state == PeriodState::open) return live_.around(view.ref, member, k);
+  check_bound(view.ref, "k", k, kMaxReadRows / 2);
   cold::Archive& archive = archive_();
   const cold::PeriodKey key = key_of(view.ref);
   const auto self = archive.history_of(key, {member});
@@ -152,6 +155,19 @@ std::vector<Standing> Reads::around(const PeriodView& view, const std::string& m
   for (const auto& h : archive.history_page(key, from, self.front().position - from + k))
     out.push_back(standing(h));
   return out;
+}
+
+ArchivedPage Reads::archived(const std::string& board, const std::string& period,
+                             const std::optional<std::string>& before, std::int64_t limit) {
+  const PeriodSpec& spec = period_spec(board_entry(live_.config(), board), board, period);
+  if (before) live_.resolve(board, period, before);  // a period id of that kind, or UsageError
+  ArchivedPage page;
+  page.periods = archive_().archived_periods(board, spec.name, before.value_or(""), limit + 1);
+  if (static_cast<std::int64_t>(page.periods.size()) > limit) {
+    page.periods.resize(static_cast<std::size_t>(limit));
+    page.next = page.periods.back().period_id;
+  }
+  return page;
 }
 
 }  // namespace bk::service

@@ -41,5 +41,23 @@ TEST(Profile, MetadataIsACompactedJsonObjectOfAtMost2KiB) {
   }
 }
 
+// PostgreSQL's jsonb gives an object back with its keys reordered and spaced, and a negative
+// zero as 0.0: read back, it is the text Redis keeps.
+TEST(Profile, MetadataFromJsonbReadsBackAsTheTextRedisKeeps) {
+  std::string compact;
+  ASSERT_FALSE(
+      metadata_problem(R"({"team": "green", "level": 25, "x": [1.5, -0.0, 1e2]})", compact));
+  EXPECT_EQ(compact, R"({"level":25,"team":"green","x":[1.5,0.0,100.0]})");
+  // What jsonb prints for it.
+  EXPECT_EQ(compact_metadata(R"({"x": [1.5, 0.0, 100.0], "team": "green", "level": 25})"), compact);
+  EXPECT_EQ(compact_metadata(compact), compact);
+  EXPECT_EQ(
+      compact_metadata(R"({"\u00e9": "\u00e9\u0001", "big": 123456789012345678901234567890})"),
+      R"({"big":1.2345678901234568e+29,"é":"é\u0001"})");
+  // Not an object (never stored): unchanged.
+  EXPECT_EQ(compact_metadata("[1, 2]"), "[1, 2]");
+  EXPECT_EQ(compact_metadata("{"), "{");
+}
+
 }  // namespace
 }  // namespace bk

@@ -59,9 +59,10 @@ TEST_F(CliTest, AddThenReadInTextAndJson) {
   r = bk({"around", "game:1", "daily", "bob", "-k", "1", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2);
+  // A past period nobody scored in: nothing to read (as HTTP's 404).
   r = bk({"top", "game:1", "daily", "--period-id", "2026-11-21"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("(no members)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("has nothing to read"), std::string::npos) << r.err;
   r = bk({"periods", "game:1", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"period\":\"daily\",\"period_id\":\"2026-11-22\""), std::string::npos)
