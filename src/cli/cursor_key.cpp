@@ -1,14 +1,20 @@
-// The cursor key from the environment or from the deployment's PostgreSQL schema.
+// The cursor key from the environment or from the deployment's PostgreSQL schema (with a
+// copy in Redis for when PostgreSQL is down).
 #include "cli/cursor_key.h"
 
 #include <openssl/rand.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include "api/cursor.h"
+#include "cli/context.h"
 #include "cold/cold_store.h"
 #include "core/error.h"
 #include "core/redact.h"
+#include "hot/deployment.h"
+#include "redis/connection.h"
 
 namespace bk::cli {
 namespace {
@@ -23,9 +29,37 @@ std::string random_key() {
   return key;
 }
 
+// The copy Redis keeps of the key, for when PostgreSQL is down; nullopt when Redis has none
+// or cannot be asked either.
+std::optional<std::string> copy_in_redis(const redis::Options& options, const std::string& prefix) {
+  try {
+    redis::Connection conn(options);
+    auto copy = hot::read_cursor_key_copy(conn, prefix);
+    if (copy && copy->size() >= api::kMinCursorKeyBytes) {
+      add_secret(*copy);
+      return copy;
+    }
+  } catch (const Error& e) {
+    spdlog::warn("cursor key: Redis's copy cannot be read either: {}", e.what());
+  }
+  return std::nullopt;
+}
+
+// Best effort: a process that cannot write the copy now leaves it to the next one.
+void keep_in_redis(const redis::Options& options, const std::string& prefix,
+                   const std::string& key) {
+  try {
+    redis::Connection conn(options);
+    if (hot::read_cursor_key_copy(conn, prefix) != key)
+      hot::keep_cursor_key_copy(conn, prefix, key);
+  } catch (const Error& e) {
+    spdlog::warn("cursor key: cannot keep its copy in Redis: {}", e.what());
+  }
+}
+
 }  // namespace
 
-std::function<std::string()> cursor_key_provider(const PostgresConfig& postgres) {
+std::function<std::string()> cursor_key_provider(const Config& config) {
   if (const char* env = std::getenv(kEnv)) {
     std::string key(env);
     add_secret(key);  // never printed, whatever happens
@@ -36,10 +70,19 @@ std::function<std::string()> cursor_key_provider(const PostgresConfig& postgres)
     }
     return [key] { return key; };
   }
-  return [url = postgres.url, schema = postgres.schema] {
-    cold::ColdStore store(url, schema);
-    std::string key = store.shared_key("cursor", random_key());
+  return [url = config.postgres.url, schema = config.postgres.schema,
+          redis = redis_options(config.redis), prefix = config.redis.key_prefix] {
+    std::string key;
+    try {
+      cold::ColdStore store(url, schema);
+      key = store.shared_key("cursor", random_key());
+    } catch (const Error& e) {
+      if (!e.transient() || e.backend() != Backend::postgres) throw;
+      if (auto copy = copy_in_redis(redis, prefix)) return *copy;
+      throw;  // PostgreSQL's failure: the request is a 503 naming it
+    }
     add_secret(key);
+    keep_in_redis(redis, prefix, key);
     return key;
   };
 }

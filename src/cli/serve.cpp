@@ -169,7 +169,7 @@ HttpServer::Response json(int status, std::string body) {
 int serve(Context& ctx, const ServeArgs& args) {
   const Config& config = ctx.config();
   const std::string listen = args.listen.empty() ? config.serve.listen : args.listen;
-  const api::Api api(load_tokens(config.serve), cursor_key_provider(config.postgres));
+  const api::Api api(load_tokens(config.serve), cursor_key_provider(config));
   Sessions sessions(config, ctx.clock());
   ServeMetrics observed;
 

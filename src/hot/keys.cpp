@@ -58,6 +58,10 @@ std::string deployment_key(std::string_view prefix) {
   return std::string(prefix) + ":deployment";
 }
 
+std::string cursor_key_copy_key(std::string_view prefix) {
+  return std::string(prefix) + ":cursor_key";
+}
+
 std::string registry_member(std::string_view period, std::string_view period_id) {
   return std::string(period) + ":" + std::string(period_id);
 }

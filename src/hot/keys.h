@@ -47,6 +47,9 @@ std::string boards_key(std::string_view prefix);
 // <prefix>:deployment (STRING: the id of this data set, which a PostgreSQL schema names as
 // its owner; see service/deployment.h)
 std::string deployment_key(std::string_view prefix);
+// <prefix>:cursor_key (STRING: a copy of the deployment's cursor key, which PostgreSQL's
+// serve_keys holds; see hot/deployment.h)
+std::string cursor_key_copy_key(std::string_view prefix);
 // "<period>:<period-id>", the registry's member for a period.
 std::string registry_member(std::string_view period, std::string_view period_id);
 

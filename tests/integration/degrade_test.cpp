@@ -81,6 +81,12 @@ class DegradeTest : public ::testing::Test {
 
 TEST_F(DegradeTest, WithPostgresDownHotReadsAnswerAndSayWhichProfileFieldsTheyLack) {
   fill();
+  {
+    // serve ran while PostgreSQL was up: the deployment's cursor key was made and Redis
+    // keeps a copy, so pages can hand out cursors while it is down.
+    Served up(config_path, log + "-up", kNow);
+    ASSERT_EQ(up.get("/v1/boards/pts/daily/top?limit=1").status, 200);
+  }
   Served s(no_pg_path, log, kNow);
   const std::string base = "/v1/boards/pts/daily";
   // The first member is hot again; its profile moved to PostgreSQL while it was cold.

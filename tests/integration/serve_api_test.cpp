@@ -304,6 +304,28 @@ TEST_F(ServeApiTest, ThePostgresqlKeyNeedsPostgresqlAndTheEnvironmentKeyDoesNot)
   EXPECT_EQ(next.body["records"][0]["member"], "m3");
 }
 
+TEST_F(ServeApiTest, OnceAProcessReadTheKeyRedisKeepsACopyForWhenPostgresqlIsDown) {
+  const std::string no_pg = test::write_text_config(
+      prefix + "-nopg",
+      test::config_text(prefix, kBoards, "postgresql://boardkeeper@127.0.0.1:1/boards"));
+  ASSERT_EQ(test::run_cli({"--config", config_path, "--now", kNow, "tick"}).exit_code, 0);
+  const std::string page = "/v1/boards/points/daily/top?limit=3";
+  std::string cursor;
+  {
+    Served up(config_path, log + "-up", "");  // reads (makes) the key in PostgreSQL
+    const Answer a = up.get(page);
+    ASSERT_EQ(a.status, 200) << a.body.dump();
+    cursor = a.body["next_cursor"].get<std::string>();
+  }
+  Served down(no_pg, log + "-down", "");
+  const Answer a = down.get(page);
+  ASSERT_EQ(a.status, 200) << a.body.dump();
+  EXPECT_EQ(a.body["next_cursor"], cursor);  // signed with the same key
+  const Answer next = down.get(page + "&cursor=" + cursor);
+  EXPECT_EQ(next.status, 200) << next.body.dump();
+  EXPECT_EQ(next.body["records"][0]["member"], "m3");
+}
+
 TEST_F(ServeApiTest, AShortCursorKeyStopsServeAtStart) {
   // (stopped after 20 s should it start anyway)
   const test::RunResult r =
