@@ -18,28 +18,37 @@ namespace bk::cli {
 
 struct HttpServer::Impl {
   httplib::Server server;
+  Handler handler_;
+  std::string address_;
+  std::thread thread_;
 };
 
 HttpServer::HttpServer(const std::string& address, Handler handler, Options options)
-    : handler_(std::move(handler)), impl_(std::make_unique<Impl>()) {
+    : impl_(std::make_unique<Impl>()) {
+  impl_->handler_ = std::move(handler);
+  Impl* const impl = impl_.get();
+  std::string& address_ = impl->address_;
+  std::thread& thread_ = impl->thread_;
   const net::HostPort where = net::parse_host_port(address, options.flag);
   httplib::Server& s = impl_->server;
-  s.set_read_timeout(options.client_timeout);
-  s.set_write_timeout(options.client_timeout);
+  s.set_read_timeout(options.header_timeout);
+  s.set_write_timeout(options.header_timeout);
   s.set_payload_max_length(options.max_body);
   s.set_tcp_nodelay(true);  // headers and body go in two writes: no Nagle delay between them
   const std::size_t workers = std::max<std::size_t>(1, options.workers);
   s.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
-  const auto serve = [this](const httplib::Request& request, httplib::Response& response) {
+  const auto serve = [impl](const httplib::Request& request, httplib::Response& response) {
     Request in{request.method, request.path, request.target,
                request.get_header_value("Authorization"), request.body};
     Response r;
     try {
-      r = handler_(in);
+      r = impl->handler_(in);
     } catch (const std::exception& e) {
-      spdlog::warn("http {}: {} {} failed: {}", address_, request.method, request.path, e.what());
+      spdlog::warn("http {}: {} {} failed: {}", impl->address_, request.method, request.path,
+                   e.what());
       r = Response{500, "text/plain; charset=utf-8", "internal error\n"};
     }
+    for (const auto& [name, value] : r.headers) response.set_header(name, value);
     response.status = r.status;
     response.set_content(r.body, r.content_type.c_str());
   };
@@ -70,19 +79,27 @@ HttpServer::HttpServer(const std::string& address, Handler handler, Options opti
   }
   address_ =
       (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
-  thread_ = std::thread([this] {
+  thread_ = std::thread([impl] {
     // Signals (SIGTERM, SIGINT) belong to the main thread, which stops the consumer; the
     // workers started from here inherit the mask (a SIGPIPE of theirs stays with them).
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
-    impl_->server.listen_after_bind();
+    impl->server.listen_after_bind();
   });
 }
 
 HttpServer::~HttpServer() {
+  stop();
+}
+
+void HttpServer::stop() {
   impl_->server.stop();
-  if (thread_.joinable()) thread_.join();
+  if (impl_->thread_.joinable()) impl_->thread_.join();
+}
+
+const std::string& HttpServer::address() const {
+  return impl_->address_;
 }
 
 }  // namespace bk::cli
