@@ -31,11 +31,15 @@ constexpr auto kAnswerWithin = 5000ms;
 struct FakeApp {
   std::chrono::milliseconds slow_for = 1000ms;
   std::atomic<int> served{0};
+  std::atomic<int> slow_started{0};
 
   HttpServer::Handler handler() {
     return [this](const HttpServer::Request& r) {
       ++served;
-      if (r.path == "/slow") std::this_thread::sleep_for(slow_for);
+      if (r.path == "/slow") {
+        ++slow_started;
+        std::this_thread::sleep_for(slow_for);
+      }
       HttpServer::Response out;
       out.status = r.path == "/missing" ? 404 : 200;
       out.body = nlohmann::json{{"path", r.path}, {"method", r.method}, {"body", r.body}}.dump();
@@ -346,8 +350,8 @@ TEST(HttpServer, StopIsPromptAndAnswersTheRequestInProgress) {
   Tricklers slow(port, 5, 20s);
   RawConnection busy(port);
   busy.send(get("/slow"));
-  for (int i = 0; i < 200 && app.served.load() == 0; ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_EQ(app.served.load(), 1);  // the slow request is in a worker
+  for (int i = 0; i < 500 && app.slow_started.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(app.slow_started.load(), 1);  // the slow request is in a worker
 
   const auto started = std::chrono::steady_clock::now();
   server->stop();
