@@ -36,13 +36,13 @@ using tcp = asio::ip::tcp;
 using boost::system::error_code;
 using Millis = std::chrono::milliseconds;
 
-constexpr std::size_t kMaxRequestLine = 8 * 1024;   // longer: 414
-constexpr std::size_t kMaxHeaderBlock = 16 * 1024;  // longer: 431
-constexpr std::size_t kReadSize = 4 * 1024;         // a connection's buffer to begin with
+constexpr std::size_t kMaxRequestLine = std::size_t{8} * 1024;   // longer: 414
+constexpr std::size_t kMaxHeaderBlock = std::size_t{16} * 1024;  // longer: 431
+constexpr std::size_t kReadSize = std::size_t{4} * 1024;  // a connection's buffer to begin with
 constexpr std::size_t kMaxBuffered = kMaxRequestLine + kMaxHeaderBlock + 2 * kReadSize;
-constexpr Millis kStopGrace{4000};                    // answers in progress at stop get this
-constexpr Millis kLinger{1000};                       // reading what a refused client still sends
-constexpr std::size_t kMaxLinger = 1024 * 1024;       // ... at most this much
+constexpr Millis kStopGrace{4000};  // answers in progress at stop get this
+constexpr Millis kLinger{1000};     // reading what a refused client still sends
+constexpr std::size_t kMaxLinger = std::size_t{1024} * 1024;  // ... at most this much
 constexpr std::size_t kMaxRefusing = 256;             // connections over the limit being answered
 constexpr Millis kAcceptPause{100};                   // out of descriptors: accept again after
 constexpr std::string_view kPreflightMaxAge = "600";  // seconds a browser keeps a preflight
@@ -473,8 +473,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       server_.workers.submit([self = shared_from_this(), request = std::move(request)]() mutable {
         Response response = self->server_.run(request);
         asio::io_context& io = self->server_.io;
-        asio::post(io, [self = std::move(self), response = std::move(response)]() mutable {
-          self->answer(std::move(response));
+        asio::post(io, [self = std::move(self), response = std::move(response)] {
+          self->answer(response);
         });
       });
     }
@@ -595,7 +595,8 @@ std::string Server::serialize(const Response& r, const Exchange& x, bool close) 
     out += "Access-Control-Allow-Origin: " + x.origin + "\r\nVary: Origin\r\n";
   }
   for (const auto& [name, value] : r.headers) {
-    if (header_safe(name) && header_safe(value)) out += name + ": " + value + "\r\n";
+    if (header_safe(name) && header_safe(value))
+      out.append(name).append(": ").append(value) += "\r\n";
   }
   out += "\r\n";
   if (!x.head && !no_body) out += r.body;

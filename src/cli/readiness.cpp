@@ -156,7 +156,7 @@ struct Readiness::Probes {
   PostgresProbe postgres;
 };
 
-Readiness::Readiness(redis::Options redis, std::string postgres_conninfo)
+Readiness::Readiness(const redis::Options& redis, std::string postgres_conninfo)
     : probes_(std::make_unique<Probes>(
           Probes{RedisProbe(redis), PostgresProbe(std::move(postgres_conninfo))})) {}
 
@@ -172,10 +172,10 @@ Readiness::~Readiness() {
 void Readiness::check_now() {
   std::string why;
   const bool redis = probes_->redis.answers(why);
-  record(redis_, "Redis", redis, why);
+  record(redis_, "redis", redis, why);
   why.clear();
   const bool postgres = probes_->postgres.answers(why);
-  record(postgres_, "PostgreSQL", postgres, why);
+  record(postgres_, "postgresql", postgres, why);
 }
 
 void Readiness::start(std::chrono::milliseconds period) {
@@ -198,7 +198,7 @@ void Readiness::record(std::atomic<State>& state, const char* backend, bool answ
   if (answers) {
     if (before != State::unknown) spdlog::info("serve: {} answers again", backend);
   } else {
-    spdlog::warn("serve: {} is unreachable: {}", backend, redact(why));
+    spdlog::warn("serve: {} is not reachable: {}", backend, redact(why));
   }
 }
 

@@ -19,7 +19,7 @@ class Readiness {
   enum class State { unknown, ok, unreachable };
 
   // `postgres_conninfo`: libpq's connection string (cold::parse_conninfo), password included.
-  Readiness(redis::Options redis, std::string postgres_conninfo);
+  Readiness(const redis::Options& redis, std::string postgres_conninfo);
   ~Readiness();  // stops the prober
   Readiness(const Readiness&) = delete;
   Readiness& operator=(const Readiness&) = delete;
