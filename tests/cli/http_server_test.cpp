@@ -8,10 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <time.h>
+
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <regex>
 #include <thread>
 #include <vector>
 
@@ -65,6 +66,13 @@ int port_of(const HttpServer& server) {
 
 std::string get(const std::string& path, const std::string& extra = "") {
   return "GET " + path + " HTTP/1.1\r\nHost: test\r\n" + extra + "\r\n";
+}
+
+// An IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT" (RFC 9110), read back whole.
+bool is_http_date(const std::string& text) {
+  std::tm tm{};
+  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  return text.size() == 29 && end != nullptr && *end == '\0';
 }
 
 // The body is {"error": "<text>"} and the content type says JSON.
@@ -256,7 +264,6 @@ TEST(HttpServer, EveryAnswerHasDateAndCacheControl) {
   o.cache_max_age = std::chrono::seconds{30};
   HttpServer server("127.0.0.1:0", app.handler(), o);
   const int port = port_of(server);
-  const std::regex imf_date(R"([A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT)");
   struct Case {
     std::string request;
     int status;
@@ -277,7 +284,7 @@ TEST(HttpServer, EveryAnswerHasDateAndCacheControl) {
     const auto a = conn.answer(kAnswerWithin, c.request.rfind("HEAD", 0) == 0);
     ASSERT_TRUE(a) << c.request;
     EXPECT_EQ(a->status, c.status) << c.request;
-    EXPECT_TRUE(std::regex_match(a->header("date"), imf_date)) << c.request << a->head;
+    EXPECT_TRUE(is_http_date(a->header("date"))) << c.request << a->head;
     EXPECT_EQ(a->header("cache-control"), c.cache_control) << c.request << a->head;
     if (c.request.find("/v1/retry") != std::string::npos) {
       EXPECT_EQ(a->header("retry-after"), "1") << a->head;  // the handler's own header
@@ -339,7 +346,7 @@ TEST(HttpServer, CorsPreflightsFromListedOriginsOnly) {
 TEST(HttpServer, StopIsPromptAndAnswersTheRequestInProgress) {
   FakeApp app;
   app.slow_for = 1000ms;
-  auto server = std::make_unique<HttpServer>("127.0.0.1:0", app.handler(), options_with(4));
+  auto server = std::make_unique<HttpServer>("127.0.0.1:0", app.handler(), options_with(32));
   const int port = port_of(*server);
   RawConnection idle(port);
   RawConnection kept(port);  // keep-alive, between requests
