@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/percent.h"
+#include "core/redact.h"
 
 namespace bk::cli {
 namespace {
@@ -173,6 +174,7 @@ struct Server {
   std::size_t counted = 0;
   bool stopping = false;  // (I/O thread)
   bool finished = false;  // the I/O thread has ended: only destructors run
+  bool accept_failing = false;
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
   asio::steady_timer accept_pause{io};
@@ -205,7 +207,7 @@ struct Server {
       return handler(request);
     } catch (const std::exception& e) {
       spdlog::error("http {}: {} {} failed: {}", address, request.method,
-                    escape_control(request.path, false), e.what());
+                    escape_control(request.path, false), redact(e.what()));
     } catch (...) {
       spdlog::error("http {}: {} {} failed", address, request.method,
                     escape_control(request.path, false));
@@ -225,7 +227,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       : server_(server), socket_(std::move(socket)), timer_(server.io), buffer_(kMaxBuffered) {
     error_code ignored;
     socket_.set_option(tcp::no_delay(true), ignored);  // an answer goes out in one write
-    socket_.non_blocking(true, ignored);               // for the 100 Continue, see expect()
+    socket_.non_blocking(true, ignored);  // for the 100 Continue, see expect_continue()
   }
   ~Connection() {
     if (phase_ != Phase::closed) server_.forget(this);
@@ -652,14 +654,18 @@ void Server::on_accept(const error_code& ec, tcp::socket socket) {
   if (stopping || ec == asio::error::operation_aborted) return;
   if (ec) {
     // Out of descriptors (EMFILE) or memory: the pending connection stays queued; wait a
-    // little rather than spin.
-    spdlog::warn("http {}: accepting a connection failed: {}", address, ec.message());
+    // little rather than spin (and say so once, not at every try).
+    if (!accept_failing) {
+      spdlog::warn("http {}: accepting a connection failed: {} (retrying)", address, ec.message());
+    }
+    accept_failing = true;
     accept_pause.expires_after(kAcceptPause);
     accept_pause.async_wait([this](const error_code& e) {
       if (!e && !stopping) accept();
     });
     return;
   }
+  accept_failing = false;
   const bool within = counted < options.max_connections;
   auto c = std::make_shared<Connection>(*this, std::move(socket));
   live.emplace(c.get(), within);

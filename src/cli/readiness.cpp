@@ -5,6 +5,8 @@
 
 #include <libpq-fe.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
@@ -180,6 +182,10 @@ void Readiness::check_now() {
 
 void Readiness::start(std::chrono::milliseconds period) {
   thread_ = std::thread([this, period] {
+    // SIGTERM and SIGINT are the main thread's; a signal here would only cut a check short.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
     std::unique_lock<std::mutex> lock(mu_);
     while (!wake_.wait_for(lock, period, [this] { return stopping_; })) {
       lock.unlock();

@@ -4,6 +4,7 @@
 // a pool for the length of one request.
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -353,6 +354,18 @@ HttpServer::Options server_options(const ServeConfig& config, const ServeArgs& a
   return o;
 }
 
+// Every connection is a descriptor: the soft limit (often 1024) goes up to the hard one, so
+// that serve.max_connections, not the limit, decides how many are held.
+void raise_open_files_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  const rlim_t before = limit.rlim_cur;
+  limit.rlim_cur = limit.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    spdlog::debug("serve: open files limit raised from {} to {}", before, limit.rlim_cur);
+  }
+}
+
 void on_stop_signals() {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
@@ -374,6 +387,7 @@ int serve(Context& ctx, const ServeArgs& args) {
   ServeMetrics observed;
   ReadApi reads(api, sessions);
   on_stop_signals();
+  raise_open_files_limit();
 
   HttpServer server(listen, Front(readiness, observed, reads), server_options(config.serve, args));
   spdlog::info("serve: listening on http://{} ({} workers{})", server.address(), args.workers,
