@@ -90,7 +90,12 @@ void expect_json_error(const RawAnswer& a, int status) {
 class Tricklers {
  public:
   Tricklers(int port, int count, std::chrono::milliseconds for_at_most) {
-    for (int i = 0; i < count; ++i) clients_.emplace_back(std::make_unique<RawConnection>(port));
+    // One every 20 ms: a server with a short listen backlog (the old one's was 5) would
+    // otherwise take some of them in only seconds later, when the kernel resends its SYN-ACK.
+    for (int i = 0; i < count; ++i) {
+      clients_.emplace_back(std::make_unique<RawConnection>(port));
+      std::this_thread::sleep_for(20ms);
+    }
     thread_ = std::thread([this, for_at_most] {
       const std::string head = "GET /healthz HTTP/1.1\r\nHost: test\r\nX-Slow: ";
       const auto until = std::chrono::steady_clock::now() + for_at_most;
@@ -126,7 +131,7 @@ TEST(HttpServer, FiftySlowClientsDoNotHoldUpProbesOrReads) {
   FakeApp app;
   HttpServer server("127.0.0.1:0", app.handler(), options_with(32));
   const int port = port_of(server);
-  Tricklers slow(port, 50, 12s);
+  Tricklers slow(port, 50, 15s);
   ASSERT_EQ(slow.connected(), 50U);
   std::this_thread::sleep_for(600ms);  // all accepted, each a few bytes into its head
   for (int i = 0; i < 3; ++i) {
