@@ -236,8 +236,8 @@ int main(int argc, char** argv) {
                     "127.0.0.1:8080; port 0: any free port, logged)");
   serve
       ->add_option("--workers", serve_args.workers,
-                   "threads serving clients, each with its own Redis and PostgreSQL "
-                   "connections (default 32)")
+                   "threads running reads (connections are held by one event loop); each "
+                   "borrows pooled Redis and PostgreSQL connections (default 32)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
 
   bk::cli::PeriodsArgs periods_args;

@@ -409,6 +409,19 @@ Response Api::unavailable(const Error& e, std::string route) {
   return {503, error_body(kind), std::move(route), {{"Retry-After", "1"}}};
 }
 
+bool Api::fetch_cursor_key() const {
+  try {
+    cursor_key_->get();
+    return true;
+  } catch (const Error& e) {
+    spdlog::warn(
+        "serve: the cursor key cannot be had yet ({}); pages that hand out a cursor "
+        "answer 503 until it can",
+        redact(e.what()));
+    return false;
+  }
+}
+
 Response Api::handle(const Request& request, service::Reads& reads) const {
   Route route(request, reads, *cursor_key_);
   try {

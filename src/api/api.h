@@ -57,6 +57,11 @@ class Api {
   // its address (handle() logs e.what(); a server using this for its own failures logs it).
   static Response unavailable(const Error& e, std::string route);
 
+  // Asks for the cursor key now (at start), so that a backend outage later does not stop
+  // cursors; false, with the reason logged, when it cannot be had yet (asked again when a
+  // cursor is next made or checked).
+  bool fetch_cursor_key() const;
+
  private:
   enum class Credentials { good, missing, wrong };
   Credentials check(const std::string& authorization) const;

@@ -69,7 +69,7 @@ int ingest(Context& ctx, const IngestArgs& args);
 
 struct ServeArgs {
   std::string listen;        // HOST:PORT; empty: serve.listen
-  std::size_t workers = 32;  // threads, each with its own connections
+  std::size_t workers = 32;  // threads running reads; as many pooled sessions at most
 };
 int serve(Context& ctx, const ServeArgs& args);
 

@@ -1,88 +1,753 @@
-// The probes' and metrics' HTTP server on cpp-httplib (Debian's libcpp-httplib): a pool of
-// worker threads, so a slow or idle client never holds up a probe; HTTP/1.1 with keep-alive.
+// HttpServer on Boost.Beast's HTTP parser and Asio's event loop. Why Beast: libmicrohttpd
+// answers its own errors (413, 414, 431, timeouts) with bodies of its own, not our JSON, and
+// bounds a client only by an idle timeout, never by a deadline for the whole head;
+// cpp-httplib holds a thread per connection, so 32 slow clients stopped 32 workers. Beast
+// gives the parser alone (limits, errors as codes): every byte written and every deadline
+// is ours, and one I/O thread holds thousands of connections.
 #include "cli/http_server.h"
 
-#include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <boost/asio.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <ctime>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
 
 #include "cli/net.h"
 #include "core/error.h"
+#include "core/json.h"
+#include "core/percent.h"
+#include "core/redact.h"
 
 namespace bk::cli {
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+using Millis = std::chrono::milliseconds;
+
+constexpr std::size_t kMaxRequestLine = std::size_t{8} * 1024;   // longer: 414
+constexpr std::size_t kMaxHeaderBlock = std::size_t{16} * 1024;  // longer: 431
+constexpr std::size_t kReadSize = std::size_t{4} * 1024;  // a connection's buffer to begin with
+constexpr std::size_t kMaxBuffered = kMaxRequestLine + kMaxHeaderBlock + 2 * kReadSize;
+constexpr Millis kStopGrace{4000};  // answers in progress at stop get this
+constexpr Millis kLinger{1000};     // reading what a refused client still sends
+constexpr std::size_t kMaxLinger = std::size_t{1024} * 1024;  // ... at most this much
+constexpr std::size_t kMaxRefusing = 256;             // connections over the limit being answered
+constexpr Millis kAcceptPause{100};                   // out of descriptors: accept again after
+constexpr std::string_view kPreflightMaxAge = "600";  // seconds a browser keeps a preflight
+
+// A request the HTTP layer answers itself, with a JSON error, then closes the connection.
+struct Refusal {
+  int status;
+  std::string message;
+  std::vector<std::pair<std::string, std::string>> headers{};
+};
+
+// What an answer needs to know of its request.
+struct Exchange {
+  bool head = false;        // HEAD: the answer has no body
+  bool read = false;        // GET or HEAD: an answer the handler calls cacheable may be cached
+  bool keep_alive = false;  // as the client asked (HTTP/1.1 default, 1.0 only when asked)
+  unsigned version = 11;
+  std::string origin;  // the Origin header, "" without
+};
+
+void block_signals() {
+  // Signals (SIGTERM, SIGINT) belong to the main thread, which stops the server.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
+// The IMF-fixdate of now ("Sun, 06 Nov 1994 08:49:37 GMT"), made once a second per thread.
+const std::string& http_date() {
+  thread_local std::time_t cached_at = 0;
+  thread_local std::string text;
+  const std::time_t now = std::time(nullptr);
+  if (now != cached_at) {
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[64];
+    text.assign(buf, std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm));
+    cached_at = now;
+  }
+  return text;
+}
+
+HttpServer::Response json_error(int status, const std::string& message) {
+  HttpServer::Response r;
+  r.status = status;
+  r.body = JsonLine().str("error", message).done() + "\n";
+  return r;
+}
+
+std::string seconds_text(Millis d) {
+  const auto tenths = d.count() / 100;
+  return std::to_string(tenths / 10) + (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "");
+}
+
+bool header_safe(const std::string& s) {
+  return s.find_first_of("\r\n") == std::string::npos;
+}
+
+// A fixed set of threads running tasks in the order given; finish() runs what is queued.
+class WorkerPool {
+ public:
+  void start(std::size_t threads) {
+    for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+  }
+  void submit(std::function<void()> task) {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+  }
+  void finish() {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      finishing_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool finishing_ = false;
+  std::vector<std::thread> threads_;
+
+  void run() {
+    block_signals();
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return finishing_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        task = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      task();
+    }
+  }
+};
+
+std::string_view view(boost::beast::string_view s) {
+  return {s.data(), s.size()};
+}
+
+class Connection;
+using Handler = HttpServer::Handler;
+using Options = HttpServer::Options;
+using Request = HttpServer::Request;
+using Response = HttpServer::Response;
+
+// The listening socket, the I/O thread and the workers; every connection lives on the I/O
+// thread (none of their state is touched elsewhere).
+struct Server {
+  Server(Handler h, Options o) : handler(std::move(h)), options(std::move(o)) {}
+
+  Handler handler;
+  Options options;
+  std::string address;
+  std::string allow;  // the Allow header: methods served
+  // Declared before io: connections that pending handlers still hold are released while io
+  // is destroyed, and they leave this map then.
+  std::unordered_map<Connection*, bool> live;  // -> counted against max_connections
+  std::size_t counted = 0;
+  bool stopping = false;  // (I/O thread)
+  bool finished = false;  // the I/O thread has ended: only destructors run
+  bool accept_failing = false;
+  asio::io_context io{1};
+  tcp::acceptor acceptor{io};
+  asio::steady_timer accept_pause{io};
+  asio::steady_timer stop_timer{io};
+  asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+  WorkerPool workers;
+  std::thread io_thread;
+  std::once_flag stopped;
+
+  void listen(const std::string& text);
+  void accept();
+  void on_accept(const error_code& ec, tcp::socket socket);
+  void begin_stop();
+  void forget(Connection* c);
+  void stop();
+
+  bool is_inline(const std::string& path) const {
+    const auto& paths = options.inline_paths;
+    return std::find(paths.begin(), paths.end(), path) != paths.end();
+  }
+  bool origin_allowed(const std::string& origin) const {
+    const auto& list = options.cors_origins;
+    return !origin.empty() && std::any_of(list.begin(), list.end(), [&](const std::string& o) {
+      return o == "*" || o == origin;
+    });
+  }
+  // The handler's answer; an exception becomes a 500 whose text is logged, not sent.
+  Response run(const Request& request) const {
+    try {
+      return handler(request);
+    } catch (const std::exception& e) {
+      spdlog::error("http {}: {} {} failed: {}", address, request.method,
+                    escape_control(request.path, false), redact(e.what()));
+    } catch (...) {
+      spdlog::error("http {}: {} {} failed", address, request.method,
+                    escape_control(request.path, false));
+    }
+    return json_error(500, "internal error (logged)");
+  }
+  std::string serialize(const Response& r, const Exchange& x, bool close) const;
+  Response options_answer(const Exchange& x) const;
+};
+
+// One client connection: reads a request (head, then body, each under its deadline), has it
+// answered (inline or by a worker), writes the answer, and goes on with the next request on
+// the same connection, pipelined ones included, until either side closes.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Server& server, tcp::socket socket)
+      : server_(server), socket_(std::move(socket)), timer_(server.io), buffer_(kMaxBuffered) {
+    error_code ignored;
+    socket_.set_option(tcp::no_delay(true), ignored);  // an answer goes out in one write
+    socket_.non_blocking(true, ignored);  // for the 100 Continue, see expect_continue()
+  }
+  ~Connection() {
+    if (phase_ != Phase::closed) server_.forget(this);
+  }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  void start() {
+    enter(Phase::head, server_.options.header_timeout);
+    read();
+  }
+  // Over the connection limit: a 503 at once, then closed.
+  void refuse_at_once() {
+    refuse({503, "too many connections; try again shortly", {{"Retry-After", "1"}}});
+  }
+  // The server stops: a connection with nothing to answer closes now, the others after
+  // their answer (which says Connection: close).
+  void on_stop() {
+    if (phase_ != Phase::working && phase_ != Phase::writing) close();
+  }
+  void close() {
+    if (phase_ == Phase::closed) return;
+    phase_ = Phase::closed;
+    ++generation_;
+    timer_.cancel();
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+    server_.forget(this);
+  }
+
+ private:
+  enum class Phase { idle, head, body, working, writing, lingering, closed };
+  using Parser = http::request_parser<http::string_body>;
+
+  Server& server_;
+  tcp::socket socket_;
+  asio::steady_timer timer_;
+  std::uint64_t generation_ = 0;  // of the deadline armed last
+  boost::beast::flat_buffer buffer_;
+  std::optional<Parser> parser_;
+  Phase phase_ = Phase::head;
+  bool reading_ = false;
+  bool close_after_write_ = false;
+  std::size_t lingered_ = 0;
+  Exchange exchange_;
+  std::string out_;  // the answer being written
+
+  // A phase and its deadline (none: zero).
+  void enter(Phase phase, Millis deadline) {
+    phase_ = phase;
+    const std::uint64_t armed = ++generation_;
+    timer_.cancel();
+    if (deadline.count() <= 0) return;
+    timer_.expires_after(deadline);
+    timer_.async_wait([self = shared_from_this(), armed](const error_code& ec) {
+      if (!ec && armed == self->generation_) self->on_deadline();
+    });
+  }
+  void on_deadline() {
+    const auto& o = server_.options;
+    switch (phase_) {
+      case Phase::head:
+        refuse({408,
+                "the request head did not arrive within " + seconds_text(o.header_timeout) + " s"});
+        break;
+      case Phase::body:
+        refuse(
+            {408, "the request body did not arrive within " + seconds_text(o.body_timeout) + " s"});
+        break;
+      case Phase::idle:
+      case Phase::writing:
+      case Phase::lingering:
+        close();
+        break;
+      case Phase::working:
+      case Phase::closed:
+        break;
+    }
+  }
+
+  void read() {
+    if (reading_ || phase_ == Phase::closed) return;
+    const std::size_t room = std::min(kReadSize, buffer_.max_size() - buffer_.size());
+    if (room == 0) {
+      refuse(
+          {431, "the request head is larger than " + std::to_string(kMaxHeaderBlock) + " bytes"});
+      return;
+    }
+    reading_ = true;
+    socket_.async_read_some(
+        buffer_.prepare(room),
+        [self = shared_from_this()](const error_code& ec, std::size_t n) { self->on_read(ec, n); });
+  }
+  void on_read(const error_code& ec, std::size_t n) {
+    reading_ = false;
+    if (phase_ == Phase::closed) return;
+    if (phase_ == Phase::lingering) {
+      on_linger_read(ec, n);
+      return;
+    }
+    if (ec == asio::error::operation_aborted) return;  // cancelled by whoever answers now
+    if (ec) {
+      close();  // the client went away (half a request is nothing to answer)
+      return;
+    }
+    buffer_.commit(n);
+    if (phase_ == Phase::idle) enter(Phase::head, server_.options.header_timeout);
+    parse();
+  }
+
+  // Feeds the parser what the buffer holds, as far as it goes.
+  void parse() {
+    for (;;) {
+      if (!parser_) make_parser();
+      if (buffer_.size() == 0) {
+        read();
+        return;
+      }
+      error_code ec;
+      const std::size_t used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec && ec != http::error::need_more) {
+        refuse(refusal_for(ec));
+        return;
+      }
+      // (A chunked body can need more right after its head: the head is checked first.)
+      if (parser_->is_header_done() && phase_ == Phase::head && !on_head()) return;
+      if (parser_->is_done()) {
+        dispatch();
+        return;
+      }
+      if (ec || used == 0) {
+        read();
+        return;
+      }
+    }
+  }
+  void make_parser() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(kMaxRequestLine + kMaxHeaderBlock));
+    parser_->body_limit(server_.options.max_body);
+    parser_->eager(true);
+  }
+  Refusal refusal_for(const error_code& ec) const {
+    if (ec == http::error::header_limit) {
+      // The head never ended: the request line, or the headers after it, are too long.
+      const auto* data = static_cast<const char*>(buffer_.data().data());
+      const std::string_view head(data, std::min(buffer_.size(), kMaxRequestLine + 2));
+      if (head.find("\r\n") == std::string_view::npos) return line_too_long();
+      return headers_too_large();
+    }
+    if (ec == http::error::body_limit) return body_too_large();
+    return {400, "malformed request: " + ec.message()};
+  }
+  static Refusal line_too_long() {
+    return {414, "the request line is longer than " + std::to_string(kMaxRequestLine) + " bytes"};
+  }
+  static Refusal headers_too_large() {
+    return {431,
+            "the request headers are larger than " + std::to_string(kMaxHeaderBlock) + " bytes"};
+  }
+  Refusal body_too_large() const {
+    return {413, "the request body is larger than " + std::to_string(server_.options.max_body) +
+                     " bytes"};
+  }
+
+  // The head arrived: checked, then the body is waited for. False when refused.
+  bool on_head() {
+    const auto& m = parser_->get();
+    if (auto problem = head_problem(m)) {
+      refuse(std::move(*problem));
+      return false;
+    }
+    exchange_ = Exchange{};
+    exchange_.head = m.method() == http::verb::head;
+    exchange_.read = exchange_.head || m.method() == http::verb::get;
+    exchange_.version = m.version();
+    exchange_.keep_alive = m.keep_alive();
+    if (const auto it = m.find(http::field::origin); it != m.end()) {
+      exchange_.origin = std::string(it->value());
+    }
+    if (!parser_->is_done()) {
+      expect_continue(m);
+      enter(Phase::body, server_.options.body_timeout);
+    }
+    return true;
+  }
+  std::optional<Refusal> head_problem(const http::request<http::string_body>& m) const {
+    if (m.version() / 10 != 1) {
+      return Refusal{400, "HTTP/" + std::to_string(m.version() / 10) + "." +
+                              std::to_string(m.version() % 10) +
+                              " is not spoken here: send HTTP/1.1"};
+    }
+    const std::string_view method = view(m.method_string());
+    const bool post = server_.options.post && method == "POST";
+    if (method != "GET" && method != "HEAD" && method != "OPTIONS" && !post) {
+      return Refusal{
+          405, "method not allowed (allowed: " + server_.allow + ")", {{"Allow", server_.allow}}};
+    }
+    const std::string_view target = view(m.target());
+    if (target.size() > kMaxRequestLine) return line_too_long();
+    if (target.empty() || (target[0] != '/' && !(target == "*" && method == "OPTIONS"))) {
+      return Refusal{400, "the request target must be a path starting with /"};
+    }
+    const std::size_t hosts = m.count(http::field::host);
+    if (hosts > 1 || (hosts == 0 && m.version() >= 11)) {
+      return Refusal{400, "an HTTP/1.1 request needs exactly one Host header"};
+    }
+    std::size_t header_bytes = 0;
+    for (const auto& field : m)
+      header_bytes += field.name_string().size() + field.value().size() + 4;
+    if (header_bytes > kMaxHeaderBlock) return headers_too_large();
+    return body_problem(m, post);
+  }
+  std::optional<Refusal> body_problem(const http::request<http::string_body>& m, bool post) const {
+    if (m.count(http::field::transfer_encoding) != 0 && !parser_->chunked()) {
+      return Refusal{400, "the only transfer coding accepted is chunked"};
+    }
+    const bool has_body = parser_->chunked() || parser_->content_length().value_or(0) > 0;
+    if (has_body && !post) {
+      return Refusal{400, "a " + std::string(m.method_string()) + " request carries no body"};
+    }
+    return std::nullopt;
+  }
+  // A client that waits for "100 Continue" before it sends the body (curl does, above 1 KiB)
+  // gets it at once; the socket is fresh and non-blocking, so a short write would be odd.
+  void expect_continue(const http::request<http::string_body>& m) {
+    const auto it = m.find(http::field::expect);
+    if (it == m.end() || !boost::beast::iequals(it->value(), "100-continue")) return;
+    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    error_code ec;
+    const std::size_t n = socket_.write_some(asio::buffer(kContinue.data(), kContinue.size()), ec);
+    if (ec || n != kContinue.size()) close_after_write_ = true;
+  }
+
+  void dispatch() {
+    enter(Phase::working, Millis{0});
+    Request request = take_request();
+    if (request.method == "OPTIONS") {
+      answer(server_.options_answer(exchange_));
+    } else if (server_.is_inline(request.path)) {
+      answer(server_.run(request));
+    } else {
+      server_.workers.submit([self = shared_from_this(), request = std::move(request)]() mutable {
+        Response response = self->server_.run(request);
+        asio::io_context& io = self->server_.io;
+        asio::post(io, [self = std::move(self), response = std::move(response)] {
+          self->answer(response);
+        });
+      });
+    }
+  }
+  Request take_request() {
+    http::request<http::string_body> m = parser_->release();
+    parser_.reset();
+    Request r;
+    r.method = std::string(m.method_string());
+    r.target = std::string(m.target());
+    const std::string raw_path = r.target.substr(0, r.target.find('?'));
+    r.path = percent_decode(raw_path).value_or(raw_path);
+    if (const auto it = m.find(http::field::authorization); it != m.end()) {
+      r.authorization = std::string(it->value());
+    }
+    r.body = std::move(m.body());
+    return r;
+  }
+
+  void answer(const Response& response) {
+    if (phase_ == Phase::closed) return;  // closed at the end of the stop's grace
+    const bool close = close_after_write_ || !exchange_.keep_alive || server_.stopping;
+    write(server_.serialize(response, exchange_, close), close);
+  }
+  // An error of the HTTP layer: answered as JSON, then the connection closes (what is left
+  // of the request cannot be told from the next one).
+  void refuse(Refusal refusal) {
+    if (phase_ == Phase::closed) return;
+    if (reading_) {
+      error_code ignored;
+      socket_.cancel(ignored);  // the read in progress ends (operation_aborted)
+    }
+    Response r = json_error(refusal.status, refusal.message);
+    r.headers = std::move(refusal.headers);
+    write(server_.serialize(r, Exchange{}, true), true);
+  }
+  void write(std::string text, bool close) {
+    close_after_write_ = close;
+    out_ = std::move(text);
+    enter(Phase::writing, server_.options.idle_timeout);
+    asio::async_write(socket_, asio::buffer(out_),
+                      [self = shared_from_this()](const error_code& ec, std::size_t /*n*/) {
+                        self->on_written(ec);
+                      });
+  }
+  void on_written(const error_code& ec) {
+    if (phase_ == Phase::closed) return;
+    if (ec) {
+      close();
+      return;
+    }
+    std::string().swap(out_);  // an idle connection keeps no answer's memory
+    if (close_after_write_) {
+      linger();
+      return;
+    }
+    // The next request, maybe already buffered (pipelined).
+    if (buffer_.size() > 0) {
+      enter(Phase::head, server_.options.header_timeout);
+      parse();
+    } else {
+      if (buffer_.capacity() > 2 * kReadSize) buffer_.shrink_to_fit();
+      enter(Phase::idle, server_.options.idle_timeout);
+      read();
+    }
+  }
+
+  // Closing right after an answer would reset the connection while the client still sends
+  // (the rest of a refused body), and a reset can destroy the answer before it is read:
+  // so the sending side is shut, and what still arrives is read and dropped for a while.
+  void linger() {
+    if (server_.stopping) {
+      close();
+      return;
+    }
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    buffer_.consume(buffer_.size());
+    enter(Phase::lingering, kLinger);
+    read();
+  }
+  void on_linger_read(const error_code& ec, std::size_t n) {
+    if (ec == asio::error::operation_aborted) {
+      read();  // the read that refuse() cancelled: drain with a new one
+      return;
+    }
+    lingered_ += n;
+    if (ec || n == 0 || lingered_ > kMaxLinger) {
+      close();
+      return;
+    }
+    buffer_.commit(n);
+    buffer_.consume(buffer_.size());
+    read();
+  }
+};
+
+std::string Server::serialize(const Response& r, const Exchange& x, bool close) const {
+  std::string out;
+  out.reserve(r.body.size() + 256);
+  const auto status = static_cast<http::status>(r.status);
+  out += "HTTP/1.1 " + std::to_string(r.status) + " " + std::string(http::obsolete_reason(status)) +
+         "\r\nDate: " + http_date() + "\r\n";
+  const bool no_body = r.status == 204 || r.status == 304;
+  if (!no_body) {
+    out += "Content-Type: " + r.content_type +
+           "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
+  }
+  const bool cache = r.cacheable && x.read && r.status == 200 && options.cache_max_age.count() > 0;
+  out += cache ? "Cache-Control: max-age=" + std::to_string(options.cache_max_age.count()) + "\r\n"
+               : std::string("Cache-Control: no-store\r\n");
+  if (close) {
+    out += "Connection: close\r\n";
+  } else if (x.version == 10) {
+    out += "Connection: keep-alive\r\n";
+  }
+  if (origin_allowed(x.origin)) {
+    out += "Access-Control-Allow-Origin: " + x.origin + "\r\nVary: Origin\r\n";
+  }
+  for (const auto& [name, value] : r.headers) {
+    if (header_safe(name) && header_safe(value))
+      out.append(name).append(": ").append(value) += "\r\n";
+  }
+  out += "\r\n";
+  if (!x.head && !no_body) out += r.body;
+  return out;
+}
+
+// OPTIONS: a CORS preflight from a listed origin is allowed (204 with what may be sent),
+// from another origin refused (403); without an Origin, the methods served.
+Response Server::options_answer(const Exchange& x) const {
+  Response r;
+  r.status = 204;
+  if (x.origin.empty()) {
+    r.headers = {{"Allow", allow}};
+    return r;
+  }
+  if (!origin_allowed(x.origin)) {
+    return json_error(403, "this origin may not read here (serve.cors_origins does not list it)");
+  }
+  r.headers = {{"Access-Control-Allow-Methods", options.post ? "GET, HEAD, POST" : "GET, HEAD"},
+               {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
+               {"Access-Control-Max-Age", std::string(kPreflightMaxAge)},
+               {"Allow", allow}};
+  return r;
+}
+
+void Server::listen(const std::string& text) {
+  const net::HostPort where = net::parse_host_port(text, options.flag);
+  const std::string host = where.host.empty() ? "0.0.0.0" : where.host;
+  const auto fail = [&](const error_code& ec) {
+    throw Error(options.flag + " " + text + ": cannot listen: " + ec.message());
+  };
+  error_code ec;
+  tcp::resolver resolver(io);
+  const auto found = resolver.resolve(host, where.port, tcp::resolver::passive, ec);
+  if (ec || found.empty()) fail(ec);
+  const tcp::endpoint endpoint = found.begin()->endpoint();
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) fail(ec);
+  const tcp::endpoint bound = acceptor.local_endpoint();
+  const std::string ip = bound.address().to_string();
+  address = (bound.address().is_v6() ? "[" + ip + "]" : ip) + ":" + std::to_string(bound.port());
+}
+
+void Server::accept() {
+  acceptor.async_accept(
+      [this](const error_code& ec, tcp::socket socket) { on_accept(ec, std::move(socket)); });
+}
+
+void Server::on_accept(const error_code& ec, tcp::socket socket) {
+  if (stopping || ec == asio::error::operation_aborted) return;
+  if (ec) {
+    // Out of descriptors (EMFILE) or memory: the pending connection stays queued; wait a
+    // little rather than spin (and say so once, not at every try).
+    if (!accept_failing) {
+      spdlog::warn("http {}: accepting a connection failed: {} (retrying)", address, ec.message());
+    }
+    accept_failing = true;
+    accept_pause.expires_after(kAcceptPause);
+    accept_pause.async_wait([this](const error_code& e) {
+      if (!e && !stopping) accept();
+    });
+    return;
+  }
+  accept_failing = false;
+  const bool within = counted < options.max_connections;
+  auto c = std::make_shared<Connection>(*this, std::move(socket));
+  live.emplace(c.get(), within);
+  if (within) {
+    ++counted;
+    c->start();
+  } else if (live.size() - counted <= kMaxRefusing) {
+    c->refuse_at_once();
+  } else {
+    c->close();  // refusing too many already: not even an answer
+  }
+  accept();
+}
+
+void Server::forget(Connection* c) {
+  const auto it = live.find(c);
+  if (it == live.end()) return;
+  if (it->second) --counted;
+  live.erase(it);
+  if (stopping && live.empty() && !finished) stop_timer.cancel();
+}
+
+void Server::begin_stop() {
+  stopping = true;
+  error_code ignored;
+  acceptor.close(ignored);
+  accept_pause.cancel();
+  std::vector<Connection*> all;
+  all.reserve(live.size());
+  for (const auto& [c, counted_in] : live) all.push_back(c);
+  for (Connection* c : all) c->on_stop();
+  if (live.empty()) return;
+  // Answers still being made or written get the grace; then every connection closes.
+  stop_timer.expires_after(kStopGrace);
+  stop_timer.async_wait([this](const error_code& ec) {
+    if (ec) return;
+    std::vector<Connection*> left;
+    for (const auto& [c, counted_in] : live) left.push_back(c);
+    for (Connection* c : left) c->close();
+  });
+}
+
+void Server::stop() {
+  std::call_once(stopped, [this] {
+    asio::post(io, [this] { begin_stop(); });
+    workers.finish();  // the requests they hold are answered (posted to the I/O thread)
+    work.reset();      // the I/O thread ends when its connections have
+    if (io_thread.joinable()) io_thread.join();
+    finished = true;
+  });
+}
+
+}  // namespace
 
 struct HttpServer::Impl {
-  httplib::Server server;
+  Impl(Handler handler, Options options) : server(std::move(handler), std::move(options)) {}
+  Server server;
 };
 
 HttpServer::HttpServer(const std::string& address, Handler handler, Options options)
-    : handler_(std::move(handler)), impl_(std::make_unique<Impl>()) {
-  const net::HostPort where = net::parse_host_port(address, options.flag);
-  httplib::Server& s = impl_->server;
-  s.set_read_timeout(options.client_timeout);
-  s.set_write_timeout(options.client_timeout);
-  s.set_payload_max_length(options.max_body);
-  s.set_tcp_nodelay(true);  // headers and body go in two writes: no Nagle delay between them
-  const std::size_t workers = std::max<std::size_t>(1, options.workers);
-  s.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
-  const auto serve = [this](const httplib::Request& request, httplib::Response& response) {
-    Request in{request.method, request.path, request.target,
-               request.get_header_value("Authorization"), request.body};
-    Response r;
-    try {
-      r = handler_(in);
-    } catch (const std::exception& e) {
-      spdlog::warn("http {}: {} {} failed: {}", address_, request.method, request.path, e.what());
-      r = Response{500, "text/plain; charset=utf-8", "internal error\n"};
-    }
-    response.status = r.status;
-    response.set_content(r.body, r.content_type.c_str());
-  };
-  s.Get(".*", serve);
-  const std::string allow = options.post ? "GET, HEAD, POST" : "GET, HEAD";
-  const auto not_allowed = [allow](const httplib::Request&, httplib::Response& response) {
-    response.status = 405;
-    response.set_header("Allow", allow);
-    response.set_content("Method Not Allowed\n", "text/plain; charset=utf-8");
-  };
-  if (options.post) {
-    s.Post(".*", serve);
-  } else {
-    s.Post(".*", not_allowed);
-  }
-  s.Put(".*", not_allowed);
-  s.Patch(".*", not_allowed);
-  s.Delete(".*", not_allowed);
-  s.Options(".*", not_allowed);
-
-  const std::string host = where.host.empty() ? "0.0.0.0" : where.host;
-  int port = std::stoi(where.port);
-  errno = 0;
-  const bool bound = port == 0 ? (port = s.bind_to_any_port(host)) > 0 : s.bind_to_port(host, port);
-  if (!bound) {
-    throw Error(options.flag + " " + address + ": cannot listen" +
-                (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()));
-  }
-  address_ =
-      (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
-  thread_ = std::thread([this] {
-    // Signals (SIGTERM, SIGINT) belong to the main thread, which stops the consumer; the
-    // workers started from here inherit the mask (a SIGPIPE of theirs stays with them).
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, nullptr);
-    impl_->server.listen_after_bind();
+    : impl_(std::make_unique<Impl>(std::move(handler), std::move(options))) {
+  Server& s = impl_->server;
+  s.allow = s.options.post ? "GET, HEAD, POST, OPTIONS" : "GET, HEAD, OPTIONS";
+  s.listen(address);
+  s.workers.start(std::max<std::size_t>(1, s.options.workers));
+  s.accept();
+  s.io_thread = std::thread([&s] {
+    block_signals();
+    s.io.run();
   });
 }
 
 HttpServer::~HttpServer() {
+  stop();
+}
+
+void HttpServer::stop() {
   impl_->server.stop();
-  if (thread_.joinable()) thread_.join();
+}
+
+const std::string& HttpServer::address() const {
+  return impl_->server.address;
 }
 
 }  // namespace bk::cli

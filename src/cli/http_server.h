@@ -1,40 +1,59 @@
-// An HTTP/1.1 server (cpp-httplib) for ingest's /metrics and probes and for serve's read
-// API: GET and HEAD, POST when asked (other methods 405),
-// keep-alive, clients served by a pool of threads (an idle or slow client does not hold up
-// the others), every client bounded by a timeout. Garbage gets a 4xx, never a crash.
+// The HTTP/1.1 server of serve's read API and of ingest's /metrics and probes: connections
+// are held by an event loop (no thread per client), handlers that may block run on a fixed
+// pool of workers, every read is bounded in size and time, and every error is JSON.
 #pragma once
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
-#include <string_view>
-#include <thread>
+#include <utility>
+#include <vector>
 
 namespace bk::cli {
 
 class HttpServer {
  public:
   struct Request {
-    std::string method;         // GET, HEAD or POST
-    std::string path;           // decoded, without the query
+    std::string method;         // GET, HEAD or POST (OPTIONS is answered by the server)
+    std::string path;           // percent-decoded (as sent when it does not decode), no query
     std::string target;         // as sent: path and query, still percent-encoded
     std::string authorization;  // the Authorization header, "" when absent
     std::string body;           // POST
   };
   struct Response {
     int status = 200;
-    std::string content_type = "text/plain; charset=utf-8";
+    std::string content_type = "application/json";
     std::string body;
+    // Headers beyond the server's own (Date, Content-Type, Content-Length, Cache-Control,
+    // Connection, CORS), as name and value: WWW-Authenticate, Retry-After...
+    std::vector<std::pair<std::string, std::string>> headers{};
+    // A successful read that clients may cache for Options::cache_max_age (else no-store).
+    bool cacheable = false;
   };
-  // Called on a worker thread (several at once).
+  // Runs on a worker thread (several at once), or on the I/O thread for an inline path.
   using Handler = std::function<Response(const Request& request)>;
 
   struct Options {
-    std::chrono::milliseconds client_timeout = std::chrono::seconds{5};
-    std::size_t workers = 8;                        // threads serving clients (one client each)
+    // Paths answered on the I/O thread: their handler must never block (probes, metrics).
+    // Every other request goes to a worker.
+    std::vector<std::string> inline_paths;
+    std::size_t workers = 1;                        // threads running handlers that may block
     bool post = false;                              // POST too (else 405 like any other method)
-    std::size_t max_body = std::size_t{64} * 1024;  // larger requests get 413
-    std::string flag = "--listen";                  // names the address in messages
+    std::size_t max_body = std::size_t{64} * 1024;  // larger bodies get 413
+    // The request head must arrive within header_timeout of its first byte (of the
+    // connection, for a new one), its body within body_timeout of the head: else 408.
+    std::chrono::milliseconds header_timeout = std::chrono::seconds{10};
+    std::chrono::milliseconds body_timeout = std::chrono::seconds{10};
+    // A keep-alive connection with no request for this long is closed; also the time a
+    // client has to take an answer.
+    std::chrono::milliseconds idle_timeout = std::chrono::seconds{60};
+    std::size_t max_connections = 4096;  // beyond: a JSON 503, then closed
+    // Origins whose requests get Access-Control-Allow-Origin ("*": any); empty: none.
+    std::vector<std::string> cors_origins;
+    // > 0: cacheable answers say Cache-Control: max-age=N (else no-store).
+    std::chrono::seconds cache_max_age{0};
+    std::string flag = "--listen";  // names the address in messages
   };
 
   // Binds `address` (HOST:PORT; port 0 picks a free one) and starts serving. Throws
@@ -42,19 +61,21 @@ class HttpServer {
   HttpServer(const std::string& address, Handler handler, Options options);
   HttpServer(const std::string& address, Handler handler)
       : HttpServer(address, std::move(handler), Options{}) {}
-  ~HttpServer();  // stops accepting, lets requests in progress finish, joins the threads
+  ~HttpServer();  // stop()
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
+  // Stops accepting, closes idle and half-sent connections, lets requests in progress be
+  // answered, and returns within 5 s whatever the clients do (a handler still running
+  // is waited for). Idempotent.
+  void stop();
+
   // The bound address, e.g. "127.0.0.1:39211".
-  const std::string& address() const { return address_; }
+  const std::string& address() const;
 
  private:
-  struct Impl;  // the cpp-httplib server
-  Handler handler_;
+  struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::string address_;
-  std::thread thread_;
 };
 
 }  // namespace bk::cli

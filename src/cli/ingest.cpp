@@ -257,9 +257,12 @@ int ingest(Context& ctx, const IngestArgs& args) {
   std::unique_ptr<HttpServer> server;
   if (!args.listen.empty()) {
     // Before connecting, so probes answer (not ready) while Redis is being reached.
+    HttpServer::Options options;
+    options.inline_paths = {"/metrics", "/healthz", "/readyz"};  // none of them blocks
     server = std::make_unique<HttpServer>(
         args.listen,
-        [&observed](const HttpServer::Request& request) { return observed.answer(request.path); });
+        [&observed](const HttpServer::Request& request) { return observed.answer(request.path); },
+        options);
     spdlog::info("ingest: serving /metrics, /healthz and /readyz on http://{}", server->address());
   }
   spdlog::info("ingest: stream{} {} group {} consumer {}{}{}", o.streams.size() == 1 ? "" : "s",

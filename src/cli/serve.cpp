@@ -1,14 +1,17 @@
-// serve: the HTTP read API (src/api) on cpp-httplib, plus /healthz, /readyz and /metrics.
-// Each worker thread borrows a session (its own Redis and PostgreSQL connections and
-// service objects: none of them is thread-safe) for the length of one request.
+// serve: the HTTP read API (src/api) behind HttpServer, with /healthz, /readyz and /metrics
+// answered on the server's I/O thread. Reads run on --workers threads, each borrowing a
+// session (Redis and PostgreSQL connections and service objects: none is thread-safe) from
+// a pool for the length of one request.
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "api/api.h"
@@ -16,6 +19,8 @@
 #include "cli/cursor_key.h"
 #include "cli/http_server.h"
 #include "cli/metrics_io.h"
+#include "cli/readiness.h"
+#include "cold/conninfo.h"
 #include "core/json.h"
 #include "core/metrics.h"
 #include "core/redact.h"
@@ -37,33 +42,67 @@ std::string trimmed(const std::string& s) {
   return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
 }
 
+// --- Tokens: a source that is configured must yield a token (fail closed) -----------------
+
+std::vector<std::string> tokens_of_list(const std::string& list) {
+  std::vector<std::string> tokens;
+  for (std::size_t start = 0; start <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    if (std::string t = trimmed(list.substr(start, comma - start)); !t.empty()) {
+      tokens.push_back(std::move(t));
+    }
+    start = comma + 1;
+  }
+  return tokens;
+}
+
+std::vector<std::string> tokens_of_file(const ServeConfig& config) {
+  std::ifstream in(config.tokens_file);
+  if (!in) {
+    throw UsageError(config.where + ": serve.tokens_file '" + config.tokens_file +
+                     "' cannot be read");
+  }
+  std::vector<std::string> tokens;
+  for (std::string line; std::getline(in, line);) {
+    line = trimmed(line);
+    if (!line.empty() && line[0] != '#') tokens.push_back(line);
+  }
+  return tokens;
+}
+
 // BOARDKEEPER_SERVE_TOKENS (comma-separated) and serve.tokens_file (one a line, # comments).
+// Each source that is set must name a token: one that names none stops serve (exit 2) rather
+// than serving without authentication by mistake.
 std::vector<std::string> load_tokens(const ServeConfig& config) {
   std::vector<std::string> tokens;
-  if (const char* env = std::getenv("BOARDKEEPER_SERVE_TOKENS")) {
-    std::string list(env);
-    for (std::size_t start = 0; start <= list.size();) {
-      const std::size_t comma = std::min(list.find(',', start), list.size());
-      if (std::string t = trimmed(list.substr(start, comma - start)); !t.empty()) {
-        tokens.push_back(std::move(t));
-      }
-      start = comma + 1;
+  const char* env = std::getenv("BOARDKEEPER_SERVE_TOKENS");
+  if (env != nullptr) {
+    tokens = tokens_of_list(env);
+    for (const std::string& t : tokens) add_secret(t);  // never printed, whatever happens
+    if (tokens.empty()) {
+      throw UsageError(
+          "BOARDKEEPER_SERVE_TOKENS is set but names no token (comma-separated tokens); unset "
+          "it to serve without authentication");
     }
   }
   if (!config.tokens_file.empty()) {
-    std::ifstream in(config.tokens_file);
-    if (!in) {
+    const std::vector<std::string> from_file = tokens_of_file(config);
+    for (const std::string& t : from_file) add_secret(t);
+    if (from_file.empty()) {
       throw UsageError(config.where + ": serve.tokens_file '" + config.tokens_file +
-                       "' cannot be read");
+                       "' names no token (one a line; blank lines and # comments are skipped)");
     }
-    for (std::string line; std::getline(in, line);) {
-      line = trimmed(line);
-      if (!line.empty() && line[0] != '#') tokens.push_back(line);
-    }
+    tokens.insert(tokens.end(), from_file.begin(), from_file.end());
   }
-  for (const std::string& t : tokens) add_secret(t);  // never printed, whatever happens
+  if (env == nullptr && config.tokens_file.empty()) {
+    spdlog::warn(
+        "serve: no token source (serve.tokens_file, BOARDKEEPER_SERVE_TOKENS): /v1 is served "
+        "without authentication to anyone who can connect");
+  }
   return tokens;
 }
+
+// --- Sessions ------------------------------------------------------------------------------
 
 // One worker's connections and services, made on first use and kept.
 struct Session {
@@ -75,8 +114,7 @@ struct Session {
         reads(boards, [this]() -> cold::Archive& { return archive(); }),
         verified(deployment_verified) {}
 
-  // Before a request: a connection that failed is made again (a failure is a 503 now, and
-  // the next request tries again).
+  // Before a request: a connection that failed is made again.
   void ready() {
     if (!redis.connected()) redis.reconnect();
   }
@@ -106,21 +144,28 @@ struct Session {
   std::unique_ptr<cold::Archive> archive_;
 };
 
+// Sessions not in use. A worker holds at most one at a time, so there are never more than
+// --workers of them.
 class Sessions {
  public:
   Sessions(const Config& config, Clock clock) : config_(config), clock_(clock) {}
 
-  std::unique_ptr<Session> take() {
+  struct Lease {
+    std::unique_ptr<Session> session;
+    bool reused = false;  // taken idle from the pool: its connections may have died meanwhile
+  };
+  Lease take() {
     {
       const std::lock_guard<std::mutex> lock(mu_);
       if (!free_.empty()) {
-        auto s = std::move(free_.back());
+        Lease lease{std::move(free_.back()), true};
         free_.pop_back();
-        return s;
+        return lease;
       }
     }
-    return std::make_unique<Session>(config_, clock_, verified_);
+    return fresh();
   }
+  Lease fresh() { return {std::make_unique<Session>(config_, clock_, verified_), false}; }
   void give_back(std::unique_ptr<Session> s) {
     const std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(std::move(s));
@@ -133,6 +178,8 @@ class Sessions {
   std::mutex mu_;
   std::vector<std::unique_ptr<Session>> free_;
 };
+
+// --- Answers -----------------------------------------------------------------------------
 
 class ServeMetrics {
  public:
@@ -154,14 +201,149 @@ class ServeMetrics {
       {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5});
 };
 
-// A failure nobody foresaw: logged with what it was, answered 500 without it.
-api::Response unexpected(const HttpServer::Request& request, const std::exception& e) {
-  spdlog::error("serve: {} {} failed: {}", request.method, request.path, e.what());
-  return {500, JsonLine().str("error", "internal error (logged)").done(), "other"};
-}
+// An answer and its route (for metrics).
+struct Answered {
+  HttpServer::Response response;
+  std::string route;
+};
 
 HttpServer::Response json(int status, std::string body) {
   return {status, "application/json", std::move(body) + "\n"};
+}
+
+// /v1 (and anything not a probe), on a worker: a session from the pool, the API, and one
+// retry on fresh connections when a backend failed on a session that sat idle.
+class ReadApi {
+ public:
+  ReadApi(const api::Api& api, Sessions& sessions) : api_(api), sessions_(sessions) {}
+
+  Answered answer(const HttpServer::Request& request) {
+    Sessions::Lease lease = sessions_.take();
+    Attempt a = attempt(*lease.session, request);
+    if (a.unavailable && lease.reused) {
+      // A restart kills idle connections: that alone is no outage. The old session goes.
+      lease = sessions_.fresh();
+      a = attempt(*lease.session, request);
+    }
+    if (!a.unavailable && !a.broken) sessions_.give_back(std::move(lease.session));
+    std::string route = a.response.route;
+    return {to_http(request, std::move(a.response)), std::move(route)};
+  }
+
+ private:
+  const api::Api& api_;
+  Sessions& sessions_;
+
+  struct Attempt {
+    api::Response response;
+    bool unavailable = false;  // a backend could not be reached (a 503 naming its kind)
+    bool broken = false;       // the session's state is unknown: not reused
+  };
+
+  Attempt attempt(Session& s, const HttpServer::Request& request) const {
+    Attempt a;
+    try {
+      reconnect_redis(s);
+      // The API answers a backend's failure itself: 503 naming its kind, Retry-After, the
+      // detail in the log.
+      a.response = api_.handle(
+          {request.method, request.target, request.authorization, request.body}, s.reads);
+      a.unavailable = a.response.status == 503;
+    } catch (const std::exception& e) {
+      a.response = unexpected(request, e);
+      a.broken = true;
+    }
+    return a;
+  }
+  // Redis's connection made again if it failed. When it cannot be, the API runs all the
+  // same (its commands then fail at once, answered 503), so the answer counts under its
+  // route.
+  static void reconnect_redis(Session& s) {
+    try {
+      s.ready();
+    } catch (const Error& e) {
+      if (!e.transient()) throw;
+    }
+  }
+  // A failure nobody foresaw: logged with what it was, answered 500 without it.
+  static api::Response unexpected(const HttpServer::Request& request, const std::exception& e) {
+    spdlog::error("serve: {} {} failed: {}", request.method, escape_control(request.path, false),
+                  redact(e.what()));
+    return {500, JsonLine().str("error", "internal error (logged)").done(), "other"};
+  }
+  static HttpServer::Response to_http(const HttpServer::Request& request, api::Response r) {
+    HttpServer::Response out = json(r.status, std::move(r.body));
+    out.headers = std::move(r.headers);
+    out.cacheable = r.status == 200 && (request.method == "GET" || request.method == "HEAD");
+    return out;
+  }
+};
+
+// Every request: the probes and metrics here (inline: they never block), the rest to the API.
+class Front {
+ public:
+  Front(const Readiness& readiness, ServeMetrics& metrics, ReadApi& reads)
+      : readiness_(readiness), metrics_(metrics), reads_(reads) {}
+
+  HttpServer::Response operator()(const HttpServer::Request& request) {
+    const auto started = std::chrono::steady_clock::now();
+    Answered a = route(request);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+    metrics_.observe(a.route, a.response.status, took.count());
+    return std::move(a.response);
+  }
+
+ private:
+  const Readiness& readiness_;
+  ServeMetrics& metrics_;
+  ReadApi& reads_;
+
+  Answered route(const HttpServer::Request& request) {
+    if (request.path == "/healthz") return {{200, "text/plain; charset=utf-8", "ok\n"}, "healthz"};
+    if (request.path == "/readyz") {
+      return {json(readiness_.ready() ? 200 : 503, readiness_.json()), "readyz"};
+    }
+    if (request.path == "/metrics") {
+      return {{200, std::string(kPrometheusText), metrics_.render()}, "metrics"};
+    }
+    return reads_.answer(request);
+  }
+};
+
+HttpServer::Options server_options(const ServeConfig& config, const ServeArgs& args) {
+  HttpServer::Options o;
+  o.inline_paths = {"/healthz", "/readyz", "/metrics"};
+  o.workers = args.workers;
+  o.post = true;
+  o.max_body = std::size_t{1024} * 1024;  // 1000 ids of up to 512 bytes, JSON-quoted
+  o.header_timeout = config.header_timeout;
+  o.body_timeout = config.body_timeout;
+  o.idle_timeout = config.idle_timeout;
+  o.max_connections = static_cast<std::size_t>(config.max_connections);
+  o.cors_origins = config.cors_origins;
+  o.cache_max_age = std::chrono::duration_cast<std::chrono::seconds>(config.cache_max_age);
+  o.flag = args.listen.empty() ? "serve.listen" : "--listen";
+  return o;
+}
+
+// Every connection is a descriptor: the soft limit (often 1024) goes up to the hard one, so
+// that serve.max_connections, not the limit, decides how many are held.
+void raise_open_files_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  const rlim_t before = limit.rlim_cur;
+  limit.rlim_cur = limit.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    spdlog::debug("serve: open files limit raised from {} to {}", before, limit.rlim_cur);
+  }
+}
+
+void on_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
 }
 
 }  // namespace
@@ -170,87 +352,23 @@ int serve(Context& ctx, const ServeArgs& args) {
   const Config& config = ctx.config();
   const std::string listen = args.listen.empty() ? config.serve.listen : args.listen;
   const api::Api api(load_tokens(config.serve), cursor_key_provider(config));
+  Readiness readiness(redis_options(config.redis),
+                      cold::parse_conninfo(config.postgres.url).conninfo);
+  readiness.check_now();   // the first /readyz answers know (unreachable ones are logged)
+  api.fetch_cursor_key();  // now, while PostgreSQL (or Redis's copy) can give it
   Sessions sessions(config, ctx.clock());
   ServeMetrics observed;
+  ReadApi reads(api, sessions);
+  on_stop_signals();
+  raise_open_files_limit();
 
-  // The readiness probe's own connection, so a probe never waits for a busy worker.
-  std::mutex probe_mu;
-  redis::Connection probe(redis_options(config.redis), redis::Connect::later);
-  const auto not_ready = [&]() -> std::string {
-    const std::lock_guard<std::mutex> lock(probe_mu);
-    try {
-      if (!probe.connected()) probe.reconnect();
-      const redis::Reply r = probe.command({"PING"});
-      if (r.is_error()) return "redis answered PING with an error: " + r.str;
-      return "";
-    } catch (const Error& e) {
-      return std::string("redis is not reachable: ") + e.what();
-    }
-  };
-
-  const auto handler = [&](const HttpServer::Request& request) -> HttpServer::Response {
-    const auto started = std::chrono::steady_clock::now();
-    HttpServer::Response out;
-    std::string route;
-    if (request.path == "/healthz") {
-      route = "healthz";
-      out = {200, "text/plain; charset=utf-8", "ok\n"};
-    } else if (request.path == "/readyz") {
-      route = "readyz";
-      const std::string why = not_ready();
-      out = why.empty() ? HttpServer::Response{200, "text/plain; charset=utf-8", "ok\n"}
-                        : HttpServer::Response{503, "text/plain; charset=utf-8", why + "\n"};
-    } else if (request.path == "/metrics") {
-      route = "metrics";
-      out = {200, std::string(kPrometheusText), observed.render()};
-    } else {
-      std::unique_ptr<Session> session = sessions.take();
-      api::Response r;
-      try {
-        session->ready();
-        r = api.handle({request.method, request.target, request.authorization, request.body},
-                       session->reads);
-      } catch (const Error& e) {
-        if (e.transient()) {
-          r = {503, JsonLine().str("error", e.what()).done(), "other"};
-        } else {
-          r = unexpected(request, e);
-          session.reset();  // its connections may be in any state: the next request makes new ones
-        }
-      } catch (const std::exception& e) {
-        r = unexpected(request, e);
-        session.reset();
-      }
-      if (session) sessions.give_back(std::move(session));
-      if (r.status == 503) spdlog::warn("serve: {} {}: {}", request.method, request.path, r.body);
-      route = r.route;
-      out = json(r.status, std::move(r.body));
-    }
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
-    observed.observe(route, out.status, took.count());
-    return out;
-  };
-
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-
-  HttpServer::Options options;
-  options.workers = args.workers;
-  options.post = true;
-  options.max_body = std::size_t{1024} * 1024;  // 1000 ids of up to 512 bytes, JSON-quoted
-  options.flag = args.listen.empty() ? "serve.listen" : "--listen";
-  std::unique_ptr<HttpServer> server = std::make_unique<HttpServer>(listen, handler, options);
-  spdlog::info("serve: listening on http://{} ({} workers{})", server->address(), args.workers,
+  HttpServer server(listen, Front(readiness, observed, reads), server_options(config.serve, args));
+  spdlog::info("serve: listening on http://{} ({} workers{})", server.address(), args.workers,
                api.authorized("") ? ", no tokens: the API is open" : ", bearer tokens required");
-  if (const std::string why = not_ready(); !why.empty()) {
-    spdlog::warn("serve: {}; reads answer 503 until it is", why);
-  }
+  readiness.start();
   while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   spdlog::info("serve: stopping (requests in progress are answered first)");
-  server.reset();
+  server.stop();
   return 0;
 }
 

@@ -201,7 +201,9 @@ std::optional<std::string> postgres_url_problem(std::string_view url) {
 
 const std::vector<std::string_view> kTopKeys{"redis", "postgres", "ingest",
                                              "serve", "history",  "boards"};
-const std::vector<std::string_view> kServeKeys{"listen", "tokens_file"};
+const std::vector<std::string_view> kServeKeys{"listen",       "tokens_file",  "header_timeout",
+                                               "body_timeout", "idle_timeout", "max_connections",
+                                               "cors_origins", "cache_max_age"};
 const std::vector<std::string_view> kRedisKeys{"url", "key_prefix", "cluster", "nodes", "tls"};
 const std::vector<std::string_view> kTlsKeys{"ca_file", "cert_file", "key_file", "server_name"};
 const std::vector<std::string_view> kPostgresKeys{"url", "schema"};
@@ -301,6 +303,8 @@ class Loader {
                       const ConfigOverrides& overrides);
   void parse_ingest(const Entry& entry, IngestConfig& ingest, bool cluster);
   void parse_serve(const Entry& entry, ServeConfig& serve);
+  void parse_serve_limits(const Fields& f, ServeConfig& serve);
+  void parse_cors_origins(const Entry& entry, std::vector<std::string>& origins);
   void parse_history(const Entry& entry, const std::vector<BoardConfig>& boards,
                      HistoryConfig& history);
   void parse_streams(const Entry& entry, std::vector<std::string>& streams);
@@ -1104,6 +1108,72 @@ void Loader::parse_serve(const Entry& entry, ServeConfig& serve) {
       serve.tokens_file = *file;
       serve.where = where(e->pos());
     }
+  }
+  parse_serve_limits(f, serve);
+  if (const auto e = f.get("cors_origins")) parse_cors_origins(*e, serve.cors_origins);
+}
+
+void Loader::parse_serve_limits(const Fields& f, ServeConfig& serve) {
+  for (const auto& [key, into] :
+       {std::pair<const char*, Millis*>{"header_timeout", &serve.header_timeout},
+        {"body_timeout", &serve.body_timeout},
+        {"idle_timeout", &serve.idle_timeout}}) {
+    const auto e = f.get(key);
+    if (!e) continue;
+    if (const auto d = read_duration(*e, std::string("serve.") + key)) {
+      if (d->count() <= 0) {
+        report(*e, std::string("serve.") + key + " must be longer than 0");
+      } else {
+        *into = *d;
+      }
+    }
+  }
+  if (const auto e = f.get("max_connections")) {
+    if (const auto v = read_int(*e, "serve.max_connections")) {
+      if (*v < 1 || *v > 1000000) {
+        report(*e, "serve.max_connections must be in [1, 1000000], not " + std::to_string(*v));
+      } else {
+        serve.max_connections = *v;
+      }
+    }
+  }
+  if (const auto e = f.get("cache_max_age")) {
+    if (const auto d = read_duration(*e, "serve.cache_max_age")) {
+      if (d->count() < 0 || d->count() % 1000 != 0) {
+        report(*e,
+               "serve.cache_max_age must be whole seconds (e.g. 0s, 30s, 5m), 0s for no caching");
+      } else {
+        serve.cache_max_age = *d;
+      }
+    }
+  }
+}
+
+// Each an origin as browsers send it (scheme://host[:port], no path), or "*" for any.
+void Loader::parse_cors_origins(const Entry& entry, std::vector<std::string>& origins) {
+  if (!entry.value.is_sequence()) {
+    report(entry,
+           "serve.cors_origins must be a list of origins (e.g. [https://app.example.com]), "
+           "not " +
+               kind_of(entry.value));
+    return;
+  }
+  for (const auto item : entry.value.items()) {
+    if (!item.is_scalar()) {
+      report(item, "serve.cors_origins must list origins, not " + kind_of(item));
+      continue;
+    }
+    const std::string& origin = item.scalar();
+    const std::size_t scheme = origin.find("://");
+    const bool web = origin.rfind("http://", 0) == 0 || origin.rfind("https://", 0) == 0;
+    if (origin != "*" && (!web || origin.size() == scheme + 3 ||
+                          origin.find_first_of("/?# ", scheme + 3) != std::string::npos)) {
+      report(item, "serve.cors_origins: " + quoted(origin) +
+                       " is not an origin: scheme://host[:port] without a path "
+                       "(e.g. https://app.example.com), or *");
+      continue;
+    }
+    origins.push_back(origin);
   }
 }
 

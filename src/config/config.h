@@ -74,6 +74,16 @@ struct ServeConfig {
   // BOARDKEEPER_SERVE_TOKENS (comma-separated) adds more. Read when `serve` starts.
   std::string tokens_file;
   std::string where;  // "FILE:LINE:COLUMN" of tokens_file, for messages
+  // A request's head must arrive within header_timeout, its body within body_timeout
+  // (else 408); a keep-alive connection idle for idle_timeout is closed. Each > 0.
+  Millis header_timeout = std::chrono::seconds{10};
+  Millis body_timeout = std::chrono::seconds{10};
+  Millis idle_timeout = std::chrono::seconds{60};
+  std::int64_t max_connections = 4096;  // [1, 1000000]; beyond it a JSON 503
+  // Origins (scheme://host[:port], or "*") whose browsers may read (CORS); empty: none.
+  std::vector<std::string> cors_origins;
+  // Whole seconds; > 0: successful reads say Cache-Control: max-age=N (0: no-store).
+  Millis cache_max_age{0};
 };
 
 // History retention (`history.retention`): per period name (a period kind or a custom

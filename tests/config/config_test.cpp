@@ -204,6 +204,46 @@ TEST(ConfigTest, ServeRefusesABadListenAddressAndUnknownKeys) {
                          "unknown key 'tokens' in the serve section"));
 }
 
+TEST(ConfigTest, ServeFrontEndKeysParseAndDefault) {
+  const Config c = parse(
+      "serve:\n  header_timeout: 5s\n  body_timeout: 2s\n  idle_timeout: 2m\n"
+      "  max_connections: 100\n  cors_origins: [https://app.example, 'http://localhost:3000', "
+      "'*']\n  cache_max_age: 30s\n" +
+      minimal());
+  EXPECT_EQ(c.serve.header_timeout, std::chrono::seconds{5});
+  EXPECT_EQ(c.serve.body_timeout, std::chrono::seconds{2});
+  EXPECT_EQ(c.serve.idle_timeout, minutes{2});
+  EXPECT_EQ(c.serve.max_connections, 100);
+  EXPECT_EQ(c.serve.cors_origins,
+            (std::vector<std::string>{"https://app.example", "http://localhost:3000", "*"}));
+  EXPECT_EQ(c.serve.cache_max_age, std::chrono::seconds{30});
+  const Config d = parse(minimal());
+  EXPECT_EQ(d.serve.header_timeout, std::chrono::seconds{10});
+  EXPECT_EQ(d.serve.body_timeout, std::chrono::seconds{10});
+  EXPECT_EQ(d.serve.idle_timeout, std::chrono::seconds{60});
+  EXPECT_EQ(d.serve.max_connections, 4096);
+  EXPECT_TRUE(d.serve.cors_origins.empty());
+  EXPECT_EQ(d.serve.cache_max_age.count(), 0);
+}
+
+TEST(ConfigTest, ServeFrontEndKeysRefuseWhatCannotWork) {
+  EXPECT_TRUE(HasProblem(problems_of("serve:\n  header_timeout: 0s\n" + minimal()), 2, 19,
+                         "serve.header_timeout must be longer than 0"));
+  EXPECT_TRUE(HasProblem(problems_of("serve:\n  idle_timeout: soon\n" + minimal()), 2, 17,
+                         "is not a duration"));
+  EXPECT_TRUE(HasProblem(problems_of("serve:\n  max_connections: 0\n" + minimal()), 2, 20,
+                         "serve.max_connections must be in [1, 1000000], not 0"));
+  EXPECT_TRUE(HasProblem(problems_of("serve:\n  cache_max_age: 1500ms\n" + minimal()), 2, 18,
+                         "serve.cache_max_age must be whole seconds"));
+  EXPECT_TRUE(HasProblem(problems_of("serve:\n  cors_origins: https://a.example\n" + minimal()), 2,
+                         17, "serve.cors_origins must be a list of origins"));
+  EXPECT_TRUE(
+      HasProblem(problems_of("serve:\n  cors_origins: [https://a.example/app]\n" + minimal()), 2,
+                 18, "is not an origin"));
+  EXPECT_TRUE(HasProblem(problems_of("serve:\n  cors_origins: [a.example]\n" + minimal()), 2, 18,
+                         "is not an origin"));
+}
+
 TEST(ConfigTest, IngestStreamMayBeAList) {
   const Config c = parse("ingest:\n  stream: [a:events, b:events]\n" + minimal());
   EXPECT_EQ(c.ingest.streams, (std::vector<std::string>{"a:events", "b:events"}));

@@ -1,0 +1,219 @@
+// The readiness prober: a Redis connection and a libpq connection of its own, used only by
+// its thread. A check that fails on a connection that was up is tried once more on a fresh
+// one (a backend restart kills idle connections; that alone is no outage).
+#include "cli/readiness.h"
+
+#include <libpq-fe.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "core/redact.h"
+#include "redis/connection.h"
+
+namespace bk::cli {
+namespace {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+constexpr std::chrono::milliseconds kCheckTimeout{1000};  // per check, connecting included
+
+const char* state_name(Readiness::State s) {
+  switch (s) {
+    case Readiness::State::ok:
+      return "ok";
+    case Readiness::State::unreachable:
+      return "unreachable";
+    case Readiness::State::unknown:
+      break;
+  }
+  return "unknown";
+}
+
+// Waits until `fd` is readable (or writable); false when the deadline passed first.
+bool wait_socket(int fd, bool write, SteadyTime deadline) {
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, static_cast<short>(write ? POLLOUT : POLLIN), 0};
+    const int n = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (n > 0) return true;
+    if (n == 0 || errno != EINTR) return false;
+  }
+}
+
+struct PgFinish {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+struct PgClear {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+
+// SELECT 1 over a libpq connection kept between checks, every step non-blocking and bounded.
+class PostgresProbe {
+ public:
+  explicit PostgresProbe(std::string conninfo) : conninfo_(std::move(conninfo)) {}
+
+  // Whether PostgreSQL answers; `why` says what failed.
+  bool answers(std::string& why) {
+    const auto deadline = std::chrono::steady_clock::now() + kCheckTimeout;
+    const bool was_up = conn_ != nullptr;
+    if (was_up && select_one(deadline, why)) return true;
+    conn_.reset();
+    if (was_up) why.clear();  // a connection that died while idle: try a fresh one
+    return connect(deadline, why) && select_one(deadline, why);
+  }
+
+ private:
+  std::string conninfo_;
+  std::unique_ptr<PGconn, PgFinish> conn_;
+
+  bool fail(std::string& why, const std::string& what) {
+    std::string message = PQerrorMessage(conn_.get());
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+      message.pop_back();
+    why = what + ": " + redact(message);
+    conn_.reset();
+    return false;
+  }
+  bool connect(SteadyTime deadline, std::string& why) {
+    conn_.reset(PQconnectStart(conninfo_.c_str()));
+    if (!conn_ || PQstatus(conn_.get()) == CONNECTION_BAD) return fail(why, "cannot connect");
+    for (PostgresPollingStatusType s = PGRES_POLLING_WRITING; s != PGRES_POLLING_OK;) {
+      if (s == PGRES_POLLING_FAILED) return fail(why, "cannot connect");
+      if (!wait_socket(PQsocket(conn_.get()), s == PGRES_POLLING_WRITING, deadline)) {
+        return fail(why, "no connection within 1 s");
+      }
+      s = PQconnectPoll(conn_.get());
+    }
+    return PQsetnonblocking(conn_.get(), 1) == 0 || fail(why, "cannot connect");
+  }
+  bool select_one(SteadyTime deadline, std::string& why) {
+    PGconn* c = conn_.get();
+    if (PQsendQuery(c, "SELECT 1") == 0) return fail(why, "cannot send a query");
+    for (int flushed = PQflush(c); flushed != 0; flushed = PQflush(c)) {
+      if (flushed < 0 || !wait_socket(PQsocket(c), true, deadline)) {
+        return fail(why, "cannot send a query");
+      }
+    }
+    bool ok = false;
+    for (;;) {
+      while (PQisBusy(c) != 0) {
+        if (!wait_socket(PQsocket(c), false, deadline)) return fail(why, "no answer within 1 s");
+        if (PQconsumeInput(c) == 0) return fail(why, "the connection broke");
+      }
+      const std::unique_ptr<PGresult, PgClear> r(PQgetResult(c));
+      if (!r) break;
+      ok = PQresultStatus(r.get()) == PGRES_TUPLES_OK;
+    }
+    return ok || fail(why, "SELECT 1 failed");
+  }
+};
+
+redis::Options probe_options(redis::Options o) {
+  o.connect_timeout = kCheckTimeout;
+  o.command_timeout = kCheckTimeout;
+  o.role = "readyz";
+  return o;
+}
+
+// PING over a connection kept between checks.
+class RedisProbe {
+ public:
+  explicit RedisProbe(const redis::Options& options)
+      : conn_(probe_options(options), redis::Connect::later) {}
+
+  bool answers(std::string& why) {
+    const bool was_up = conn_.connected();
+    if (ping(why)) return true;
+    return was_up && ping(why);  // it died while idle: once more, on a fresh connection
+  }
+
+ private:
+  redis::Connection conn_;
+
+  bool ping(std::string& why) {
+    try {
+      if (!conn_.connected()) conn_.reconnect();
+      const redis::Reply r = conn_.command({"PING"});
+      if (!r.is_error()) return true;
+      why = "PING answered " + r.str;
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+struct Readiness::Probes {
+  RedisProbe redis;
+  PostgresProbe postgres;
+};
+
+Readiness::Readiness(const redis::Options& redis, std::string postgres_conninfo)
+    : probes_(std::make_unique<Probes>(
+          Probes{RedisProbe(redis), PostgresProbe(std::move(postgres_conninfo))})) {}
+
+Readiness::~Readiness() {
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Readiness::check_now() {
+  std::string why;
+  const bool redis = probes_->redis.answers(why);
+  record(redis_, "redis", redis, why);
+  why.clear();
+  const bool postgres = probes_->postgres.answers(why);
+  record(postgres_, "postgresql", postgres, why);
+}
+
+void Readiness::start(std::chrono::milliseconds period) {
+  thread_ = std::thread([this, period] {
+    // SIGTERM and SIGINT are the main thread's; a signal here would only cut a check short.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!wake_.wait_for(lock, period, [this] { return stopping_; })) {
+      lock.unlock();
+      check_now();
+      lock.lock();
+    }
+  });
+}
+
+// The new state; a change is logged once (the reason redacted: it may quote a URL).
+void Readiness::record(std::atomic<State>& state, const char* backend, bool answers,
+                       const std::string& why) {
+  const State now = answers ? State::ok : State::unreachable;
+  const State before = state.exchange(now);
+  if (before == now) return;
+  if (answers) {
+    if (before != State::unknown) spdlog::info("serve: {} answers again", backend);
+  } else {
+    spdlog::warn("serve: {} is not reachable: {}", backend, redact(why));
+  }
+}
+
+std::string Readiness::json() const {
+  return JsonLine()
+      .flag("ready", ready())
+      .str("redis", state_name(redis_.load()))
+      .str("postgres", state_name(postgres_.load()))
+      .done();
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,53 @@
+// serve's /readyz: a prober with connections of its own checks Redis (PING) and PostgreSQL
+// (SELECT 1) about once a second, each check bounded by a short timeout, so that the probe
+// is answered at once from the last results and never waits on a backend.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "redis/url.h"
+
+namespace bk::cli {
+
+class Readiness {
+ public:
+  enum class State { unknown, ok, unreachable };
+
+  // `postgres_conninfo`: libpq's connection string (cold::parse_conninfo), password included.
+  Readiness(const redis::Options& redis, std::string postgres_conninfo);
+  ~Readiness();  // stops the prober
+  Readiness(const Readiness&) = delete;
+  Readiness& operator=(const Readiness&) = delete;
+
+  // One round of checks on the caller's thread (before serving: the first answers are known).
+  void check_now();
+  // Checks in the background, every `period`, until destroyed.
+  void start(std::chrono::milliseconds period = std::chrono::seconds{1});
+
+  // Ready while Redis answers: nearly every read needs it (an archived period's needs only
+  // PostgreSQL, so PostgreSQL being down is said but does not take serve out of service).
+  bool ready() const { return redis_.load() == State::ok; }
+  State redis() const { return redis_.load(); }
+  State postgres() const { return postgres_.load(); }
+  // {"ready":true,"redis":"ok","postgres":"unreachable"}
+  std::string json() const;
+
+ private:
+  struct Probes;  // the connections (prober thread only)
+  std::unique_ptr<Probes> probes_;
+  std::atomic<State> redis_{State::unknown};
+  std::atomic<State> postgres_{State::unknown};
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+
+  void record(std::atomic<State>& state, const char* backend, bool answers, const std::string& why);
+};
+
+}  // namespace bk::cli

@@ -1,0 +1,385 @@
+// HttpServer on real loopback sockets with a fake handler (no Redis, no PostgreSQL): slow
+// clients cost no worker, deadlines answer 408, pipelining and long keep-alive work, the
+// connection limit answers 503, every HTTP-layer error is JSON, every answer carries Date
+// and Cache-Control, CORS preflights, and stop() is prompt and still answers what it has.
+#include "cli/http_server.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "raw_http.h"
+
+namespace bk::cli {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RawAnswer;
+using test::RawConnection;
+
+// Generous: an answer that takes this long on a loaded 2-core machine is not coming.
+constexpr auto kAnswerWithin = 5000ms;
+
+// Echoes the path (JSON); /slow takes `slow_for`; /v1/cached is cacheable; /missing is 404.
+struct FakeApp {
+  std::chrono::milliseconds slow_for = 1000ms;
+  std::atomic<int> served{0};
+  std::atomic<int> slow_started{0};
+
+  HttpServer::Handler handler() {
+    return [this](const HttpServer::Request& r) {
+      ++served;
+      if (r.path == "/slow") {
+        ++slow_started;
+        std::this_thread::sleep_for(slow_for);
+      }
+      HttpServer::Response out;
+      out.status = r.path == "/missing" ? 404 : 200;
+      out.body = nlohmann::json{{"path", r.path}, {"method", r.method}, {"body", r.body}}.dump();
+      out.cacheable = r.path == "/v1/cached";
+      if (r.path == "/v1/retry") out.headers.emplace_back("Retry-After", "1");
+      return out;
+    };
+  }
+};
+
+HttpServer::Options options_with(std::size_t workers = 32) {
+  HttpServer::Options o;
+  o.workers = workers;
+  o.inline_paths = {"/healthz"};
+  o.post = true;
+  o.max_body = 1024;
+  return o;
+}
+
+int port_of(const HttpServer& server) {
+  return std::stoi(server.address().substr(server.address().rfind(':') + 1));
+}
+
+std::string get(const std::string& path, const std::string& extra = "") {
+  return "GET " + path + " HTTP/1.1\r\nHost: test\r\n" + extra + "\r\n";
+}
+
+// An IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT" (RFC 9110), read back whole.
+bool is_http_date(const std::string& text) {
+  std::tm tm{};
+  const char* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  return text.size() == 29 && end != nullptr && *end == '\0';
+}
+
+// The body is {"error": "<text>"} and the content type says JSON.
+void expect_json_error(const RawAnswer& a, int status) {
+  EXPECT_EQ(a.status, status) << a.head;
+  EXPECT_EQ(a.header("content-type"), "application/json") << a.head;
+  const auto body = nlohmann::json::parse(a.body, nullptr, false);
+  ASSERT_TRUE(body.is_object() && body.contains("error") && body["error"].is_string())
+      << status << ": " << a.body;
+  EXPECT_FALSE(body["error"].get<std::string>().empty());
+}
+
+// Clients that each send one byte of a request head every ~200 ms, never finishing it,
+// until told to stop (or for at most `for_at_most`).
+class Tricklers {
+ public:
+  Tricklers(int port, int count, std::chrono::milliseconds for_at_most) {
+    // One every 20 ms: a server with a short listen backlog (the old one's was 5) would
+    // otherwise take some of them in only seconds later, when the kernel resends its SYN-ACK.
+    for (int i = 0; i < count; ++i) {
+      clients_.emplace_back(std::make_unique<RawConnection>(port));
+      std::this_thread::sleep_for(20ms);
+    }
+    thread_ = std::thread([this, for_at_most] {
+      const std::string head = "GET /healthz HTTP/1.1\r\nHost: test\r\nX-Slow: ";
+      const auto until = std::chrono::steady_clock::now() + for_at_most;
+      for (std::size_t i = 0; !stop_ && std::chrono::steady_clock::now() < until; ++i) {
+        for (auto& c : clients_) c->send(std::string(1, i < head.size() ? head[i] : 'a'));
+        std::this_thread::sleep_for(200ms);
+      }
+    });
+  }
+  ~Tricklers() { finish(); }
+  Tricklers(const Tricklers&) = delete;
+  Tricklers& operator=(const Tricklers&) = delete;
+  void finish() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::size_t connected() const {
+    std::size_t n = 0;
+    for (const auto& c : clients_) n += c->connected() ? 1 : 0;
+    return n;
+  }
+
+ private:
+  std::vector<std::unique_ptr<RawConnection>> clients_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// 50 slow clients, more than the 32 workers: a probe (inline) and a read (a worker's) from
+// another client are answered while they trickle. The old server (a thread per client)
+// answered neither until the slow clients gave up.
+TEST(HttpServer, FiftySlowClientsDoNotHoldUpProbesOrReads) {
+  FakeApp app;
+  HttpServer server("127.0.0.1:0", app.handler(), options_with(32));
+  const int port = port_of(server);
+  Tricklers slow(port, 50, 15s);
+  ASSERT_EQ(slow.connected(), 50U);
+  std::this_thread::sleep_for(600ms);  // all accepted, each a few bytes into its head
+  for (int i = 0; i < 3; ++i) {
+    const auto probe = test::raw_exchange(port, get("/healthz"), kAnswerWithin);
+    ASSERT_TRUE(probe) << "probe " << i << " not answered while 50 clients trickle";
+    EXPECT_EQ(probe->status, 200);
+    const auto read = test::raw_exchange(port, get("/v1/top"), kAnswerWithin);
+    ASSERT_TRUE(read) << "read " << i << " not answered while 50 clients trickle";
+    EXPECT_EQ(read->status, 200);
+  }
+}
+
+TEST(HttpServer, AHeadOrBodyThatDoesNotArriveInTimeGetsA408InJson) {
+  FakeApp app;
+  HttpServer::Options o = options_with();
+  o.header_timeout = 500ms;
+  o.body_timeout = 500ms;
+  HttpServer server("127.0.0.1:0", app.handler(), o);
+  RawConnection head(port_of(server));
+  head.send("GET /healthz HTTP/1.1\r\nHost: test\r\n");  // no blank line: the head never ends
+  const auto late_head = head.answer(kAnswerWithin);
+  ASSERT_TRUE(late_head) << "no answer to a head that never ended";
+  expect_json_error(*late_head, 408);
+  EXPECT_TRUE(head.closed_within(kAnswerWithin));
+
+  RawConnection body(port_of(server));
+  body.send("POST /v1/members HTTP/1.1\r\nHost: test\r\nContent-Length: 10\r\n\r\n{\"ids");
+  const auto late_body = body.answer(kAnswerWithin);
+  ASSERT_TRUE(late_body) << "no answer to a body that never ended";
+  expect_json_error(*late_body, 408);
+  EXPECT_TRUE(body.closed_within(kAnswerWithin));
+  EXPECT_EQ(app.served.load(), 0);
+}
+
+TEST(HttpServer, PipelinedRequestsAreAnsweredInOrder) {
+  FakeApp app;
+  HttpServer server("127.0.0.1:0", app.handler(), options_with());
+  RawConnection c(port_of(server));
+  // One write: a read (a worker's), a probe (inline), another read.
+  c.send(get("/v1/first") + get("/healthz") + get("/v1/third"));
+  for (const char* path : {"/v1/first", "/healthz", "/v1/third"}) {
+    const auto a = c.answer(kAnswerWithin);
+    ASSERT_TRUE(a) << "no answer for " << path;
+    EXPECT_EQ(a->status, 200);
+    EXPECT_EQ(nlohmann::json::parse(a->body)["path"], path);
+  }
+}
+
+TEST(HttpServer, TenThousandRequestsShareOneKeepAliveConnection) {
+  FakeApp app;
+  HttpServer server("127.0.0.1:0", app.handler(), options_with(4));
+  RawConnection c(port_of(server));
+  for (int i = 0; i < 10000; ++i) {
+    const std::string path = i % 2 == 0 ? "/healthz" : "/v1/n" + std::to_string(i);
+    ASSERT_TRUE(c.send(get(path))) << "the server closed the connection before request " << i;
+    const auto a = c.answer(kAnswerWithin);
+    ASSERT_TRUE(a) << "no answer to request " << i << " on the same connection";
+    ASSERT_EQ(a->status, 200) << i;
+    ASSERT_EQ(a->header("connection").find("close"), std::string::npos) << i << ": " << a->head;
+  }
+  EXPECT_EQ(app.served.load(), 10000);
+}
+
+TEST(HttpServer, ConnectionsBeyondTheLimitGetA503InJson) {
+  FakeApp app;
+  HttpServer::Options o = options_with();
+  o.max_connections = 8;
+  HttpServer server("127.0.0.1:0", app.handler(), o);
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 8; ++i) {
+    held.push_back(std::make_unique<RawConnection>(port_of(server)));
+    held.back()->send(get("/healthz"));
+    const auto a = held.back()->answer(kAnswerWithin);  // accepted and kept alive
+    ASSERT_TRUE(a && a->status == 200) << i;
+  }
+  RawConnection extra(port_of(server));
+  extra.send(get("/healthz"));
+  const auto refused = extra.answer(kAnswerWithin);
+  ASSERT_TRUE(refused) << "no answer beyond the connection limit";
+  expect_json_error(*refused, 503);
+  EXPECT_TRUE(extra.closed_within(kAnswerWithin));
+  // One leaves: a new connection is served again.
+  held.pop_back();
+  std::optional<RawAnswer> again;
+  for (int i = 0; i < 50 && !(again && again->status == 200); ++i) {
+    std::this_thread::sleep_for(20ms);
+    again = test::raw_exchange(port_of(server), get("/healthz"), kAnswerWithin);
+  }
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200);
+}
+
+TEST(HttpServer, HttpLayerErrorsAreJson) {
+  FakeApp app;
+  HttpServer server("127.0.0.1:0", app.handler(), options_with());
+  const int port = port_of(server);
+  const auto exchange = [&](const std::string& request) {
+    auto a = test::raw_exchange(port, request, kAnswerWithin);
+    return a ? *a : RawAnswer{};
+  };
+  expect_json_error(exchange("garbage\r\n\r\n"), 400);
+  const RawAnswer put = exchange("PUT /v1/x HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\n\r\n");
+  expect_json_error(put, 405);
+  EXPECT_NE(put.header("allow").find("GET"), std::string::npos) << put.head;
+  EXPECT_NE(put.header("allow").find("POST"), std::string::npos) << put.head;
+  expect_json_error(exchange("POST /v1/members HTTP/1.1\r\nHost: test\r\nContent-Length: 1025\r\n"
+                             "\r\n" +
+                             std::string(1025, 'x')),
+                    413);
+  expect_json_error(exchange(get("/v1/" + std::string(9000, 'a'))), 414);
+  std::string headers;
+  for (int i = 0; i < 200; ++i)
+    headers += "X-Filler-" + std::to_string(i) + ": " + std::string(90, 'h') + "\r\n";
+  expect_json_error(exchange(get("/healthz", headers)), 431);
+  EXPECT_EQ(app.served.load(), 0);
+}
+
+TEST(HttpServer, PostIsA405WithAllowWhenNotEnabled) {
+  FakeApp app;
+  HttpServer::Options o = options_with();
+  o.post = false;
+  HttpServer server("127.0.0.1:0", app.handler(), o);
+  const auto a = test::raw_exchange(
+      port_of(server), "POST /v1/x HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\n{}",
+      kAnswerWithin);
+  ASSERT_TRUE(a);
+  expect_json_error(*a, 405);
+  EXPECT_NE(a->header("allow").find("GET"), std::string::npos);
+  EXPECT_EQ(a->header("allow").find("POST"), std::string::npos);
+}
+
+TEST(HttpServer, EveryAnswerHasDateAndCacheControl) {
+  FakeApp app;
+  HttpServer::Options o = options_with();
+  o.cache_max_age = std::chrono::seconds{30};
+  HttpServer server("127.0.0.1:0", app.handler(), o);
+  const int port = port_of(server);
+  struct Case {
+    std::string request;
+    int status;
+    std::string cache_control;
+  };
+  for (const Case& c : std::vector<Case>{
+           {get("/healthz"), 200, "no-store"},
+           {get("/v1/top"), 200, "no-store"},
+           {get("/v1/cached"), 200, "max-age=30"},
+           {"HEAD /v1/cached HTTP/1.1\r\nHost: test\r\n\r\n", 200, "max-age=30"},
+           {get("/missing"), 404, "no-store"},
+           {get("/v1/retry"), 200, "no-store"},
+           {"BREW /pot HTTP/1.1\r\nHost: test\r\n\r\n", 405, "no-store"},
+           {"garbage\r\n\r\n", 400, "no-store"},
+       }) {
+    RawConnection conn(port);
+    conn.send(c.request);
+    const auto a = conn.answer(kAnswerWithin, c.request.rfind("HEAD", 0) == 0);
+    ASSERT_TRUE(a) << c.request;
+    EXPECT_EQ(a->status, c.status) << c.request;
+    EXPECT_TRUE(is_http_date(a->header("date"))) << c.request << a->head;
+    EXPECT_EQ(a->header("cache-control"), c.cache_control) << c.request << a->head;
+    if (c.request.find("/v1/retry") != std::string::npos) {
+      EXPECT_EQ(a->header("retry-after"), "1") << a->head;  // the handler's own header
+    }
+  }
+  // HEAD: the length GET would have, no body.
+  RawConnection head(port);
+  head.send("HEAD /v1/cached HTTP/1.1\r\nHost: test\r\n\r\n" + get("/healthz"));
+  const auto h = head.answer(kAnswerWithin, true);
+  ASSERT_TRUE(h);
+  EXPECT_GT(std::stoul(h->header("content-length")), 0U);
+  const auto after = head.answer(kAnswerWithin);  // the next answer starts right after the head
+  ASSERT_TRUE(after);
+  EXPECT_EQ(nlohmann::json::parse(after->body)["path"], "/healthz");
+}
+
+TEST(HttpServer, CorsPreflightsFromListedOriginsOnly) {
+  FakeApp app;
+  HttpServer::Options o = options_with();
+  o.cors_origins = {"https://app.example"};
+  HttpServer server("127.0.0.1:0", app.handler(), o);
+  const int port = port_of(server);
+  const auto preflight = [&](const std::string& origin) {
+    return test::raw_exchange(
+        port,
+        "OPTIONS /v1/boards/b/daily/top HTTP/1.1\r\nHost: test\r\nOrigin: " + origin +
+            "\r\nAccess-Control-Request-Method: GET\r\n"
+            "Access-Control-Request-Headers: authorization\r\n\r\n",
+        kAnswerWithin);
+  };
+  const auto allowed = preflight("https://app.example");
+  ASSERT_TRUE(allowed);
+  EXPECT_EQ(allowed->status, 204) << allowed->head;
+  EXPECT_EQ(allowed->header("access-control-allow-origin"), "https://app.example");
+  EXPECT_NE(allowed->header("access-control-allow-methods").find("GET"), std::string::npos);
+  EXPECT_NE(allowed->header("access-control-allow-headers").find("Authorization"),
+            std::string::npos);
+  EXPECT_FALSE(allowed->header("access-control-max-age").empty());
+  EXPECT_NE(allowed->header("vary").find("Origin"), std::string::npos);
+  const auto refused = preflight("https://evil.example");
+  ASSERT_TRUE(refused);
+  expect_json_error(*refused, 403);
+  EXPECT_EQ(refused->header("access-control-allow-origin"), "");
+  // A simple request: the listed origin is named, another is not.
+  const auto listed =
+      test::raw_exchange(port, get("/v1/top", "Origin: https://app.example\r\n"), kAnswerWithin);
+  ASSERT_TRUE(listed);
+  EXPECT_EQ(listed->header("access-control-allow-origin"), "https://app.example");
+  EXPECT_NE(listed->header("vary").find("Origin"), std::string::npos);
+  const auto other =
+      test::raw_exchange(port, get("/v1/top", "Origin: https://evil.example\r\n"), kAnswerWithin);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 200);
+  EXPECT_EQ(other->header("access-control-allow-origin"), "");
+}
+
+// stop() with idle, slow and half-sent clients connected and a request in a worker: the
+// request is answered, the others are closed, and stop() returns within 5 s.
+TEST(HttpServer, StopIsPromptAndAnswersTheRequestInProgress) {
+  FakeApp app;
+  app.slow_for = 1000ms;
+  auto server = std::make_unique<HttpServer>("127.0.0.1:0", app.handler(), options_with(32));
+  const int port = port_of(*server);
+  RawConnection idle(port);
+  RawConnection kept(port);  // keep-alive, between requests
+  kept.send(get("/healthz"));
+  ASSERT_TRUE(kept.answer(kAnswerWithin));
+  RawConnection half(port);
+  half.send("GET /v1/top HTTP/1.1\r\nHo");
+  Tricklers slow(port, 5, 20s);
+  RawConnection busy(port);
+  busy.send(get("/slow"));
+  for (int i = 0; i < 500 && app.slow_started.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(app.slow_started.load(), 1);  // the slow request is in a worker
+
+  const auto started = std::chrono::steady_clock::now();
+  server->stop();
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  EXPECT_LT(took.count(), 5000) << "stop() took " << took.count() << " ms";
+  const auto answered = busy.answer(kAnswerWithin);
+  ASSERT_TRUE(answered) << "the request in progress was not answered";
+  EXPECT_EQ(answered->status, 200);
+  EXPECT_TRUE(idle.closed_within(kAnswerWithin));
+  EXPECT_TRUE(kept.closed_within(kAnswerWithin));
+  EXPECT_TRUE(half.closed_within(kAnswerWithin));
+  slow.finish();
+  server.reset();
+  EXPECT_FALSE(RawConnection(port).connected());  // nobody listens any more
+}
+
+}  // namespace
+}  // namespace bk::cli
