@@ -78,14 +78,17 @@ service::Leaderboards& Context::leaderboards() {
 
 redis::Connection& Context::redis_if_reachable() {
   if (!redis_) {
+    const redis::Options options = redis_options(config_.redis);
+    spdlog::debug("connecting to redis at {}", redis::describe(options));
+    auto conn = std::make_unique<redis::Connection>(options, redis::Connect::later);
     try {
-      return redis();
+      conn->reconnect();
     } catch (const UnavailableError& e) {
+      // A read that needs Redis after all fails with this reason (the connection keeps it).
       spdlog::debug("redis is not reachable ({}): only reads that need no Redis can answer",
                     e.what());
-      redis_ =
-          std::make_unique<redis::Connection>(redis_options(config_.redis), redis::Connect::later);
     }
+    redis_ = std::move(conn);
   }
   return *redis_;
 }

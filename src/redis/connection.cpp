@@ -94,6 +94,9 @@ struct Connection::Node {
   std::unique_ptr<Transport> transport;  // none: not connected, or failed (never used again)
   std::unique_ptr<redisReader, FreeReader> reader;
   std::string out;  // commands formatted, not written yet
+  // Why the last connect failed ("" when it did not): a command on the closed connection
+  // says it, so that a caller who went on without Redis still learns why it is missing.
+  std::string connect_failure;
 
   explicit Node(Options o) : options(std::move(o)) {}
 
@@ -120,8 +123,10 @@ struct Connection::Node {
       name_client();
       select_db();
       transport->set_timeout(options.command_timeout);
-    } catch (...) {
+      connect_failure.clear();
+    } catch (const std::exception& e) {
       close();  // never half set up: the next command fails fast, reconnect() starts over
+      connect_failure = e.what();
       throw;
     }
   }
@@ -160,7 +165,10 @@ struct Connection::Node {
   }
 
   Transport& live() {
-    if (!transport) throw ConnectionError("redis " + endpoint(options) + ": not connected");
+    if (!transport) {
+      throw ConnectionError("redis " + endpoint(options) + ": not connected" +
+                            (connect_failure.empty() ? "" : " (" + connect_failure + ")"));
+    }
     return *transport;
   }
 
