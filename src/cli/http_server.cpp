@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
@@ -173,6 +174,10 @@ struct Server {
   std::unordered_map<Connection*, bool> live;  // -> counted against max_connections
   std::size_t counted = 0;
   bool stopping = false;  // (I/O thread)
+  // stop() has begun (any thread): requests still queued for a worker are answered 503
+  // instead of run, so that stopping is not held up by reads that may each wait seconds on
+  // a backend.
+  std::atomic<bool> winding_down{false};
   bool finished = false;  // the I/O thread has ended: only destructors run
   bool accept_failing = false;
   asio::io_context io{1};
@@ -329,6 +334,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
       on_linger_read(ec, n);
       return;
     }
+    // A read that completed before an answer (a 408 from the deadline, say) could cancel it
+    // is dropped: the connection is answering now, and one answer is written at a time.
+    if (phase_ != Phase::idle && phase_ != Phase::head && phase_ != Phase::body) return;
     if (ec == asio::error::operation_aborted) return;  // cancelled by whoever answers now
     if (ec) {
       close();  // the client went away (half a request is nothing to answer)
@@ -473,7 +481,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
       answer(server_.run(request));
     } else {
       server_.workers.submit([self = shared_from_this(), request = std::move(request)]() mutable {
-        Response response = self->server_.run(request);
+        Response response = self->server_.winding_down.load()
+                                ? json_error(503, "the server is shutting down; try again")
+                                : self->server_.run(request);
         asio::io_context& io = self->server_.io;
         asio::post(io, [self = std::move(self), response = std::move(response)] {
           self->answer(response);
@@ -529,6 +539,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return;
     }
     std::string().swap(out_);  // an idle connection keeps no answer's memory
+    if (server_.stopping) {    // no further request on this connection: it is answered
+      close();
+      return;
+    }
     if (close_after_write_) {
       linger();
       return;
@@ -710,6 +724,7 @@ void Server::begin_stop() {
 
 void Server::stop() {
   std::call_once(stopped, [this] {
+    winding_down.store(true);
     asio::post(io, [this] { begin_stop(); });
     workers.finish();  // the requests they hold are answered (posted to the I/O thread)
     work.reset();      // the I/O thread ends when its connections have

@@ -163,12 +163,16 @@ Readiness::Readiness(const redis::Options& redis, std::string postgres_conninfo)
           Probes{RedisProbe(redis), PostgresProbe(std::move(postgres_conninfo))})) {}
 
 Readiness::~Readiness() {
+  request_stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Readiness::request_stop() {
   {
     const std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
   wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
 }
 
 void Readiness::check_now() {

@@ -20,7 +20,7 @@ class Readiness {
 
   // `postgres_conninfo`: libpq's connection string (cold::parse_conninfo), password included.
   Readiness(const redis::Options& redis, std::string postgres_conninfo);
-  ~Readiness();  // stops the prober
+  ~Readiness();  // stops the prober (and waits for its round to end)
   Readiness(const Readiness&) = delete;
   Readiness& operator=(const Readiness&) = delete;
 
@@ -28,6 +28,9 @@ class Readiness {
   void check_now();
   // Checks in the background, every `period`, until destroyed.
   void start(std::chrono::milliseconds period = std::chrono::seconds{1});
+  // Tells the prober to stop after the check it is making, without waiting for it: called
+  // before the server stops, so that the two wind down side by side.
+  void request_stop();
 
   // Ready while Redis answers: nearly every read needs it (an archived period's needs only
   // PostgreSQL, so PostgreSQL being down is said but does not take serve out of service).

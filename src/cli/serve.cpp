@@ -368,6 +368,7 @@ int serve(Context& ctx, const ServeArgs& args) {
   readiness.start();
   while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   spdlog::info("serve: stopping (requests in progress are answered first)");
+  readiness.request_stop();
   server.stop();
   return 0;
 }
