@@ -44,8 +44,8 @@
 #include "config/config.h"
 #include "redis/connection.h"
 #include "redis/url.h"
-#include "service/leaderboards.h"
 #include "serve_clients.h"
+#include "service/leaderboards.h"
 
 namespace {
 
@@ -317,8 +317,7 @@ int bench(const Options& opt) {
   }
 
   // 18, then 17 (which ends serve with SIGTERM).
-  const bk::bench::KeepAliveFigures kept =
-      bk::bench::one_connection(port, top, opt.keepalive);
+  const bk::bench::KeepAliveFigures kept = bk::bench::one_connection(port, top, opt.keepalive);
   const bk::bench::SlowClientsFigures crowd =
       bk::bench::slow_clients(port, serve, top, opt.slow, opt.idle, opt.seconds);
   stop.reaped = true;
@@ -401,8 +400,9 @@ int main(int argc, char** argv) {
     } else if (a == "--keepalive") {
       opt.keepalive = static_cast<int>(value());
     } else {
-      std::fprintf(stderr, "usage: bk_serve_bench [--members N] [--seconds S] [--connections C] [--slow N] "
-                           "[--idle N] [--keepalive N]\n");
+      std::fprintf(stderr,
+                   "usage: bk_serve_bench [--members N] [--seconds S] [--connections C] [--slow N] "
+                   "[--idle N] [--keepalive N]\n");
       return 2;
     }
   }

@@ -160,10 +160,12 @@ class SlowSenders {
       ++at;  // then a header value that never ends: the head stays unfinished
     }
     const auto spent = SteadyClock::now() - started;
-    if (spent < std::chrono::seconds{1}) std::this_thread::sleep_for(std::chrono::seconds{1} - spent);
+    if (spent < std::chrono::seconds{1})
+      std::this_thread::sleep_for(std::chrono::seconds{1} - spent);
   }
   int connected() const {
-    return static_cast<int>(std::count_if(fds_.begin(), fds_.end(), [](int fd) { return fd >= 0; }));
+    return static_cast<int>(
+        std::count_if(fds_.begin(), fds_.end(), [](int fd) { return fd >= 0; }));
   }
   int reconnects() const { return reconnects_; }
 

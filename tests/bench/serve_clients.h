@@ -9,9 +9,9 @@
 namespace bk::bench {
 
 struct SlowClientsFigures {
-  int slow = 0;                   // connections sending one header byte a second
-  int idle = 0;                   // keep-alive connections that sent one request, then nothing
-  int slow_reconnects = 0;        // slow connections the server closed (head deadline) and made again
+  int slow = 0;             // connections sending one header byte a second
+  int idle = 0;             // keep-alive connections that sent one request, then nothing
+  int slow_reconnects = 0;  // slow connections the server closed (head deadline) and made again
   double quiet_readyz_p99_ms = 0;  // /readyz from another client before the slow ones came
   double quiet_top_p99_ms = 0;     // the top page likewise
   double readyz_p99_ms = 0;        // /readyz while they were all connected
