@@ -15,6 +15,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <ctime>
 #include <deque>
@@ -192,6 +193,7 @@ struct Server {
   void listen(const std::string& text);
   void accept();
   void on_accept(const error_code& ec, tcp::socket socket);
+  bool evict_longest_waiting();
   void begin_stop();
   void forget(Connection* c);
   void stop();
@@ -253,6 +255,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_stop() {
     if (phase_ != Phase::working && phase_ != Phase::writing) close();
   }
+  // Since when it has been waiting for a request (idle after an answer, or a head still
+  // arriving); nullopt while it reads a body, works, writes or lingers.
+  std::optional<std::chrono::steady_clock::time_point> waiting_since() const {
+    if (phase_ != Phase::idle && phase_ != Phase::head) return std::nullopt;
+    return since_;
+  }
+
   void close() {
     if (phase_ == Phase::closed) return;
     phase_ = Phase::closed;
@@ -280,10 +289,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t lingered_ = 0;
   Exchange exchange_;
   std::string out_;  // the answer being written
+  std::chrono::steady_clock::time_point since_ = std::chrono::steady_clock::now();  // of phase_
 
   // A phase and its deadline (none: zero).
   void enter(Phase phase, Millis deadline) {
     phase_ = phase;
+    since_ = std::chrono::steady_clock::now();
     const std::uint64_t armed = ++generation_;
     timer_.cancel();
     if (deadline.count() <= 0) return;
@@ -680,7 +691,7 @@ void Server::on_accept(const error_code& ec, tcp::socket socket) {
     return;
   }
   accept_failing = false;
-  const bool within = counted < options.max_connections;
+  const bool within = counted < options.max_connections || evict_longest_waiting();
   auto c = std::make_shared<Connection>(*this, std::move(socket));
   live.emplace(c.get(), within);
   if (within) {
@@ -692,6 +703,26 @@ void Server::on_accept(const error_code& ec, tcp::socket socket) {
     c->close();  // refusing too many already: not even an answer
   }
   accept();
+}
+
+// At the limit, the connection that has waited longest for a request (idle, or a head that
+// does not come) makes room: one client holding every slot with silent or trickling
+// connections cannot keep others out. Only connections whose requests are all in progress
+// make a newcomer wait for a 503.
+bool Server::evict_longest_waiting() {
+  Connection* oldest = nullptr;
+  std::chrono::steady_clock::time_point at;
+  for (const auto& [c, counted_in] : live) {
+    if (!counted_in) continue;
+    const auto since = c->waiting_since();
+    if (since && (oldest == nullptr || *since < at)) {
+      oldest = c;
+      at = *since;
+    }
+  }
+  if (oldest == nullptr) return false;
+  oldest->close();  // forget() gives its slot back
+  return counted < options.max_connections;
 }
 
 void Server::forget(Connection* c) {

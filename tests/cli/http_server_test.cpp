@@ -197,31 +197,54 @@ TEST(HttpServer, TenThousandRequestsShareOneKeepAliveConnection) {
 
 TEST(HttpServer, ConnectionsBeyondTheLimitGetA503InJson) {
   FakeApp app;
+  app.slow_for = 3000ms;
   HttpServer::Options o = options_with();
   o.max_connections = 8;
   HttpServer server("127.0.0.1:0", app.handler(), o);
   std::vector<std::unique_ptr<RawConnection>> held;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 8; ++i) {  // every slot with a request in progress
     held.push_back(std::make_unique<RawConnection>(port_of(server)));
-    held.back()->send(get("/healthz"));
-    const auto a = held.back()->answer(kAnswerWithin);  // accepted and kept alive
-    ASSERT_TRUE(a && a->status == 200) << i;
+    held.back()->send(get("/slow"));
   }
+  for (int i = 0; i < 300 && app.slow_started.load() < 8; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(app.slow_started.load(), 8);
   RawConnection extra(port_of(server));
   extra.send(get("/healthz"));
   const auto refused = extra.answer(kAnswerWithin);
   ASSERT_TRUE(refused) << "no answer beyond the connection limit";
   expect_json_error(*refused, 503);
   EXPECT_TRUE(extra.closed_within(kAnswerWithin));
-  // One leaves: a new connection is served again.
-  held.pop_back();
+  // Their requests answered, the connections wait for more: a new connection is served.
   std::optional<RawAnswer> again;
-  for (int i = 0; i < 50 && !(again && again->status == 200); ++i) {
+  for (int i = 0; i < 400 && !(again && again->status == 200); ++i) {
     std::this_thread::sleep_for(20ms);
     again = test::raw_exchange(port_of(server), get("/healthz"), kAnswerWithin);
   }
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, 200);
+}
+
+TEST(HttpServer, OneClientHoldingEverySlotWithSilentConnectionsCannotKeepOthersOut) {
+  FakeApp app;
+  HttpServer::Options o = options_with();
+  o.max_connections = 8;
+  HttpServer server("127.0.0.1:0", app.handler(), o);
+  std::vector<std::unique_ptr<RawConnection>> silent;
+  for (int i = 0; i < 8; ++i) {
+    silent.push_back(std::make_unique<RawConnection>(port_of(server)));
+    std::this_thread::sleep_for(20ms);  // in order: the first is the one that waited longest
+  }
+  silent[3]->send("GET /healthz HTTP/1.1\r\n");           // half a head, trickling
+  std::vector<std::unique_ptr<RawConnection>> newcomers;  // kept open: each round needs a slot
+  for (int round = 0; round < 3; ++round) {
+    newcomers.push_back(std::make_unique<RawConnection>(port_of(server)));
+    newcomers.back()->send(get("/healthz"));
+    const auto a = newcomers.back()->answer(kAnswerWithin);
+    ASSERT_TRUE(a) << "no answer with every slot held, round " << round;
+    EXPECT_EQ(a->status, 200) << a->body;
+    EXPECT_TRUE(silent[static_cast<std::size_t>(round)]->closed_within(kAnswerWithin))
+        << "the connection that waited longest makes room, round " << round;
+  }
 }
 
 TEST(HttpServer, HttpLayerErrorsAreJson) {
