@@ -409,6 +409,26 @@ Response Api::unavailable(const Error& e, std::string route) {
   return {503, error_body(kind), std::move(route), {{"Retry-After", "1"}}};
 }
 
+std::optional<Response> Api::refuse_before_body(const Request& head) const {
+  const std::string_view path = path_of(head.target);
+  if (path.rfind("/v1/", 0) != 0) return std::nullopt;  // answered (404) without a body
+  const Credentials given = check(head.authorization);
+  if (given != Credentials::good) {
+    const HttpError e = unauthorized(given == Credentials::wrong);
+    return Response{e.status, error_body(e.message), "other", e.headers};
+  }
+  constexpr std::string_view kMembers = "/members";
+  const bool members = path.size() >= kMembers.size() &&
+                       path.compare(path.size() - kMembers.size(), kMembers.size(), kMembers) == 0;
+  if (head.method == "POST" && !members) {
+    return Response{405,
+                    error_body("method POST is not allowed here (GET)"),
+                    "other",
+                    {{"Allow", "GET, HEAD"}}};
+  }
+  return std::nullopt;
+}
+
 bool Api::fetch_cursor_key() const {
   try {
     cursor_key_->get();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,12 @@ class Api {
   // unreachable"} (or PostgreSQL), Retry-After: 1. The body names the backend's kind, never
   // its address (handle() logs e.what(); a server using this for its own failures logs it).
   static Response unavailable(const Error& e, std::string route);
+
+  // What a request is refused with before its body is read (a server asks once the head has
+  // arrived, so that a refused request holds no body): a 401 for a /v1 request without a
+  // good token, a 405 for a POST anywhere but a `members` route; nullopt: read the body.
+  // Never blocks.
+  std::optional<Response> refuse_before_body(const Request& head) const;
 
   // Asks for the cursor key now (at start), so that a backend outage later does not stop
   // cursors; false, with the reason logged, when it cannot be had yet (asked again when a

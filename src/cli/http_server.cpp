@@ -421,6 +421,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
       refuse(std::move(*problem));
       return false;
     }
+    if (m.method() != http::verb::options && server_.options.admit) {
+      if (const std::optional<Response> refused = server_.options.admit(head_of(m))) {
+        refuse_with(*refused);
+        return false;
+      }
+    }
     exchange_ = Exchange{};
     exchange_.head = m.method() == http::verb::head;
     exchange_.read = exchange_.head || m.method() == http::verb::get;
@@ -505,6 +511,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Request take_request() {
     http::request<http::string_body> m = parser_->release();
     parser_.reset();
+    Request r = head_of(m);
+    r.body = std::move(m.body());
+    return r;
+  }
+  static Request head_of(const http::request<http::string_body>& m) {
     Request r;
     r.method = std::string(m.method_string());
     r.target = std::string(m.target());
@@ -513,7 +524,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (const auto it = m.find(http::field::authorization); it != m.end()) {
       r.authorization = std::string(it->value());
     }
-    r.body = std::move(m.body());
     return r;
   }
 
@@ -525,13 +535,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // An error of the HTTP layer: answered as JSON, then the connection closes (what is left
   // of the request cannot be told from the next one).
   void refuse(Refusal refusal) {
+    Response r = json_error(refusal.status, refusal.message);
+    r.headers = std::move(refusal.headers);
+    refuse_with(r);
+  }
+  void refuse_with(const Response& r) {
     if (phase_ == Phase::closed) return;
     if (reading_) {
       error_code ignored;
       socket_.cancel(ignored);  // the read in progress ends (operation_aborted)
     }
-    Response r = json_error(refusal.status, refusal.message);
-    r.headers = std::move(refusal.headers);
     write(server_.serialize(r, Exchange{}, true), true);
   }
   void write(std::string text, bool close) {

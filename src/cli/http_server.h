@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,11 @@ class HttpServer {
     // > 0: cacheable answers say Cache-Control: max-age=N (else no-store).
     std::chrono::seconds cache_max_age{0};
     std::string flag = "--listen";  // names the address in messages
+    // Asked on the I/O thread once a request's head has arrived, before its body is read
+    // (`body` still empty): an answer refuses the request there (the connection then
+    // closes), so that a request that will be refused anyway (no token, a POST where none
+    // is taken) holds no body in memory. Must never block. Unset: every head is admitted.
+    std::function<std::optional<Response>(const Request& head)> admit;
   };
 
   // Binds `address` (HOST:PORT; port 0 picks a free one) and starts serving. Throws

@@ -310,8 +310,19 @@ class Front {
   }
 };
 
-HttpServer::Options server_options(const ServeConfig& config, const ServeArgs& args) {
+HttpServer::Options server_options(const ServeConfig& config, const ServeArgs& args,
+                                   const api::Api& api) {
   HttpServer::Options o;
+  // A request the API refuses anyway (no token; a POST but to `members`) is refused before
+  // its body is read: no client without a token can make serve hold request bodies.
+  o.admit = [&api](const HttpServer::Request& head) -> std::optional<HttpServer::Response> {
+    auto refused =
+        api.refuse_before_body({head.method, head.target, head.authorization, std::string()});
+    if (!refused) return std::nullopt;
+    HttpServer::Response out = json(refused->status, std::move(refused->body));
+    out.headers = std::move(refused->headers);
+    return out;
+  };
   o.inline_paths = {"/healthz", "/readyz", "/metrics"};
   o.workers = args.workers;
   o.post = true;
@@ -362,7 +373,8 @@ int serve(Context& ctx, const ServeArgs& args) {
   on_stop_signals();
   raise_open_files_limit();
 
-  HttpServer server(listen, Front(readiness, observed, reads), server_options(config.serve, args));
+  HttpServer server(listen, Front(readiness, observed, reads),
+                    server_options(config.serve, args, api));
   spdlog::info("serve: listening on http://{} ({} workers{})", server.address(), args.workers,
                api.authorized("") ? ", no tokens: the API is open" : ", bearer tokens required");
   readiness.start();

@@ -327,6 +327,46 @@ TEST_F(ServeFrontTest, SigtermWithFiveSlowClientsExitsWithinFiveSeconds) {
   EXPECT_LT(took.count(), 5000) << "SIGTERM took " << took.count() << " ms";
 }
 
+TEST_F(ServeFrontTest, ARequestServeWouldRefuseIsRefusedBeforeItsBodyIsRead) {
+  const std::string tokens = "/tmp/" + prefix + "-tokens";
+  std::ofstream(tokens) << "s3cret\n";
+  // A body deadline longer than the test waits: an answer only after the body would be late.
+  const std::string path = test::write_text_config(prefix, test::config_text(prefix, kBoards) +
+                                                               "serve:\n  tokens_file: " + tokens +
+                                                               "\n  body_timeout: 30s\n");
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  Served s(path, log);
+  const auto head = [](const std::string& target, const std::string& extra) {
+    return "POST " + target + " HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n" +
+           extra + "Content-Length: 1000000\r\n\r\n";
+  };
+  // No token: 401 while the megabyte has not been sent.
+  RawConnection anonymous(s.port());
+  anonymous.send(head("/v1/boards/pts/daily/members", ""));
+  const auto a = anonymous.answer(5000ms);
+  ASSERT_TRUE(a) << "no answer before the body";
+  EXPECT_EQ(a->status, 401) << a->body;
+  EXPECT_TRUE(nlohmann::json::parse(a->body, nullptr, false).contains("error")) << a->body;
+  EXPECT_EQ(a->header("www-authenticate"), "Bearer");
+  EXPECT_TRUE(anonymous.closed_within(kAnswerWithin));
+  // A token, but a route that takes no body: 405 likewise.
+  RawConnection elsewhere(s.port());
+  elsewhere.send(head("/v1/boards/pts/daily/top", "Authorization: Bearer s3cret\r\n"));
+  const auto b = elsewhere.answer(5000ms);
+  ASSERT_TRUE(b) << "no answer before the body";
+  EXPECT_EQ(b->status, 405) << b->body;
+  EXPECT_TRUE(nlohmann::json::parse(b->body, nullptr, false).contains("error")) << b->body;
+  // With the token, members takes its body.
+  const std::string body = R"({"ids": ["m00"]})";
+  const auto c = s.ask(
+      "POST /v1/boards/pts/daily/members HTTP/1.1\r\nHost: test\r\n"
+      "Authorization: Bearer s3cret\r\nContent-Type: application/json\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, 200) << c->body;
+}
+
 // --- Hostile input ------------------------------------------------------------------------
 
 std::string post(const std::string& target, const std::string& body,
