@@ -17,12 +17,14 @@
 #include <thread>
 
 #include "harness.h"
+#include "served.h"
 #include "service/leaderboards.h"
 
 namespace bk {
 namespace {
 
 using json = nlohmann::json;
+using test::enc;
 using namespace std::chrono_literals;
 
 const char* kBoards = R"(  - name: pts
@@ -96,21 +98,6 @@ class Served {
     return a;
   }
 };
-
-// Percent-encodes every byte but unreserved ones.
-std::string enc(const std::string& s) {
-  std::string out;
-  for (const unsigned char c : s) {
-    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
-}
 
 // The RECORD fields of a CLI --json line (the profile's only when present).
 json record_of(const json& line) {
