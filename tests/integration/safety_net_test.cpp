@@ -235,6 +235,11 @@ TEST_F(SafetyNetTest, OneMembersEventsApplyInStreamOrderAcrossAPostgresOutage) {
     return std::int64_t{-1};
   };
 
+  // ingest makes its group when it starts; XPENDING before that is a NOGROUP error.
+  ASSERT_TRUE(eventually([&] {
+    const redis::Reply groups = redis.command({"XINFO", "GROUPS", stream});
+    return groups.type == redis::Reply::Type::array && !groups.elements.empty();
+  }));
   db.go_away();
   xadd("m2", "60");  // A: waits for PostgreSQL
   ASSERT_TRUE(eventually([&] { return pending() == 1; }));
