@@ -744,21 +744,21 @@ TEST(HistoryRetentionTest, ALargePeriodsTableIsDroppedWhole) {
 // A tick with one broken board: the board whose keys are of the wrong type (an operator's
 // SET, a stray tool) fails alone, exit 1, named with Redis's error in the report (text and
 // --json) and in the summary; the other boards' closed periods are archived and their open
-// ones spilled; the metrics file is written; the broken keys are left as they are (never
-// recorded lost, never deleted).
+// ones spilled (boards are visited by name: "broken" comes between them); the metrics file is
+// written; the broken keys are left as they are (never recorded lost, never deleted).
 const char* kThreeBoards = R"(  - name: alpha
     periods: [daily]
     max_points: 1000000
     hot_keep: 5
     display: 5
     retention: {default: 3650d}
-  - name: bravo
+  - name: broken
     periods: [daily]
     max_points: 1000000
     hot_keep: 5
     display: 5
     retention: {default: 3650d}
-  - name: broken
+  - name: charlie
     periods: [daily]
     max_points: 1000000
     hot_keep: 5
@@ -783,7 +783,7 @@ class TickWithABrokenBoardTest : public ::testing::Test {
   // Every board: 12 members on Jan 4 (closed by the tick's time: to archive) and 9 on
   // Jan 5 (open: 4 past hot_keep to spill).
   void fill() {
-    for (const char* board : {"alpha", "bravo", "broken"}) {
+    for (const char* board : {"alpha", "charlie", "broken"}) {
       for (const auto& [day, n] :
            {std::pair{"2027-01-04T09:00:00Z", 12}, std::pair{"2027-01-05T09:00:00Z", 9}}) {
         Leaderboards lb(config, conn, Clock(at(day)), &cold);
@@ -827,7 +827,7 @@ class TickWithABrokenBoardTest : public ::testing::Test {
     EXPECT_NE(error_line.find("\"error\":"), std::string::npos) << r.out;
     EXPECT_NE(error_line.find("WRONGTYPE"), std::string::npos) << r.out;
     // ... and the other boards' periods: Jan 4 archived, Jan 5 spilled.
-    for (const char* board : {"alpha", "bravo"}) {
+    for (const char* board : {"alpha", "charlie"}) {
       const std::string b = std::string("{\"board\":\"") + board + "\"";
       EXPECT_NE(r.out.find(b + ",\"period\":\"daily\",\"period_id\":\"2027-01-04\""),
                 std::string::npos)
@@ -852,7 +852,7 @@ class TickWithABrokenBoardTest : public ::testing::Test {
     EXPECT_EQ(metric("boardkeeper_tick_members_spilled"), 8);
     // In PostgreSQL: the healthy boards' Jan 4 in history, 12 rows each; the broken board's
     // neither archived nor recorded lost.
-    for (const char* board : {"alpha", "bravo"}) {
+    for (const char* board : {"alpha", "charlie"}) {
       EXPECT_EQ(archive.status({board, "daily", "2027-01-04"}), cold::PeriodStatus::archived)
           << board;
       EXPECT_EQ(archive.history({board, "daily", "2027-01-04"}, 100).size(), 12u) << board;
