@@ -1,5 +1,6 @@
 // boardkeeper's benchmarks. Every figure is printed beside a raw baseline measured in the
-// same run against the same servers (plain pipelined ZINCRBY, a plain consumer, plain COPY),
+// same run against the same servers (a plain client's ZMSCORE + ZADD, a plain consumer, plain
+// COPY, the peer's ZINCRBY; docs/performance.md says which row has which),
 // because these machines are noisy: the ratio is the result, the absolute numbers are
 // context. Each phase also checks that the work was really done (row counts, dead letters),
 // so a broken build cannot print a fast table.
