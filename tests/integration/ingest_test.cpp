@@ -559,5 +559,156 @@ TEST(Ingest, AnEntryIsAcknowledgedOnlyAfterItsDeadLetterIsWritten) {
   for (const auto& r : rows) EXPECT_EQ(r.points, 3) << r.member;
 }
 
+const char* kFourBoards = R"(  - name: "g:*"
+    periods: [daily]
+    max_points: 10000000
+    hot_keep: 100000
+    display: 10
+    retention: {default: 3650d}
+)";
+
+std::int64_t pending_count(redis::Connection& conn, const std::string& stream) {
+  const redis::Reply r = conn.command({"XPENDING", stream, "boardkeeper"});
+  return r.is_error() ? -1 : r.at(0).as_int();
+}
+
+// One board's daily key SET to a string while ingest runs: only that board's events wait
+// (pending, in order); three other boards' events are applied and acknowledged at once. Once
+// the key is deleted the waiting events are applied, in stream order, once each. Before,
+// every batch with one of its events failed as a whole and the consumer backed off: the
+// healthy boards' events were not applied seconds later.
+TEST(Ingest, ABoardKeyOfTheWrongTypeHoldsOnlyThatBoardsEvents) {
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, kFourBoards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  const std::string stream = test::events_stream(prefix);
+  redis::Connection conn = test::connect_redis();
+  const std::string log = "/tmp/bk-ingest-badboard-" + prefix + ".log";
+  const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
+  const test::Reaper reaper{pid};
+  const Config config = test::make_config(prefix, kFourBoards);
+  const Instant now = *parse_rfc3339("2027-01-04T12:00:00Z");
+  // Ingest runs: a first event is applied.
+  conn.command({"XADD", stream, "*", "board", "g:ok0", "member", "warm", "value", "1", "at",
+                "2027-01-04T09:00:00Z"})
+      .checked();
+  bool warm = false;
+  for (int i = 0; i < 300 && !warm; ++i, std::this_thread::sleep_for(50ms)) {
+    warm = test::points_of(conn, config, "g:ok0", "daily", now).count("warm") == 1;
+  }
+  ASSERT_TRUE(warm) << test::read_file(log);
+
+  const std::string bad_key = hot::BoardKeys(prefix, "g:bad").live("daily", "2027-01-04");
+  conn.command({"SET", bad_key, "not a board"}).checked();
+  // The bad board's events first in the stream (two members, values and times in order),
+  // then five members on each of three healthy boards.
+  std::vector<redis::Args> adds;
+  std::map<std::string, std::int64_t> bad_sum;
+  std::map<std::string, std::string> bad_last_at;
+  for (int i = 0; i < 6; ++i) {
+    const std::string member = "b" + std::to_string(i % 2);
+    const std::string at = "2027-01-04T10:00:0" + std::to_string(i) + "Z";
+    adds.push_back({"XADD", stream, "*", "board", "g:bad", "member", member, "value",
+                    std::to_string(i + 1), "at", at});
+    bad_sum[member] += i + 1;
+    bad_last_at[member] = at;
+  }
+  for (int b = 0; b < 3; ++b) {
+    for (int m = 0; m < 5; ++m) {
+      adds.push_back({"XADD", stream, "*", "board", "g:ok" + std::to_string(b), "member",
+                      "m" + std::to_string(m), "value", "2", "at", "2027-01-04T11:00:00Z"});
+    }
+  }
+  std::set<std::string> bad_ids;
+  const auto added = conn.pipeline(adds);
+  for (std::size_t i = 0; i < 6; ++i) bad_ids.insert(added[i].as_string());
+
+  // Within a second of the XADDs: the healthy boards' 15 members have their points and only
+  // the bad board's 6 entries are pending.
+  const auto healthy_done = [&] {
+    for (int b = 0; b < 3; ++b) {
+      const auto points = test::points_of(conn, config, "g:ok" + std::to_string(b), "daily", now);
+      for (int m = 0; m < 5; ++m) {
+        const auto it = points.find("m" + std::to_string(m));
+        if (it == points.end() || it->second != 2) return false;
+      }
+    }
+    return pending_count(conn, stream) == 6;
+  };
+  const auto started = std::chrono::steady_clock::now();
+  bool done = false;
+  while (!done && std::chrono::steady_clock::now() - started < 1s) {
+    done = healthy_done();
+    if (!done) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(done) << "healthy boards not applied and acknowledged within 1 s; pending "
+                    << pending_count(conn, stream) << "\n"
+                    << test::read_file(log);
+  std::set<std::string> pending;
+  const redis::Reply listed = conn.command({"XPENDING", stream, "boardkeeper", "-", "+", "100"});
+  ASSERT_FALSE(listed.is_error()) << listed.str;
+  for (const auto& p : listed.elements) pending.insert(p.at(0).as_string());
+  EXPECT_EQ(pending, bad_ids);
+  std::this_thread::sleep_for(1500ms);  // retried meanwhile, still failing
+  EXPECT_EQ(pending_count(conn, stream), 6);
+
+  // Repaired: the waiting events are applied in stream order, once each.
+  conn.command({"DEL", bad_key}).checked();
+  bool drained = false;
+  for (int i = 0; i < 600 && !drained; ++i, std::this_thread::sleep_for(50ms)) {
+    drained = pending_count(conn, stream) == 0;
+  }
+  EXPECT_TRUE(drained) << test::read_file(log);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0);
+  const std::string text = test::read_file(log);
+  EXPECT_NE(text.find("g:bad"), std::string::npos) << text;      // the board is named
+  EXPECT_NE(text.find("WRONGTYPE"), std::string::npos) << text;  // with Redis's error
+  service::Leaderboards lb(config, conn, Clock(now));
+  const auto rows = lb.top(lb.resolve("g:bad", "daily", std::nullopt), 0, 10);
+  ASSERT_EQ(rows.size(), 2U);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.points, bad_sum[r.member]) << r.member;  // nothing counted twice
+    // The last event in stream order was applied last: its time is the member's.
+    ASSERT_TRUE(r.achieved_at.has_value()) << r.member;
+    EXPECT_EQ(to_epoch_ms(*r.achieved_at), to_epoch_ms(*parse_rfc3339(bad_last_at[r.member])))
+        << r.member;
+  }
+  for (int b = 0; b < 3; ++b) {
+    const auto points = test::points_of(conn, config, "g:ok" + std::to_string(b), "daily", now);
+    for (int m = 0; m < 5; ++m) EXPECT_EQ(points.at("m" + std::to_string(m)), 2);
+  }
+}
+
+// A drain that meets a lasting error ends: with <stream>:dead holding a string, the malformed
+// entry's dead letter cannot be written, so nothing moves; --drain exits 3 once --max-wait
+// passed without progress, naming the dead-letter stream. Before, it retried for as long as
+// it was left running.
+TEST(Ingest, ADrainThatCannotProgressExitsThreeAfterMaxWait) {
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, kFourBoards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  const std::string stream = test::events_stream(prefix);
+  const std::string dead = stream + ":dead";
+  redis::Connection conn = test::connect_redis();
+  conn.command({"SET", dead, "not a stream"}).checked();
+  conn.command({"XADD", stream, "*", "board", "g:1", "member", "m", "value", "1", "at",
+                "2027-01-04T10:00:00Z"})
+      .checked();
+  conn.command({"XADD", stream, "*", "board", "g:1", "member", "x", "value", "many"}).checked();
+  const auto started = std::chrono::steady_clock::now();
+  const test::RunResult r = test::run_cli(
+      {"--config", path, "--now=2027-01-04T12:00:00Z", "ingest", "--drain", "--max-wait", "2"}, {},
+      20s);
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_LE(took, 3s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+  const std::string text = r.out + r.err;
+  EXPECT_NE(text.find(dead), std::string::npos) << text;  // names the dead-letter stream
+  EXPECT_NE(text.find("1 pending"), std::string::npos) << text;
+  // The good event was applied and acknowledged; the malformed one is still pending.
+  EXPECT_EQ(pending_count(conn, stream), 1);
+}
+
 }  // namespace
 }  // namespace bk
