@@ -61,12 +61,14 @@ const char* const kLasting[] = {
 
 TEST(RedisErrors, TransientRepliesAreConnectionErrors) {
   for (const char* reply : kTransient) {
+    EXPECT_EQ(classify_reply_error(reply), ErrorClass::transient) << reply;
     EXPECT_THROW(throw_reply_error(reply), ConnectionError) << reply;
   }
 }
 
 TEST(RedisErrors, LastingRepliesAreReplyErrors) {
   for (const char* reply : kLasting) {
+    EXPECT_EQ(classify_reply_error(reply), ErrorClass::lasting) << reply;
     EXPECT_THROW(throw_reply_error(reply), ReplyError) << reply;
     try {
       throw_reply_error(reply);
