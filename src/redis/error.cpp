@@ -7,10 +7,11 @@ ErrorClass classify_reply_error(std::string_view reply) {
   const std::string_view code = reply.substr(0, reply.find(' '));
   // The server cannot serve right now: loading its data set, running a long script, a
   // replica that lost its master or that a failover demoted, a cluster reconfiguring, out
-  // of memory at maxmemory, unable to persist, too few replicas for min-replicas-to-write.
+  // of memory at maxmemory, unable to persist, too few replicas for min-replicas-to-write;
+  // a redirection the connection could not follow (slots moving faster than it followed).
   for (const std::string_view transient :
        {"LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "READONLY", "OOM", "MISCONF",
-        "NOREPLICAS"}) {
+        "NOREPLICAS", "MOVED", "ASK"}) {
     if (code == transient) return ErrorClass::transient;
   }
   return ErrorClass::lasting;

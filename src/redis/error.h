@@ -54,7 +54,8 @@ class ReplyError : public RedisError {
 
 // What an error reply says of the command that got it.
 // transient: the server cannot serve now (LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN,
-//   READONLY after a failover, OOM at maxmemory, MISCONF when it cannot persist, NOREPLICAS):
+//   READONLY after a failover, OOM at maxmemory, MISCONF when it cannot persist, NOREPLICAS,
+//   a MOVED or ASK redirection the connection did not follow):
 //   the same command may succeed later, on a new connection; retry with backoff.
 // lasting: the command itself cannot succeed as things are (WRONGTYPE, a script's runtime
 //   error "ERR user_script:...", an unknown command, NOSCRIPT, NOGROUP, ...): retrying does

@@ -27,6 +27,9 @@ const char* const kTransient[] = {
     "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
     "RDB error.",
     "NOREPLICAS Not enough good replicas to write.",
+    // Redirections reach a caller only when the connection could not follow them.
+    "MOVED 3999 127.0.0.1:6381",
+    "ASK 3999 127.0.0.1:6381",
     // Raised inside a script by redis.call: Redis 7.0 keeps the code, adds where.
     "OOM command not allowed when used memory > 'maxmemory'. script: "
     "0a9f75e991483d02789696e4c90d26c10395863e, on @user_script:1.",
