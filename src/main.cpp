@@ -223,6 +223,12 @@ int main(int argc, char** argv) {
                    "take over entries pending this long at another consumer (default: "
                    "ingest.reclaim_idle of the config, else 30000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{86400000}));
+  ingest
+      ->add_option("--max-wait", ingest_args.max_wait_s,
+                   "with --drain: give up (exit 3, saying what is left pending and why) after "
+                   "this many seconds without progress (default: ingest.max_wait of the "
+                   "config, else 60)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86400}));
   ingest->add_flag("--json", json, "print the final counts as JSON");
   ingest->add_option("--listen", ingest_args.listen,
                      "serve /metrics, /healthz and /readyz over HTTP on HOST:PORT (port 0: any "

@@ -71,6 +71,18 @@ int add(Context& ctx, const AddArgs& args) {
       return 0;
     case service::UpdateStatus::refused:
       break;
+    case service::UpdateStatus::failed:  // the board's keys refused it: lasting (exit 1)
+      if (json) {
+        std::cout << JsonLine()
+                         .str("status", "failed")
+                         .str("board", u.board)
+                         .str("member", u.member)
+                         .str("reason", r.reason)
+                         .done()
+                  << "\n";
+      }
+      std::cerr << "failed: " << r.reason << "\n";
+      return 1;
     case service::UpdateStatus::unavailable:
     case service::UpdateStatus::waiting:  // only events with an order token (streams) wait
       throw UnavailableError(r.reason);

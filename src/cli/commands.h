@@ -63,6 +63,7 @@ struct IngestArgs {
   std::optional<std::string> group;  // ingest.group
   bool drain = false;
   std::optional<std::int64_t> reclaim_idle_ms;  // ingest.reclaim_idle
+  std::optional<std::int64_t> max_wait_s;       // ingest.max_wait (with --drain)
   std::string listen;  // HOST:PORT for /metrics, /healthz, /readyz; empty: none
 };
 int ingest(Context& ctx, const IngestArgs& args);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <mutex>
 
 #include "cli/commands.h"
 #include "cli/http_server.h"
@@ -44,7 +45,8 @@ class IngestMetrics : public lifecycle::IngestObserver {
         fresh_within_(std::max<std::chrono::nanoseconds>(std::chrono::seconds{5}, 3 * block)) {
     add_build_info(registry_);
     for (auto* c : {&read_, &reclaimed_, &applied_, &duplicate_, &dead_, &unavailable_, &waiting_,
-                    &dead_letter_failures_, &rehydrated_, &redis_errors_, &postgres_errors_}) {
+                    &dead_letter_failures_, &rehydrated_, &redis_errors_, &postgres_errors_,
+                    &board_failed_, &board_failures_}) {
       c->touch();
     }
     for (const std::string& stream : streams) trimmed_.touch({{"stream", stream}});
@@ -56,6 +58,7 @@ class IngestMetrics : public lifecycle::IngestObserver {
     }
     consecutive_failures_.set(0, {{"backend", "redis"}});
     consecutive_failures_.set(0, {{"backend", "postgres"}});
+    failing_boards_gauge_.set(0);
   }
 
   void loop_turn() override { last_turn_ns_.store(steady_ns()); }
@@ -86,7 +89,29 @@ class IngestMetrics : public lifecycle::IngestObserver {
     waiting_.add(static_cast<double>(b.waiting));
     dead_letter_failures_.add(static_cast<double>(b.dead_letter_failures));
     rehydrated_.add(static_cast<double>(b.rehydrated));
+    board_failed_.add(static_cast<double>(b.board_failed));
+    board_failures_.add(static_cast<double>(b.board_failures));
     batch_seconds_.observe(took.count());
+  }
+
+  void failing_boards(const std::vector<lifecycle::FailingBoard>& boards) override {
+    failing_boards_gauge_.set(static_cast<double>(boards.size()));
+    // The first kListed, for /readyz's body (the number says how many there are).
+    std::string listed = "[";
+    for (std::size_t i = 0; i < boards.size() && i < kListed; ++i) {
+      const lifecycle::FailingBoard& b = boards[i];
+      listed +=
+          (i > 0 ? "," : "") + JsonLine()
+                                   .str("board", b.board)
+                                   .str("error", b.error)
+                                   .time("since", std::chrono::time_point_cast<Millis>(b.since))
+                                   .num("attempts", b.attempts)
+                                   .done();
+    }
+    listed += "]";
+    const std::lock_guard<std::mutex> lock(failing_mutex_);
+    failing_count_ = boards.size();
+    failing_listed_ = std::move(listed);
   }
 
   void stream_bounds(const std::string& stream, const hot::StreamBounds& b) override {
@@ -110,9 +135,18 @@ class IngestMetrics : public lifecycle::IngestObserver {
               "the consumer loop has not turned for " + seconds(since) + " s\n"};
     }
     if (path == "/readyz") {
+      // A failing board does not make the consumer unready (it is the board's keys, not the
+      // process, and the other boards go on): it is shown in the body.
       const std::string why = not_ready();
-      if (why.empty()) return {200, "text/plain; charset=utf-8", "ok\n"};
-      return {503, "text/plain; charset=utf-8", why + "\n"};
+      JsonLine body;
+      body.flag("ready", why.empty());
+      if (!why.empty()) body.str("reason", why);
+      {
+        const std::lock_guard<std::mutex> lock(failing_mutex_);
+        body.num("failing_boards", static_cast<std::int64_t>(failing_count_))
+            .raw("failing", failing_listed_);
+      }
+      return {why.empty() ? 200 : 503, "application/json", body.done() + "\n"};
     }
     return {404, "text/plain; charset=utf-8", "not found; try /metrics, /healthz or /readyz\n"};
   }
@@ -151,6 +185,19 @@ class IngestMetrics : public lifecycle::IngestObserver {
   metrics::Family& rehydrated_ = registry_.counter(
       "boardkeeper_rehydrations_total",
       "Member periods brought back from the cold tier by an update (a spilled member scored).");
+  metrics::Family& board_failed_ = registry_.counter(
+      "boardkeeper_ingest_events_board_failed_total",
+      "Events left pending because their board's keys refuse updates (a lasting error: a key "
+      "of the wrong type, a script error on them); read again, in order, once the board works. "
+      "Counted each time one is left pending.");
+  metrics::Family& board_failures_ = registry_.counter(
+      "boardkeeper_ingest_board_failures_total",
+      "Script calls of a board that failed with a lasting error (the board's events stay "
+      "pending; the other boards go on).");
+  metrics::Family& failing_boards_gauge_ = registry_.gauge(
+      "boardkeeper_ingest_failing_boards",
+      "Boards whose keys refuse updates now (lasting errors), as this consumer saw them; "
+      "/readyz lists them (the first 20).");
   metrics::Family& redis_errors_ = registry_.counter(
       "boardkeeper_redis_errors_total",
       "Redis failures met by the consumer loop (connection, timeout, error reply), each "
@@ -191,6 +238,10 @@ class IngestMetrics : public lifecycle::IngestObserver {
   std::atomic<std::int64_t> last_redis_ok_ns_{0};  // 0: never
   std::atomic<std::int64_t> redis_failures_{0};
   std::atomic<std::int64_t> postgres_failures_{0};
+  static constexpr std::size_t kListed = 20;
+  mutable std::mutex failing_mutex_;
+  std::size_t failing_count_ = 0;
+  std::string failing_listed_ = "[]";
 
   static std::string seconds(std::chrono::nanoseconds d) {
     return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count());
@@ -234,6 +285,7 @@ lifecycle::IngestOptions options_for(const IngestConfig& config, const IngestArg
   o.trim = config.trim;
   o.dead_maxlen = config.dead_maxlen;
   o.drain = args.drain;
+  o.max_wait = args.max_wait_s ? Millis{*args.max_wait_s * 1000} : config.max_wait;
   char host[256] = "host";
   gethostname(host, sizeof host - 1);
   o.consumer = std::string(host) + "-" + std::to_string(getpid());
@@ -281,10 +333,10 @@ int ingest(Context& ctx, const IngestArgs& args) {
   const std::string message = fmt::format(
       "ingest: {} read, {} applied, {} duplicates, {} dead-lettered, {} reclaimed, {} left "
       "pending (cold tier unreachable), {} left pending (an earlier event held), {} left "
-      "pending (dead letter refused), {} rehydrated, {} trimmed, {} read ahead and taken over by "
-      "another consumer{}",
+      "pending (dead letter refused), {} left pending (their board failing), {} rehydrated, {} "
+      "trimmed, {} read ahead and taken over by another consumer{}",
       s.read, s.applied, s.duplicates, s.dead, s.reclaimed, s.unavailable, s.waiting,
-      s.dead_letter_failures, s.rehydrated, s.trimmed, s.taken_over,
+      s.dead_letter_failures, s.board_failed, s.rehydrated, s.trimmed, s.taken_over,
       g_stop.load() ? " (stopped by signal)" : "");
   JsonLine numbers;
   numbers.num("read", s.read)
@@ -295,11 +347,27 @@ int ingest(Context& ctx, const IngestArgs& args) {
       .num("unavailable", s.unavailable)
       .num("waiting", s.waiting)
       .num("dead_letter_failures", s.dead_letter_failures)
+      .num("board_failed", s.board_failed)
+      .num("board_failures", s.board_failures)
       .num("rehydrated", s.rehydrated)
       .num("trimmed", s.trimmed)
       .num("taken_over", s.taken_over);
+  if (!s.stuck.empty()) {
+    std::string left = "[";
+    for (const std::string& why : s.stuck) left += (left.size() > 1 ? "," : "") + json_string(why);
+    numbers.raw("stuck", left + "]");
+  }
   log_info_with_fields(message, numbers.fields());
   if (ctx.format() == Format::json) std::cout << numbers.done() << "\n";
+  if (!s.stuck.empty()) {
+    // A drain that could not finish: unavailable (exit 3), saying what is left and why.
+    std::cerr << fmt::format(
+        "ingest: --drain gave up after {:g} s without progress; left "
+        "pending:\n",
+        static_cast<double>(o.max_wait.count()) / 1000);
+    for (const std::string& why : s.stuck) std::cerr << "  " << why << "\n";
+    return 3;
+  }
   return 0;
 }
 

@@ -207,8 +207,8 @@ const std::vector<std::string_view> kServeKeys{"listen",       "tokens_file",  "
 const std::vector<std::string_view> kRedisKeys{"url", "key_prefix", "cluster", "nodes", "tls"};
 const std::vector<std::string_view> kTlsKeys{"ca_file", "cert_file", "key_file", "server_name"};
 const std::vector<std::string_view> kPostgresKeys{"url", "schema"};
-const std::vector<std::string_view> kIngestKeys{"stream", "group", "reclaim_idle", "trim",
-                                                "dead_maxlen"};
+const std::vector<std::string_view> kIngestKeys{"stream", "group",       "reclaim_idle",
+                                                "trim",   "dead_maxlen", "max_wait"};
 const std::vector<std::string_view> kBoardKeys{
     "name",    "periods",         "timezone",   "order",      "tie_break",
     "update",  "time_resolution", "min_points", "max_points", "hot_keep",
@@ -685,6 +685,17 @@ void Loader::parse_ingest(const Entry& entry, IngestConfig& ingest, bool cluster
                "this long at another consumer are taken over");
       } else {
         ingest.reclaim_idle = *d;
+      }
+    }
+  }
+  if (const auto e = f.get("max_wait")) {
+    if (const auto d = read_duration(*e, "ingest.max_wait")) {
+      if (d->count() <= 0) {
+        report(*e,
+               "ingest.max_wait must be longer than 0 (default 60s): ingest --drain gives up "
+               "after this long without progress");
+      } else {
+        ingest.max_wait = *d;
       }
     }
   }

@@ -57,6 +57,7 @@ struct IngestConfig {
   Millis reclaim_idle = std::chrono::seconds{30};  // > 0
   bool trim = true;                   // trim the entries every consumer group has acknowledged
   std::int64_t dead_maxlen = 100000;  // > 0; <stream>:dead is capped near this length
+  Millis max_wait = std::chrono::seconds{60};  // > 0; a drain without progress this long ends
 };
 
 // Why a list of streams cannot be consumed (empty, an empty name, one listed twice, one the

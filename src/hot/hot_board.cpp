@@ -13,6 +13,21 @@
 namespace bk::hot {
 namespace {
 
+// The type each key of an update call must have (see update.lua's KEYS), "" for any: the
+// registry ZSET, the sync marker, the held HASH, the id buckets (SETs), the in-flight ZSET,
+// then per period the live ZSET, its :meta HASH and its :stale SET.
+const char* expected_type(const std::vector<std::string>& keys, std::size_t i) {
+  if (i == 0) return "zset";
+  if (i == 1) return "";
+  if (i == 2) return "hash";
+  if (keys[i].find(":inflight:") != std::string::npos) return "zset";
+  if (keys[i].find(":ids:") != std::string::npos) return "set";
+  static const char* const kPerSlot[] = {"zset", "hash", "set"};
+  // The period keys come last, three per period.
+  const std::size_t from_end = keys.size() - i;  // 1..
+  return kPerSlot[(3 - from_end % 3) % 3];
+}
+
 // Replies of the read scripts: {first_rank, [first_position,] member, score, ...}.
 std::vector<Listed> parse_listing(const redis::Reply& r, std::int64_t first_position,
                                   std::size_t first_entry) {
@@ -58,6 +73,27 @@ PeriodKeys::PeriodKeys(const BoardKeys& board, std::string_view period, std::str
       stale(board.stale(period, period_id)),
       synced(board.synced()) {}
 
+// After a WRONGTYPE reply of a call: "; <key> holds a <type>, not a <type>" for each of the
+// call's keys of another type than the script uses (one TYPE each, in one round trip: only
+// when a call failed so). A transient failure of this look-up throws, as the call's would.
+std::string HotBoard::wrong_types(redis::Connection& conn, const std::vector<std::string>& keys,
+                                  const std::string& error) {
+  if (error.rfind("WRONGTYPE", 0) != 0) return "";
+  std::vector<redis::Args> commands;
+  commands.reserve(keys.size());
+  for (const std::string& key : keys) commands.push_back({"TYPE", key});
+  std::string out;
+  const std::vector<redis::Reply> types = conn.pipeline(commands);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::string& type = types[i].checked().as_string();
+    const std::string want = expected_type(keys, i);
+    if (type != "none" && !want.empty() && type != want) {
+      out += "; key " + keys[i] + " holds a " + type + ", not a " + want;
+    }
+  }
+  return out;
+}
+
 std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
                                                     const std::vector<HotBatch>& batches,
                                                     const std::function<void()>& while_waiting) {
@@ -85,8 +121,18 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
   const std::vector<redis::Reply> replies = update_.eval_pipelined(conn, calls, while_waiting);
   std::vector<std::vector<HotResult>> out(batches.size());
   for (std::size_t k = 0; k < replies.size(); ++k) {
-    std::vector<HotResult> r =
-        protocol::parse_update_replies(replies[k].checked(), parts[k].second);
+    std::vector<HotResult> r;
+    if (replies[k].is_error() &&
+        redis::classify_reply_error(replies[k].str) == redis::ErrorClass::lasting) {
+      // The update script reads every key it writes before its first write (ZMSCORE, HMGET,
+      // SMISMEMBER...), so a key of the wrong type fails the call before it wrote anything.
+      HotResult failed;
+      failed.outcome = HotOutcome::failed;
+      failed.error = replies[k].str + wrong_types(conn, calls[k].first, replies[k].str);
+      r.assign(parts[k].second, failed);
+    } else {
+      r = protocol::parse_update_replies(replies[k].checked(), parts[k].second);
+    }
     auto& into = out[parts[k].first];
     if (into.empty()) {
       into = std::move(r);

@@ -91,6 +91,10 @@ enum class HotOutcome {
   waiting,     // an earlier event of the member is held (see HotEvent::order_token)
   needs_sync,  // the board's periods must be synced from the cold tier first (sync())
   split,       // a coalesced event: nothing written, send its events one by one
+  // The board's script call got a lasting error reply (redis::ErrorClass::lasting: a key of
+  // the board holding another type, a script runtime error): not applied; HotResult::error
+  // says why. Only that call's events: the other boards' calls keep their own results.
+  failed,
 };
 
 struct HotResult {
@@ -103,6 +107,7 @@ struct HotResult {
   std::int64_t refused_points = 0;      // out_of_range: the points it would have reached
   std::vector<std::size_t> cold_slots;  // needs_cold: slots to look up
   std::vector<std::string> cold_gens;   // needs_cold: their spill generations
+  std::string error;  // failed: Redis's error reply, and the call's keys of a wrong type
 };
 
 // The keys of one board period.
@@ -173,6 +178,8 @@ class HotBoard {
 
   // Applies each batch with one script call; batches are pipelined. Results per event.
   // `while_waiting` runs once while the calls are at the server (see Connection::pipeline).
+  // A call whose reply is a lasting error (see redis::classify_reply_error) fails only its
+  // own events (HotOutcome::failed); a transient one throws, as a broken connection does.
   std::vector<std::vector<HotResult>> apply(redis::Connection& conn,
                                             const std::vector<HotBatch>& batches,
                                             const std::function<void()>& while_waiting = {});
@@ -274,6 +281,9 @@ class HotBoard {
   const std::string& key_prefix() const { return prefix_; }
 
  private:
+  static std::string wrong_types(redis::Connection& conn, const std::vector<std::string>& keys,
+                                 const std::string& error);
+
   std::string prefix_;
   bool cold_tier_ = false;
   redis::Script update_;

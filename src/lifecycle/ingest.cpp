@@ -37,6 +37,8 @@ IngestStats& IngestStats::operator+=(const IngestStats& other) {
   unavailable += other.unavailable;
   waiting += other.waiting;
   dead_letter_failures += other.dead_letter_failures;
+  board_failed += other.board_failed;
+  board_failures += other.board_failures;
   rehydrated += other.rehydrated;
   postgres_errors += other.postgres_errors;
   trimmed += other.trimmed;
@@ -181,6 +183,10 @@ class Consumer {
     // A batch already read ahead is processed before a stop (it is pending at this consumer).
     while (!stop_.load() || next_) {
       observer_.loop_turn();
+      if (drain_stuck()) {
+        give_up();
+        break;
+      }
       try {
         const bool more = turn();
         // Back only once a whole turn went through: a failure that recurs after the
@@ -254,6 +260,28 @@ class Consumer {
     std::int64_t in_a_row = 0;
     Steady::time_point since;
   } redis_failing_, postgres_failing_;
+  std::string redis_error_;  // the last Redis failure, while it fails
+
+  // Boards whose script calls got a lasting error (service::UpdateStatus::failed), by name.
+  // Their events stay pending, in stream order: they are sent again only by a pass over this
+  // consumer's pending entries that starts once the board's own backoff is over (a pass reads
+  // them oldest first; sending one read anew, or one met in the middle of a pass, could apply
+  // a member's later event before an earlier one). Every other board goes on.
+  struct FailingState {
+    std::string error;
+    Steady::time_point since;
+    std::chrono::system_clock::time_point since_wall;
+    std::int64_t attempts = 0;  // failed calls in a row
+    Steady::time_point next_retry;
+    std::int64_t waited = 0;  // events left pending meanwhile (counted each time)
+  };
+  std::map<std::string, FailingState> failing_boards_;
+  std::set<std::string> retry_in_pass_;  // failing boards the running pass sends again
+  // Dead-letter streams that refused a dead letter, and why (until one is written there).
+  std::map<std::string, std::string> dead_refused_;
+  // The last time something moved (an entry applied, dead-lettered or acknowledged): a drain
+  // gives up after max_wait without.
+  Steady::time_point last_progress_ = Steady::now();
 
   // A batch: its entries, and what parsing made of them.
   struct Batch {
@@ -298,7 +326,7 @@ class Consumer {
       entries = read_own();
       if (!entries.empty()) {
         Batch batch = parsed(std::move(entries), 0, true);
-        process(batch, false);
+        process(batch, false, true);
         bound_streams_if_due(false);
         return true;
       }
@@ -418,6 +446,12 @@ class Consumer {
       own_.scheduled = false;
       own_.left = false;
       for (Stream& s : streams_) s.own_cursor = "0";
+      // The failing boards retried in this pass: those whose backoff is over now.
+      retry_in_pass_.clear();
+      const auto now = Steady::now();
+      for (const auto& [board, f] : failing_boards_) {
+        if (now >= f.next_retry) retry_in_pass_.insert(board);
+      }
     }
     // One read per group of streams still in the pass.
     std::vector<redis::Args> reads;
@@ -465,7 +499,11 @@ class Consumer {
   void schedule_own_pass() {
     if (own_.scheduled) return;
     own_.scheduled = true;
-    own_.at = Steady::now() + o_.retry_pending.delay(own_.passes + 1, unit());
+    const auto now = Steady::now();
+    own_.at = now + o_.retry_pending.delay(own_.passes + 1, unit());
+    // No later than a failing board's own retry is due (its backoff decides, not the pass's).
+    for (const auto& [board, f] : failing_boards_)
+      own_.at = std::min(own_.at, std::max(now, f.next_retry));
   }
 
   // Entries of this batch stay pending: a pass reads them again, soon.
@@ -672,8 +710,9 @@ class Consumer {
   }
 
   // Applies the batch, writes its dead letters, acknowledges what is done and leaves the
-  // rest pending. `fresh`: new entries (see start_read_ahead).
-  void process(Batch& b, bool fresh) {
+  // rest pending. `fresh`: new entries (see start_read_ahead); `own_pass`: read by a pass
+  // over this consumer's pending entries (which may retry failing boards).
+  void process(Batch& b, bool fresh, bool own_pass = false) {
     const auto started = Steady::now();
     const service::Leaderboards::Counters before = boards_.counters();
     IngestStats batch;
@@ -684,16 +723,26 @@ class Consumer {
     std::vector<std::string>& reasons = b.reasons;
     std::vector<std::string>& labels = b.labels;
 
+    withhold_failing(b, own_pass, batch);
     const auto results = apply_batch(b, start_read_ahead(fresh));
     std::string cold_reason;  // why the cold tier failed, as the service said it
+    std::map<std::string, std::string> failed_now;  // board -> its error, this batch
+    std::set<std::string> worked_now;               // boards whose calls went through
     for (std::size_t k = 0; k < results.size(); ++k) {
       const std::size_t i = b.index[k];
       switch (results[k].status) {
         case service::UpdateStatus::applied:
           ++batch.applied;
+          worked_now.insert(b.updates[k].board);
           break;
         case service::UpdateStatus::duplicate:
           ++batch.duplicates;
+          worked_now.insert(b.updates[k].board);
+          break;
+        case service::UpdateStatus::failed:
+          verdicts[i] = Verdict::hold;
+          ++batch.board_failed;
+          failed_now.emplace(b.updates[k].board, results[k].reason);
           break;
         case service::UpdateStatus::refused:
           verdicts[i] = Verdict::dead_letter;
@@ -708,11 +757,18 @@ class Consumer {
         case service::UpdateStatus::waiting:
           verdicts[i] = Verdict::hold;
           ++batch.waiting;
+          worked_now.insert(b.updates[k].board);
           break;
       }
     }
+    for (const auto& [board, error] : failed_now) board_failed(board, error, batch);
+    for (const std::string& board : worked_now) {
+      if (failed_now.count(board) == 0) board_back(board);
+    }
     write_dead_letters(entries, verdicts, reasons, labels, batch);
-    acknowledge(entries, verdicts);
+    if (acknowledge(entries, verdicts) || batch.applied + batch.duplicates + batch.dead > 0) {
+      last_progress_ = Steady::now();
+    }
     if (std::find(verdicts.begin(), verdicts.end(), Verdict::hold) != verdicts.end()) {
       held_pending();
     }
@@ -753,12 +809,14 @@ class Consumer {
       for (std::size_t j = 0; j < errors.size(); ++j) {
         const std::size_t i = which[j];
         if (errors[j].empty()) {
+          dead_refused_.erase(st.dead);
           verdicts[i] = Verdict::done;
           ++batch.dead;
           ++batch.dead_by_reason[labels[i]];
           continue;
         }
         verdicts[i] = Verdict::hold;
+        dead_refused_[st.dead] = errors[j];
         if (++refused <= kLoggedPerBatch) {
           spdlog::error(
               "ingest: stream entry {} of {} ({}) is left pending: its dead letter could not be "
@@ -774,8 +832,9 @@ class Consumer {
     batch.dead_letter_failures = refused;
   }
 
-  // One XACK per stream that has something to acknowledge, in one round trip.
-  void acknowledge(const std::vector<Entry>& entries, const std::vector<Verdict>& verdicts) {
+  // One XACK per stream that has something to acknowledge, in one round trip; whether there
+  // was something.
+  bool acknowledge(const std::vector<Entry>& entries, const std::vector<Verdict>& verdicts) {
     std::vector<redis::Args> acks;
     for (std::size_t s = 0; s < streams_.size(); ++s) {
       redis::Args ack{"XACK", streams_[s].key, o_.group};
@@ -786,10 +845,124 @@ class Consumer {
       }
       if (ack.size() > 3) acks.push_back(std::move(ack));
     }
-    if (acks.empty()) return;
+    if (acks.empty()) return false;
     for (const redis::Reply& r : redis_.pipeline(acks)) r.checked();
     redis_ok();
     acknowledged_since_bounds_ = true;
+    return true;
+  }
+
+  // The events of boards that fail and are not retried now stay pending without being sent:
+  // taken out of the batch (held), their members held on their boards (so that another
+  // consumer's later events of them wait too). A failing board is retried only by the
+  // entries of a pass that decided so at its start (see read_own).
+  void withhold_failing(Batch& b, bool own_pass, IngestStats& batch) {
+    const auto withheld = [&](const service::Update& u) {
+      return failing_boards_.count(u.board) != 0 &&
+             !(own_pass && retry_in_pass_.count(u.board) != 0);
+    };
+    if (std::none_of(b.updates.begin(), b.updates.end(), withheld)) return;
+    std::vector<service::Update> kept, held;
+    std::vector<std::size_t> index;
+    for (std::size_t k = 0; k < b.updates.size(); ++k) {
+      if (!withheld(b.updates[k])) {
+        kept.push_back(std::move(b.updates[k]));
+        index.push_back(b.index[k]);
+        continue;
+      }
+      b.verdicts[b.index[k]] = Verdict::hold;
+      ++failing_boards_[b.updates[k].board].waited;
+      ++batch.board_failed;
+      held.push_back(std::move(b.updates[k]));
+    }
+    b.updates = std::move(kept);
+    b.index = std::move(index);
+    b.prepared.reset();  // planned with the updates as they were
+    boards_.hold(held);
+  }
+
+  std::vector<FailingBoard> failing_list() const {
+    std::vector<FailingBoard> out;
+    out.reserve(failing_boards_.size());
+    for (const auto& [board, f] : failing_boards_) {
+      out.push_back({board, f.error, f.since_wall, f.attempts});
+    }
+    return out;
+  }
+
+  // A call of `board` failed with a lasting error: failing (logged when it starts, or when
+  // its error changes), retried after its own backoff.
+  void board_failed(const std::string& board, const std::string& error, IngestStats& batch) {
+    ++batch.board_failures;
+    retry_in_pass_.erase(board);  // the rest of its events in this pass stay pending
+    auto [it, started] = failing_boards_.try_emplace(board);
+    FailingState& f = it->second;
+    const auto now = Steady::now();
+    ++f.attempts;
+    f.next_retry = now + o_.retry_pending.delay(f.attempts, unit());
+    if (started) {
+      f.since = now;
+      f.since_wall = std::chrono::system_clock::now();
+      spdlog::error(
+          "ingest: board '{}' fails: {}; its events stay pending, in order, and are retried "
+          "with backoff; the other boards go on",
+          board, error);
+    } else if (error != f.error) {
+      spdlog::error("ingest: board '{}' still fails, now: {}", board, error);
+    }
+    const bool changed = started || error != f.error;
+    f.error = error;
+    if (changed) observer_.failing_boards(failing_list());
+  }
+
+  // A call of `board` went through: no longer failing, if it was.
+  void board_back(const std::string& board) {
+    const auto it = failing_boards_.find(board);
+    if (it == failing_boards_.end()) return;
+    const std::chrono::duration<double> took = Steady::now() - it->second.since;
+    spdlog::info(
+        "ingest: board '{}' works again after {:.1f} s ({} failed calls; its events were left "
+        "pending {} times meanwhile)",
+        board, took.count(), it->second.attempts, it->second.waited);
+    failing_boards_.erase(it);
+    retry_in_pass_.erase(board);
+    observer_.failing_boards(failing_list());
+  }
+
+  // A drain that has not progressed for max_wait.
+  bool drain_stuck() const { return o_.drain && Steady::now() - last_progress_ >= o_.max_wait; }
+
+  // A drain gives up: what is left pending, and why, in stats_.stuck (and the log).
+  void give_up() {
+    std::vector<std::string>& why = stats_.stuck;
+    for (const Stream& s : streams_) {
+      std::string count;
+      try {
+        const redis::Reply r = redis_.command({"XPENDING", s.key, o_.group});
+        count = r.is_error() ? "unknown (" + r.str + ")" : std::to_string(r.at(0).as_int());
+      } catch (const Error& e) {
+        if (e.backend() == Backend::none) throw;
+        count = "unknown (" + std::string(e.what()) + ")";
+      }
+      why.push_back("stream " + s.key + ": " + count + " pending in group " + o_.group);
+    }
+    for (const auto& [board, f] : failing_boards_) {
+      why.push_back("board '" + board + "' fails (" + std::to_string(f.attempts) +
+                    " calls in a row): " + f.error);
+    }
+    for (const auto& [dead, error] : dead_refused_) {
+      why.push_back("dead-letter stream " + dead + " refuses dead letters: " + error);
+    }
+    if (redis_failing_.in_a_row > 0) {
+      why.push_back("redis is failing (" + std::to_string(redis_failing_.in_a_row) +
+                    " in a row): " + redis_error_);
+    }
+    if (postgres_failing_.in_a_row > 0) {
+      why.push_back("postgresql is failing (" + std::to_string(postgres_failing_.in_a_row) +
+                    " in a row): events that need cold rows wait for it");
+    }
+    spdlog::error("ingest: drain gives up: nothing progressed for {} ms; left pending: {}",
+                  o_.max_wait.count(), fmt::join(why, "; "));
   }
 
   // Points are not used here.
@@ -935,6 +1108,7 @@ class Consumer {
     spdlog::warn("ingest: {} failed ({} in a row): {}; retrying in {} ms", name_of(backend), n,
                  e.what(), wait.count());
     if (backend == Backend::redis && e.transient()) reconnect_ = true;
+    if (backend == Backend::redis) redis_error_ = e.what();
     // A read ahead sent and not read (the failure came first), or read: its entries are
     // pending, for the pass below.
     if (reading_ahead_) reader_broken_ = true;
@@ -949,7 +1123,8 @@ class Consumer {
 
   // Sleeps `d`, but returns within ~50 ms of a stop request; the loop counts as turning.
   void pause(Millis d) {
-    const auto until = Steady::now() + d;
+    auto until = Steady::now() + d;
+    if (o_.drain) until = std::min(until, last_progress_ + o_.max_wait);
     while (!stop_.load()) {
       observer_.loop_turn();
       const auto now = Steady::now();

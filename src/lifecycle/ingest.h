@@ -54,6 +54,18 @@ struct IngestOptions {
   // tier was unreachable, an earlier event of the member is held, or a dead letter could
   // not be written).
   Backoff retry_pending{Millis{1000}, Millis{10000}};
+  // With drain: stop when nothing progressed (no entry applied, dead-lettered or
+  // acknowledged) for this long, leaving the rest pending (IngestStats::stuck says why).
+  Millis max_wait{60000};
+};
+
+// A board whose script calls get a lasting error reply (service::UpdateStatus::failed): its
+// events stay pending, in order, while the other boards' go on.
+struct FailingBoard {
+  std::string board;
+  std::string error;  // the last one, as the service said it (board, Redis's error, keys)
+  std::chrono::system_clock::time_point since;
+  std::int64_t attempts = 0;  // failed calls in a row
 };
 
 struct IngestStats {
@@ -65,6 +77,8 @@ struct IngestStats {
   std::int64_t unavailable = 0;  // left pending: their cold rows were unreachable
   std::int64_t waiting = 0;      // left pending: an earlier event of the member is held
   std::int64_t dead_letter_failures = 0;  // left pending: their dead letter was refused
+  std::int64_t board_failed = 0;  // left pending: their board's keys refused it (lasting)
+  std::int64_t board_failures = 0;  // script calls of a board failed with a lasting error
   std::int64_t rehydrated = 0;            // member periods brought back from the cold tier
   std::int64_t postgres_errors = 0;       // batches in which the cold tier was unreachable
   std::int64_t trimmed = 0;               // stream entries trimmed (acknowledged by every group)
@@ -77,6 +91,10 @@ struct IngestStats {
   // by the group (so nothing below it is in flight). Absent while the group does not exist.
   // operator+= takes the other's (later) values.
   std::map<std::string, hot::StreamId> acknowledged_below;
+  // A drain that gave up (IngestOptions::max_wait without progress): what is left pending
+  // and why, one line each (per stream, per failing board, per dead-letter stream that
+  // refuses writes, Redis failing). Empty otherwise.
+  std::vector<std::string> stuck;
 
   IngestStats& operator+=(const IngestStats& other);
 };
@@ -98,10 +116,14 @@ class IngestObserver {
   virtual void batch_done(const IngestStats& /*batch*/, std::chrono::duration<double> /*took*/) {}
   // A stream's bounds were looked at (every IngestOptions::bounds_every, and at the end).
   virtual void stream_bounds(const std::string& /*stream*/, const hot::StreamBounds& /*bounds*/) {}
+  // The boards failing now (by name), whenever one starts or stops failing or its error
+  // changes.
+  virtual void failing_boards(const std::vector<FailingBoard>& /*boards*/) {}
 };
 
 // Runs until `stop` becomes true (checked between batches and during every wait) or, with
-// drain, until the streams have nothing more for this group. Stopping so (not while Redis
+// drain, until the streams have nothing more for this group, or nothing progressed for
+// max_wait (IngestStats::stuck). Stopping so (not while Redis
 // fails), it looks at the streams' bounds once more and leaves the group of each stream
 // where nothing is pending at it. `redis` may be unconnected
 // (Connect::later): it is connected, and reconnected after every failure, with backoff.

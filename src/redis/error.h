@@ -18,7 +18,8 @@ class RedisError : public virtual Error {
 };
 
 // The connection cannot be used: connecting failed, it broke (I/O), or the server cannot
-// serve now (LOADING, BUSY, READONLY after a failover, ...). Reconnecting may cure it.
+// serve now (a transient reply: LOADING, BUSY, READONLY after a failover, OOM, ...; see
+// classify_reply_error). Reconnecting, or waiting, may cure it.
 class ConnectionError : public RedisError, public UnavailableError {
  public:
   explicit ConnectionError(const std::string& what)
@@ -51,8 +52,22 @@ class ReplyError : public RedisError {
   bool is_noscript() const { return std::string(what()).rfind("NOSCRIPT", 0) == 0; }
 };
 
-// An error reply: the ones that mean "cannot serve now" are ConnectionErrors, the rest
-// ReplyErrors. Never shows more than the server said.
+// What an error reply says of the command that got it.
+// transient: the server cannot serve now (LOADING, BUSY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN,
+//   READONLY after a failover, OOM at maxmemory, MISCONF when it cannot persist, NOREPLICAS,
+//   a MOVED or ASK redirection the connection did not follow):
+//   the same command may succeed later, on a new connection; retry with backoff.
+// lasting: the command itself cannot succeed as things are (WRONGTYPE, a script's runtime
+//   error "ERR user_script:...", an unknown command, NOSCRIPT, NOGROUP, ...): retrying does
+//   not help until someone changes what it touched.
+// Decided by the reply's first word (its error code) alone: an error raised by redis.call
+// inside a script keeps the code of the command that failed ("WRONGTYPE ... script: ...").
+// Connection loss and timeouts are no replies: they are ConnectionErrors where they happen.
+enum class ErrorClass { transient, lasting };
+ErrorClass classify_reply_error(std::string_view reply);
+
+// An error reply: the transient ones are ConnectionErrors, the rest ReplyErrors. Never
+// shows more than the server said.
 [[noreturn]] void throw_reply_error(std::string_view reply);
 
 }  // namespace bk::redis

@@ -15,6 +15,7 @@
 #include "core/profile.h"
 #include "core/validate.h"
 #include "hot/protocol.h"
+#include "redis/error.h"
 
 namespace bk::service {
 namespace {
@@ -575,6 +576,11 @@ void Leaderboards::report(const hot::HotBatch& batch, const hot::HotResult& r,
       out.reason = "not applied yet: an earlier event of " + describe(u) +
                    " waits for the cold tier (PostgreSQL); this one follows it";
       break;
+    case hot::HotOutcome::failed:
+      out.status = UpdateStatus::failed;
+      out.reason = "not applied: Redis refused the update of board '" + u.board + "' (member '" +
+                   u.member + "'): " + r.error;
+      break;
     case hot::HotOutcome::split:  // sent again one by one: never reported
       throw Error("internal: a split event was reported");
     case hot::HotOutcome::needs_sync:
@@ -598,16 +604,18 @@ void Leaderboards::report(const hot::HotBatch& batch, const hot::HotResult& r,
   }
 }
 
-// An update with an order token that could not be applied for want of PostgreSQL holds its
-// member (the earliest token of a member wins); a refused one releases the hold it may own
-// (one refused before it reached the update script could not release it there).
+// An update with an order token that could not be applied for want of PostgreSQL, or
+// because the board's keys refused it (failed), holds its member (the earliest token of a
+// member wins); a refused one releases the hold it may own (one refused before it reached
+// the update script could not release it there).
 void Leaderboards::update_holds(const std::vector<Update>& updates,
                                 const std::vector<UpdateResult>& results) {
   std::map<std::string, hot::HotBoard::Holds> hold, release;
   for (std::size_t i = 0; i < updates.size(); ++i) {
     const Update& u = updates[i];
     if (u.order_token.empty()) continue;
-    if (results[i].status == UpdateStatus::unavailable) {
+    if (results[i].status == UpdateStatus::unavailable ||
+        results[i].status == UpdateStatus::failed) {
       hold[u.board].emplace_back(u.member, u.order_token);
     } else if (results[i].status == UpdateStatus::refused &&
                results[i].refusal != Refusal::invalid_board &&
@@ -616,11 +624,29 @@ void Leaderboards::update_holds(const std::vector<Update>& updates,
       release[u.board].emplace_back(u.member, u.order_token);
     }
   }
-  for (const auto& [board, holds] : hold) {
-    hot_.hold(redis_, hot::BoardKeys(config_.redis.key_prefix, board), holds);
-  }
+  hold_all(hold);
   for (const auto& [board, holds] : release) {
     hot_.release_holds(redis_, hot::BoardKeys(config_.redis.key_prefix, board), holds);
+  }
+}
+
+void Leaderboards::hold(const std::vector<Update>& updates) {
+  std::map<std::string, hot::HotBoard::Holds> holds;
+  for (const Update& u : updates) {
+    if (!u.order_token.empty()) holds[u.board].emplace_back(u.member, u.order_token);
+  }
+  hold_all(holds);
+}
+
+void Leaderboards::hold_all(const std::map<std::string, hot::HotBoard::Holds>& hold) {
+  for (const auto& [board, holds] : hold) {
+    try {
+      hot_.hold(redis_, hot::BoardKeys(config_.redis.key_prefix, board), holds);
+    } catch (const redis::ReplyError& e) {
+      // A lasting error: the board's held HASH is itself a broken key. Its updates failed
+      // anyway (the update script reads it), and the caller keeps them pending in order.
+      spdlog::debug("could not hold members of board '{}': {}", board, e.what());
+    }
   }
 }
 

@@ -54,6 +54,13 @@ enum class UpdateStatus {
   unavailable,
   waiting,  // not applied: an earlier event of this member is held (left pending); retry later, in
             // order
+  // Not applied: Redis refused the board's update with a lasting error (a key of the board
+  // holding another type, a script runtime error on its keys): the board's fault, not the
+  // event's, and retrying cannot help until the key is repaired. `reason` names the board,
+  // Redis's error and the keys of a wrong type. Like `unavailable`, an update with an order
+  // token holds its member, so its later events wait, in order. Other boards' updates of
+  // the same apply() keep their own results.
+  failed,
 };
 
 struct PeriodPoints {
@@ -86,7 +93,7 @@ const char* refusal_label(Refusal refusal);
 struct UpdateResult {
   UpdateStatus status = UpdateStatus::applied;
   Refusal refusal = Refusal::none;   // refused: why, for counting
-  std::string reason;                // refused: what was wrong, naming board and member
+  std::string reason;                // refused, unavailable, waiting, failed: why, naming the board
   std::vector<PeriodPoints> points;  // applied: the member's new points in each period
 };
 
@@ -193,6 +200,13 @@ class Leaderboards {
   Prepared prepare(const std::vector<Update>& updates, Detail detail = Detail::points);
   std::vector<UpdateResult> apply(Prepared&& prepared,
                                   const std::function<void()>& while_waiting = {});
+
+  // Holds the members of these updates (those with order tokens), as an update that ends
+  // unavailable or failed holds its member: their later updates (other tokens) answer
+  // `waiting` until the held one is applied. For a caller that leaves updates pending
+  // without sending them (the stream consumer, while their board fails). A board whose held
+  // HASH refuses it (a lasting error) is skipped: its updates fail anyway.
+  void hold(const std::vector<Update>& updates);
 
   // Every entry of `stream` below this id's milliseconds is acknowledged in the consumer
   // group: their in-flight markers may go (see Update::order_token).
@@ -307,6 +321,7 @@ class Leaderboards {
   void sync_where_needed(const std::vector<hot::HotBatch>& batches,
                          std::vector<std::vector<hot::HotResult>>& results);
   void update_holds(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
+  void hold_all(const std::map<std::string, hot::HotBoard::Holds>& holds);
   void write_profiles(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
   // The reads without profiles; attach_profiles adds them (one round trip for any number).
   std::vector<Standing> top_rows(const PeriodRef& ref, std::int64_t offset, std::int64_t count);

@@ -155,6 +155,7 @@ TEST(ConfigTest, DefaultsApplyToOmittedKeys) {
   EXPECT_EQ(c.ingest.reclaim_idle, std::chrono::seconds{30});
   EXPECT_TRUE(c.ingest.trim);
   EXPECT_EQ(c.ingest.dead_maxlen, 100000);
+  EXPECT_EQ(c.ingest.max_wait, std::chrono::seconds{60});
 }
 
 TEST(ConfigTest, EmptySectionsMeanDefaults) {
@@ -173,13 +174,15 @@ TEST(ConfigTest, IngestSectionParsesEveryKey) {
       "  group: leaderboards\n"
       "  reclaim_idle: 2m\n"
       "  trim: false\n"
-      "  dead_maxlen: 5000\n" +
+      "  dead_maxlen: 5000\n"
+      "  max_wait: 5m\n" +
       minimal());
   EXPECT_EQ(c.ingest.streams, std::vector<std::string>{"app:scores"});
   EXPECT_EQ(c.ingest.group, "leaderboards");
   EXPECT_EQ(c.ingest.reclaim_idle, minutes{2});
   EXPECT_FALSE(c.ingest.trim);
   EXPECT_EQ(c.ingest.dead_maxlen, 5000);
+  EXPECT_EQ(c.ingest.max_wait, minutes{5});
 }
 
 // --- serve ---
@@ -388,14 +391,16 @@ TEST(ConfigTest, BadIngestValues) {
       "  reclaim_idle: 0s\n"  // 3
       "  trim: yes\n"         // 4
       "  dead_maxlen: 0\n"    // 5
-      "  bogus: 1\n" +        // 6
+      "  bogus: 1\n"          // 6
+      "  max_wait: 0s\n" +    // 7
       minimal());
   EXPECT_TRUE(HasProblem(p, 2, 10, "ingest.group must not be empty"));
   EXPECT_TRUE(HasProblem(p, 3, 17, "ingest.reclaim_idle must be longer than 0"));
   EXPECT_TRUE(HasProblem(p, 4, 9, "ingest.trim must be true or false, not the scalar 'yes'"));
   EXPECT_TRUE(HasProblem(p, 5, 16, "ingest.dead_maxlen must be at least 1, not 0"));
   EXPECT_TRUE(HasProblem(p, 6, 3, "unknown key 'bogus' in the ingest section"));
-  EXPECT_EQ(p.size(), 5U);
+  EXPECT_TRUE(HasProblem(p, 7, 13, "ingest.max_wait must be longer than 0"));
+  EXPECT_EQ(p.size(), 6U);
   EXPECT_TRUE(HasProblem(problems_of("ingest:\n  dead_maxlen: -5\n" + minimal()), 2, 16,
                          "at least 1, not -5"));
   EXPECT_TRUE(HasProblem(problems_of("ingest:\n  dead_maxlen: lots\n" + minimal()), 2, 16,

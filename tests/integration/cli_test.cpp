@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "harness.h"
+#include "hot/keys.h"
 
 namespace bk {
 namespace {
@@ -191,6 +192,19 @@ TEST_F(CliTest, OversizedEventIdsAndTimesOutsideTheCalendarAreRefused) {
                        "9999-12-31T23:59:59.999Z (board 'game:1' member 'ann')"),
             std::string::npos)
       << r.err;
+}
+
+// A board whose key holds another type is that board's lasting error: `add` exits 1 with
+// Redis's error and the board named (not 3, "retry later": retrying cannot help).
+TEST_F(CliTest, AddToABoardWhoseKeyHasTheWrongTypeExitsOneNamingTheBoard) {
+  redis::Connection conn = test::connect_redis();
+  const std::string live = hot::BoardKeys(prefix, "game:7").live("daily", "2026-11-22");
+  conn.command({"SET", live, "not a board"}).checked();
+  const auto r = bk({"add", "game:7", "ann", "30", "--at", "2026-11-22T10:00:00+08:00"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("game:7"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("WRONGTYPE"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(live), std::string::npos) << r.err;  // the key the board keeps there
 }
 
 TEST_F(CliTest, CheckConfigReportsTheBudget) {
