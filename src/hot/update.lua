@@ -16,7 +16,7 @@
 --                    may be hot and cold at once)
 -- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents hold sync
 --   nbuckets ids_ttl_ms inflight acknowledged_below_ms points marker_ms fields joined at_base
---   floor
+--   floor_id
 --   hold "1": when an event must look up cold rows, also hold spills of that period from
 --   removing members for 2 seconds, so the look-up cannot go stale (a writer that kept
 --   losing the race to a busy spill asks for this; it guarantees progress)
@@ -29,12 +29,12 @@
 --   marked already is a "dup" (it was applied before its entry was read again, or, for a
 --   call sent again after look-ups, by another consumer that took the entry over), and a
 --   coalesced event with a marked entry answers {"split"}.
---   floor: with inflight "1", the lowest entry id ("<ms>-<seq>") of the call's tokens, or "".
+--   floor_id: with inflight "1", the lowest entry id ("<ms>-<seq>") of the call's tokens, or "".
 --     Entries read as new are checked too when a marker holds an id at or above it: after
 --     the stream's node rolled back (a failover to a replica that lacked their delivery, a
 --     restart from an older file) applied entries are delivered again as new. Markers of a
 --     single consumer's earlier calls hold lower ids: the common call looks at the markers
---     scored floor ms or more (the previous call's at most) and goes on unchecked.
+--     scored floor_id ms or more (the previous call's at most) and goes on unchecked.
 --   acknowledged_below_ms: markers scored below it are dropped first (every entry in them
 --   is acknowledged: never read again). marker_ms: the score of this call's marker, at
 --   least the ms of every order token of the call.
@@ -116,7 +116,7 @@ local has_token = token_field or joined ~= nil
 local has_used = string.find(ARGV[16], 's', 1, true) ~= nil
 local packed = string.find(ARGV[16], 'p', 1, true) ~= nil
 local at_base = packed and tonumber(ARGV[18]) or 0
-local floor = ARGV[19]
+local floor_id = ARGV[19]
 local inflight_key = inflight_mode ~= '0' and KEYS[4 + nbuckets] or nil
 -- true: entries already marked are duplicates (see inflight), and coalesced events with one
 -- of them split
@@ -477,8 +477,8 @@ if inflight_key then
       end
     end
     min_ms = min_ms and fmt(min_ms)
-  elseif floor ~= '' then
-    min_ms = string.match(floor, '^(%d+)%-')
+  elseif floor_id ~= '' then
+    min_ms = string.match(floor_id, '^(%d+)%-')
   end
   if min_ms then
     local found = redis.call('ZRANGE', inflight_key, min_ms, '+inf', 'BYSCORE', 'WITHSCORES')
@@ -487,7 +487,7 @@ if inflight_key then
       -- Does a marker hold an entry id at or above the floor? One scored above its ms does;
       -- one scored at it does if it holds "<that ms>-<seq>" with seq at least the floor's
       -- (a plain search: each id follows a comma, a qualifier's colon or the start).
-      local fseq, needle = tonumber(string.match(floor, '%-(%d+)$')), min_ms .. '-'
+      local fseq, needle = tonumber(string.match(floor_id, '%-(%d+)$')), min_ms .. '-'
       for i = 1, #found, 2 do
         if reached then break end
         if tonumber(found[i + 1]) > tonumber(min_ms) then
