@@ -908,6 +908,10 @@ class Consumer {
       s.unreplicated.pop_front();
     }
     if (held) boards_.acknowledged_below(s.key, static_cast<std::int64_t>(held->ms));
+    spdlog::debug("ingest: stream {}: bound {} at offset {}; replicas hold {}; {} bounds wait",
+                  s.key, bound.text(), r.offset,
+                  r.held_by_all ? std::to_string(*r.held_by_all) : "not all",
+                  s.unreplicated.size());
   }
 
   // A clean stop: the streams' bounds once more (a drained stream ends trimmed), then leave
