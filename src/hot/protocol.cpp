@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include "core/error.h"
+#include "hot/stream.h"
 #include "redis/error.h"
 
 namespace bk::hot::protocol {
@@ -25,6 +27,14 @@ std::int64_t entry_ms(std::string_view token) {
     ms = ms * 10 + (c - '0');
   }
   return ms;
+}
+
+// The stream entry id at the end of one order token ("<qualifier><ms>-<seq>", the qualifier
+// ending with ':'); nullopt when it ends with none (a library caller's own token).
+std::optional<StreamId> entry_id(std::string_view token) {
+  const std::size_t colon = token.rfind(':');
+  if (colon != std::string_view::npos) token.remove_prefix(colon + 1);
+  return StreamId::parse(token);
 }
 
 char policy_code(Policy p) {
@@ -107,6 +117,9 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
   // joined, as one argument (see kFieldJoinedTokens).
   bool join_tokens = true;
   std::int64_t marker_ms = 0;  // the call's in-flight marker: at least every token's ms
+  // The lowest entry id of the call's tokens (see kFloorNone); none once a token is no id.
+  std::optional<StreamId> floor;
+  bool every_token_an_id = true;
   for (const HotEvent& e : batch.events) {
     any_id = any_id || !e.event_id.empty();
     join_tokens = join_tokens && !e.order_token.empty() &&
@@ -116,7 +129,13 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
     std::string_view rest = e.order_token;
     while (!rest.empty()) {
       const std::size_t comma = rest.find(kTokenSeparator);
-      marker_ms = std::max(marker_ms, entry_ms(rest.substr(0, comma)));
+      const std::string_view token = rest.substr(0, comma);
+      marker_ms = std::max(marker_ms, entry_ms(token));
+      if (!token.empty() && token != std::string_view(&kForced, 1)) {
+        const auto id = entry_id(token);
+        every_token_an_id = every_token_an_id && id.has_value();
+        if (id && (!floor || *id < *floor)) floor = id;
+      }
       rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
     }
   }
@@ -172,6 +191,10 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
   }
 
   redis::Args& a = c.args;
+  // Checked calls look at every marker anyway (see kFloorNone).
+  std::string floor_text = inflight && !batch.check_inflight && every_token_an_id && floor
+                               ? floor->text()
+                               : std::string(kFloorNone);
   a = {std::string(1, policy_code(batch.policy)),
        std::string(1, first.order == Order::desc ? kDesc : kAsc),
        std::string(1, tie_code(first.tie)),
@@ -191,7 +214,8 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
        std::to_string(marker_ms),
        fields,
        std::move(joined),
-       pack ? std::to_string(at_base) : std::string()};
+       pack ? std::to_string(at_base) : std::string(),
+       std::move(floor_text)};
   a.reserve(a.size() + 6 * batch.slots.size() + (pack ? 2 : 3) * batch.events.size());
   for (const PeriodSlot& s : batch.slots) {
     a.push_back(registry_member(s.period_name, s.period.id));

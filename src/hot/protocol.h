@@ -56,6 +56,12 @@ inline constexpr char kColdPresent = 'p';
 inline constexpr std::string_view kInflightOff = "0";
 inline constexpr std::string_view kInflightMark = "1";
 inline constexpr std::string_view kInflightCheck = "2";
+// ARGV[19], with kInflightMark: the lowest entry id among the call's tokens ("<ms>-<seq>"):
+// the script checks the call's entries too when a marker holds an id at or above it (entries
+// delivered again as new after the stream's node rolled back: a failover to a replica that
+// lacked their delivery, a restart from an older file). Else, or when a token holds no
+// entry id (a library caller's own tokens), kFloorNone: nothing to look for.
+inline constexpr std::string_view kFloorNone = "";
 
 // Reply statuses (the first element of an event's reply when it was not applied).
 inline constexpr std::string_view kDup = "dup";

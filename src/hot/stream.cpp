@@ -30,6 +30,109 @@ std::optional<StreamId> StreamId::parse(std::string_view text) {
   return StreamId{*ms, *seq};
 }
 
+namespace {
+
+// The value of `field` in text of "field:value" lines ("" when absent).
+std::string_view info_field(std::string_view info, std::string_view field) {
+  for (std::size_t at = 0; at < info.size();) {
+    std::size_t end = info.find('\n', at);
+    if (end == std::string_view::npos) end = info.size();
+    std::string_view line = info.substr(at, end - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > field.size() && line.substr(0, field.size()) == field &&
+        line[field.size()] == ':') {
+      return line.substr(field.size() + 1);
+    }
+    at = end + 1;
+  }
+  return {};
+}
+
+// The value of `name` in "a=1,b=2" ("" when absent).
+std::string_view list_field(std::string_view list, std::string_view name) {
+  for (std::size_t at = 0; at < list.size();) {
+    std::size_t end = list.find(',', at);
+    if (end == std::string_view::npos) end = list.size();
+    const std::string_view item = list.substr(at, end - at);
+    if (item.size() > name.size() && item.substr(0, name.size()) == name &&
+        item[name.size()] == '=') {
+      return item.substr(name.size() + 1);
+    }
+    at = end + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+Replication parse_replication(std::string_view info, std::size_t replicas) {
+  Replication r;
+  r.replid = std::string(info_field(info, "master_replid"));
+  const auto offset = decimal(info_field(info, "master_repl_offset"));
+  if (info_field(info, "role") != "master" || !offset) return r;
+  r.offset = static_cast<std::int64_t>(*offset);
+  std::int64_t held = r.offset;
+  std::size_t listed = 0, in_step = 0;
+  for (;; ++listed) {
+    const std::string_view line = info_field(info, "slave" + std::to_string(listed));
+    if (line.empty()) break;
+    const auto at = decimal(list_field(line, "offset"));
+    if (list_field(line, "state") != "online" || !at) continue;
+    ++in_step;
+    held = std::min(held, static_cast<std::int64_t>(*at));
+  }
+  if (in_step >= std::max(replicas, listed)) r.held_by_all = held;
+  return r;
+}
+
+std::size_t replicas_of_myself(std::string_view cluster_nodes) {
+  struct Line {
+    std::string_view id, flags, master;
+  };
+  std::vector<Line> lines;
+  std::string_view myself;
+  for (std::size_t at = 0; at < cluster_nodes.size();) {
+    std::size_t end = cluster_nodes.find('\n', at);
+    if (end == std::string_view::npos) end = cluster_nodes.size();
+    const std::string_view text = cluster_nodes.substr(at, end - at);
+    at = end + 1;
+    std::string_view f[4];
+    std::size_t k = 0, from = 0;
+    while (k < 4 && from < text.size()) {
+      std::size_t to = text.find(' ', from);
+      if (to == std::string_view::npos) to = text.size();
+      f[k++] = text.substr(from, to - from);
+      from = to + 1;
+    }
+    if (k < 4) continue;
+    const Line l{f[0], f[2], f[3]};
+    const auto has = [&](std::string_view flag) {
+      for (std::size_t p = 0; p < l.flags.size();) {
+        std::size_t q = l.flags.find(',', p);
+        if (q == std::string_view::npos) q = l.flags.size();
+        if (l.flags.substr(p, q - p) == flag) return true;
+        p = q + 1;
+      }
+      return false;
+    };
+    if (has("myself")) myself = l.id;
+    if (!has("fail")) lines.push_back(l);
+  }
+  return static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), [&](const Line& l) {
+    return !myself.empty() && l.master == myself;
+  }));
+}
+
+Replication replication_of(redis::Connection& conn, const std::string& stream) {
+  std::size_t replicas = 0;
+  if (conn.options().cluster) {
+    replicas =
+        replicas_of_myself(conn.node_command(stream, {"CLUSTER", "NODES"}).checked().as_string());
+  }
+  return parse_replication(conn.node_command(stream, {"INFO", "replication"}).checked().as_string(),
+                           replicas);
+}
+
 std::string StreamId::text() const {
   return std::to_string(ms) + "-" + std::to_string(seq);
 }

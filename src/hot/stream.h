@@ -68,6 +68,30 @@ struct DeadLetter {
   const std::vector<std::pair<std::string, std::string>>* fields = nullptr;
 };
 
+// How much of what a stream's node wrote its replicas hold. In-flight markers of entries
+// below an acknowledged bound may go only once the replicas hold the writes that made it the
+// bound (the acknowledgements and deliveries): a replica promoted without them delivers
+// those entries again.
+struct Replication {
+  std::string replid;  // the node's replication history (INFO's master_replid)
+  // The node's replication offset when asked: every write it had done lies at or below it.
+  std::int64_t offset = 0;
+  // The offset every replica it should have holds (`offset` when it has none); nullopt when
+  // one of them is not connected and in sync, or the node is not a master.
+  std::optional<std::int64_t> held_by_all;
+};
+
+// From INFO replication's text and the number of replicas the node should have (on a
+// cluster, what CLUSTER NODES lists; at least those INFO lists, connected or not).
+Replication parse_replication(std::string_view info, std::size_t replicas);
+// How many replicas CLUSTER NODES, as the node itself answers it, lists for the node
+// ("myself"), connected or not; those flagged "fail" (unreachable for longer than the node
+// timeout, as the masters agreed) do not count: they come back only through a resync.
+std::size_t replicas_of_myself(std::string_view cluster_nodes);
+// Both asked of the node that holds `stream` (CLUSTER NODES only on a cluster). Throws
+// redis errors (an error reply included).
+Replication replication_of(redis::Connection& conn, const std::string& stream);
+
 // The scripts of one connection's user (each caches its SHA1 per server, see redis::Script).
 class StreamKeeper {
  public:

@@ -16,6 +16,7 @@
 --                    may be hot and cold at once)
 -- ARGV: policy(i|b|r) order(d|a) tie(e|l|n) min_points max_points nslots nevents hold sync
 --   nbuckets ids_ttl_ms inflight acknowledged_below_ms points marker_ms fields joined at_base
+--   floor_id
 --   hold "1": when an event must look up cold rows, also hold spills of that period from
 --   removing members for 2 seconds, so the look-up cannot go stale (a writer that kept
 --   losing the race to a busy spill asks for this; it guarantees progress)
@@ -28,6 +29,12 @@
 --   marked already is a "dup" (it was applied before its entry was read again, or, for a
 --   call sent again after look-ups, by another consumer that took the entry over), and a
 --   coalesced event with a marked entry answers {"split"}.
+--   floor_id: with inflight "1", the lowest entry id ("<ms>-<seq>") of the call's tokens, or "".
+--     Entries read as new are checked too when a marker holds an id at or above it: after
+--     the stream's node rolled back (a failover to a replica that lacked their delivery, a
+--     restart from an older file) applied entries are delivered again as new. Markers of a
+--     single consumer's earlier calls hold lower ids: the common call looks at the markers
+--     scored floor_id ms or more (the previous call's at most) and goes on unchecked.
 --   acknowledged_below_ms: markers scored below it are dropped first (every entry in them
 --   is acknowledged: never read again). marker_ms: the score of this call's marker, at
 --   least the ms of every order token of the call.
@@ -109,7 +116,11 @@ local has_token = token_field or joined ~= nil
 local has_used = string.find(ARGV[16], 's', 1, true) ~= nil
 local packed = string.find(ARGV[16], 'p', 1, true) ~= nil
 local at_base = packed and tonumber(ARGV[18]) or 0
+local floor_id = ARGV[19]
 local inflight_key = inflight_mode ~= '0' and KEYS[4 + nbuckets] or nil
+-- true: entries already marked are duplicates (see inflight), and coalesced events with one
+-- of them split
+local checking = inflight_mode == '2'
 local slot_key0 = 3 + nbuckets + (inflight_key and 1 or 0)  -- KEYS before the slots' keys
 local desc, tie_earliest = order == 'd', tie == 'e'
 
@@ -120,7 +131,7 @@ if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
 end
 
 local slots = {}
-local a = 19
+local a = 20
 for j = 1, nslots do
   local span = tonumber(ARGV[a + 2])
   slots[j] = {
@@ -455,19 +466,58 @@ if inflight_key then
   if acked_below > 0 then
     redis.call('ZREMRANGEBYSCORE', inflight_key, '-inf', '(' .. fmt(acked_below))
   end
-  if inflight_mode == '2' then
+  local min_ms
+  if checking then
     -- Entries read again (rare): every marker that may hold one of this call's tokens.
     split_joined()
-    local min_ms
     for e = 1, nevents do
       for ms in string.gmatch(ev_token[e] or '', '(%d+)%-%d+') do
         ms = tonumber(ms)
         if not min_ms or ms < min_ms then min_ms = ms end
       end
     end
-    if min_ms then
-      for _, m in ipairs(redis.call('ZRANGE', inflight_key, fmt(min_ms), '+inf', 'BYSCORE')) do
-        for token in string.gmatch(m, '[^,]+') do marked[token] = true end
+    min_ms = min_ms and fmt(min_ms)
+  elseif floor_id ~= '' then
+    min_ms = string.match(floor_id, '^(%d+)%-')
+  end
+  if min_ms then
+    local found = redis.call('ZRANGE', inflight_key, min_ms, '+inf', 'BYSCORE', 'WITHSCORES')
+    local reached = checking
+    if not checking and #found > 0 then
+      -- Does a marker hold an entry id at or above the floor? One scored above its ms does;
+      -- one scored at it does if it holds "<that ms>-<seq>" with seq at least the floor's
+      -- (a plain search: each id follows a comma, a qualifier's colon or the start).
+      local fseq, needle = tonumber(string.match(floor_id, '%-(%d+)$')), min_ms .. '-'
+      for i = 1, #found, 2 do
+        if reached then break end
+        if tonumber(found[i + 1]) > tonumber(min_ms) then
+          reached = true
+        else
+          local m, from = found[i], 1
+          while not reached do
+            local s0, e0 = string.find(m, needle, from, true)
+            if not s0 then break end
+            local before = s0 > 1 and byte(m, s0 - 1) or 44
+            local seq = (before == 44 or before == 58) and string.match(m, '^%d+', e0 + 1)
+            reached = seq and tonumber(seq) >= fseq or false
+            from = e0 + 1
+          end
+        end
+      end
+    end
+    if reached then
+      for i = 1, #found, 2 do
+        for token in string.gmatch(found[i], '[^,]+') do marked[token] = true end
+      end
+    end
+    if reached and not checking then
+      -- Only an entry of this call found there makes it a checked call: markers of another
+      -- consumer's later entries (one stream, several consumers) leave it unchecked.
+      split_joined()
+      for e = 1, nevents do
+        for t in string.gmatch(ev_token[e] or '', '[^,]+') do
+          if marked[t] then checking = true end
+        end
       end
     end
   end
@@ -516,7 +566,7 @@ local flat_points  -- the fast path's reply with points (see Returns)
 -- two paths to the same boards.
 -- The second result is true when it gave up after it began: the scores as read are gone.
 local function apply_all_at_once()
-  if has_used or nbuckets > 0 or any_refused or inflight_mode == '2' or next(held) then
+  if has_used or nbuckets > 0 or any_refused or checking or next(held) then
     return false, false
   end
   for j = 1, nslots do
@@ -626,7 +676,7 @@ for e = 1, all_at_once and 0 or nevents do
     split[mi] = true
   elseif blocked[mi] then
     results[e] = {'blocked'}
-  elseif merged(token) and (holder or (inflight_mode == '2' and part_marked(token))) then
+  elseif merged(token) and (holder or (checking and part_marked(token))) then
     results[e] = {'split'}
     split[mi], split_any = true, true
   elseif holder and holder ~= token then
@@ -641,7 +691,7 @@ for e = 1, all_at_once and 0 or nevents do
         new_marks[#new_marks + 1] = token
         -- An entry read twice within one call applies once (a coalesced event's entries
         -- each count).
-        if inflight_mode == '2' then
+        if checking then
           for t in string.gmatch(token, '[^,]+') do marked[t] = true end
         end
       end

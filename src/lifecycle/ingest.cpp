@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <deque>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -230,6 +231,16 @@ class Consumer {
     // Every entry below is acknowledged by the group (as last looked at); nullopt while the
     // group does not exist. What in-flight state of entries below it may be forgotten.
     std::optional<hot::StreamId> acknowledged_below;
+    // Bounds seen whose writes the replicas of the stream's node may not hold yet (oldest
+    // first, see prune_once_replicated), of one replication history and one connection.
+    struct Unreplicated {
+      hot::StreamId bound;
+      std::int64_t offset = 0;  // the node's replication offset once it was seen
+    };
+    std::deque<Unreplicated> unreplicated;
+    std::string replid;
+    std::uint64_t generation = 0;
+    bool replication_refused = false;  // warned once
   };
   std::vector<Stream> streams_;
   // The streams that one XREADGROUP can read together (indexes into streams_): all of them,
@@ -1011,8 +1022,7 @@ class Consumer {
       s.acknowledged_below = b.acknowledged_below;
       if (b.acknowledged_below) {
         stats_.acknowledged_below[s.key] = *b.acknowledged_below;
-        // In-flight markers of entries below it may go (see service::Update::order_token).
-        boards_.acknowledged_below(s.key, static_cast<std::int64_t>(b.acknowledged_below->ms));
+        prune_once_replicated(s, *b.acknowledged_below);
       } else {
         stats_.acknowledged_below.erase(s.key);
       }
@@ -1023,6 +1033,58 @@ class Consumer {
     }
     acknowledged_since_bounds_ = false;
     next_bounds_ = Steady::now() + o_.bounds_every;
+  }
+
+  // In-flight markers of entries below `bound` may go (see service::Update::order_token) once
+  // every replica of the stream's node holds the writes that made it the bound (the
+  // acknowledgements, the deliveries, whoever made them): a replica promoted without them
+  // would deliver those entries again, and without their markers they would count twice.
+  // The node's replication offset read now (after the bounds) covers those writes; the
+  // bound is passed on once the replicas' offsets reach it, typically at the next look
+  // (replicas report theirs every second), at once without replicas. Not while a replica is
+  // cut off or down (markers are kept longer). A new replication history (a failover) or
+  // connection (the server restarted, perhaps from an older file) starts over.
+  void prune_once_replicated(Stream& s, hot::StreamId bound) {
+    hot::Replication r;
+    try {
+      r = hot::replication_of(redis_, s.key);
+    } catch (const redis::ReplyError& e) {
+      // A service that refuses INFO or CLUSTER NODES: pruned at once, as before replicas
+      // were asked (markers cannot grow without end).
+      if (!s.replication_refused) {
+        spdlog::warn(
+            "ingest: stream {}: its node refuses to say what its replicas hold ({}); in-flight "
+            "markers go once entries are acknowledged, so a failover to a lagging replica may "
+            "count some events twice",
+            s.key, e.what());
+      }
+      s.replication_refused = true;
+      boards_.acknowledged_below(s.key, static_cast<std::int64_t>(bound.ms));
+      return;
+    }
+    s.replication_refused = false;
+    if (r.replid != s.replid || redis_.generation() != s.generation) {
+      s.unreplicated.clear();
+      s.replid = r.replid;
+      s.generation = redis_.generation();
+    }
+    if (s.unreplicated.empty() || s.unreplicated.back().bound != bound) {
+      s.unreplicated.push_back({bound, r.offset});
+    }
+    // Bounded: dropping the oldest only prunes later.
+    constexpr std::size_t kMostUnreplicated = 64;
+    if (s.unreplicated.size() > kMostUnreplicated) s.unreplicated.pop_front();
+    std::optional<hot::StreamId> held;
+    while (!s.unreplicated.empty() && r.held_by_all &&
+           s.unreplicated.front().offset <= *r.held_by_all) {
+      held = s.unreplicated.front().bound;
+      s.unreplicated.pop_front();
+    }
+    if (held) boards_.acknowledged_below(s.key, static_cast<std::int64_t>(held->ms));
+    spdlog::debug("ingest: stream {}: bound {} at offset {}; replicas hold {}; {} bounds wait",
+                  s.key, bound.text(), r.offset,
+                  r.held_by_all ? std::to_string(*r.held_by_all) : "not all",
+                  s.unreplicated.size());
   }
 
   // A clean stop: the streams' bounds once more (a drained stream ends trimmed), then leave

@@ -407,14 +407,18 @@ void Connection::refresh_topology() {
 }
 
 std::size_t Connection::route(const Args& args) {
-  if (slots_.empty()) refresh_topology();
   const auto key = routing_key(args);
-  int owner = slots_[static_cast<std::size_t>(key ? key_slot(*key) : 0)];
+  return node_of_slot(key ? key_slot(*key) : 0);
+}
+
+std::size_t Connection::node_of_slot(int slot) {
+  if (slots_.empty()) refresh_topology();
+  int owner = slots_[static_cast<std::size_t>(slot)];
   if (owner < 0) {
     refresh_topology();
-    owner = slots_[static_cast<std::size_t>(key ? key_slot(*key) : 0)];
+    owner = slots_[static_cast<std::size_t>(slot)];
     if (owner < 0) {
-      throw ConnectionError("redis cluster: slot " + std::to_string(key ? key_slot(*key) : 0) +
+      throw ConnectionError("redis cluster: slot " + std::to_string(slot) +
                             " is served by no node (CLUSTERDOWN)");
     }
   }
@@ -477,6 +481,12 @@ Reply Connection::master_command(std::size_t i, const Args& args) {
     if (i >= m.size()) throw ConnectionError("redis cluster: no master " + std::to_string(i));
     return ready(m[i]).command(args);
   });
+}
+
+Reply Connection::node_command(std::string_view key, const Args& args) {
+  check_length(args);
+  if (!options_.cluster) return single().command(args);
+  return guard([&] { return ready(node_of_slot(key_slot(key))).command(args); });
 }
 
 Reply Connection::cluster_command(const Args& args) {

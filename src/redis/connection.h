@@ -71,6 +71,10 @@ class Connection {
   // masters serve slots (1 for a single server), and one command on master i of them.
   std::size_t masters();
   Reply master_command(std::size_t i, const Args& args);
+  // A command about the server that holds `key` rather than about a key (INFO replication,
+  // CLUSTER NODES of a stream's node): on a cluster, the master of key's slot as the map
+  // says (no redirect is followed: the command names no key); the server otherwise.
+  Reply node_command(std::string_view key, const Args& args);
 
   // Replaces the server connection in place, with the same options (AUTH, CLIENT SETNAME,
   // SELECT again), so everything holding this Connection keeps a valid one. Throws
@@ -105,6 +109,7 @@ class Connection {
   std::size_t node_at(const std::string& host, int port);
   Node& ready(std::size_t node);  // connected (connects when it is not)
   std::size_t route(const Args& args);
+  std::size_t node_of_slot(int slot);  // refreshes the map once when no node serves it
   std::vector<std::size_t> master_nodes();
   Reply cluster_command(const Args& args);
   template <class F>

@@ -400,7 +400,10 @@ Leaderboards::Batches Leaderboards::make_batches(const std::vector<Update>& upda
       batch.now = now;
       batch.stream = stream;
       batch.want_points = want_points;
-      batch.acknowledged_below_ms = acked == acknowledged_below_.end() ? 0 : acked->second;
+      batch.acknowledged_below_ms =
+          acked == acknowledged_below_.end() || acked->second.generation != redis_.generation()
+              ? 0
+              : acked->second.ms;
       std::vector<const PeriodSpec*> slot_specs;  // of each slot of the batch (a handful)
       std::vector<std::size_t> idx;
       std::vector<hot::HotEvent> singles;

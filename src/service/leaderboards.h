@@ -210,8 +210,10 @@ class Leaderboards {
 
   // Every entry of `stream` below this id's milliseconds is acknowledged in the consumer
   // group: their in-flight markers may go (see Update::order_token).
+  // Forgotten when the connection reconnects (a server restarted from an older file may
+  // have entries below it pending again) until it is said again.
   void acknowledged_below(const std::string& stream, std::int64_t ms) {
-    acknowledged_below_[stream] = ms;
+    acknowledged_below_[stream] = {ms, redis_.generation()};
   }
 
   // Resolves "<board> <period> [--period-id]" to a period; the current one without an id.
@@ -282,7 +284,11 @@ class Leaderboards {
   Counters counters_;
   hot::HotBoard hot_;
   std::unordered_set<std::string> boards_registered_;
-  std::unordered_map<std::string, std::int64_t> acknowledged_below_;  // by stream
+  struct Acknowledged {
+    std::int64_t ms = 0;
+    std::uint64_t generation = 0;  // of redis_ when it was said
+  };
+  std::unordered_map<std::string, Acknowledged> acknowledged_below_;  // by stream
   // Score layouts per period, computed once (a cron period's span needs a scan of firings).
   std::unordered_map<const PeriodSpec*, ScoreLayout> layouts_;
 

@@ -97,14 +97,14 @@ TEST(ProtocolTest, TheCommonEventIsTwoArguments) {
                          "lb:{arena}:daily:2026-11-25", "lb:{arena}:daily:2026-11-25:meta",
                          "lb:{arena}:daily:2026-11-25:stale", "lb:{arena}:weekly:2026-W48",
                          "lb:{arena}:weekly:2026-W48:meta", "lb:{arena}:weekly:2026-W48:stale"}));
-  const redis::Args header(c.args.begin(), c.args.begin() + 18);
+  const redis::Args header(c.args.begin(), c.args.begin() + 19);
   EXPECT_EQ(header, (redis::Args{"b", "d", "e", "0", "1000", "2", "1", "0", "1", "0", "0", "0", "0",
-                                 "1", "0", "p", "", "1500"}));
-  const redis::Args daily(c.args.begin() + 18, c.args.begin() + 24);
+                                 "1", "0", "p", "", "1500", ""}));
+  const redis::Args daily(c.args.begin() + 19, c.args.begin() + 25);
   EXPECT_EQ(daily, (redis::Args{"daily:2026-11-25", "1000", "86400000", "1", "3000", "2000"}));
   // Every slot, nothing known of the cold tier, no id, no token: the member, then its value
   // and time packed: 0 ms after at_base (1500) * 2^32 + (5 + 2^31).
-  const redis::Args ev(c.args.begin() + 30, c.args.end());
+  const redis::Args ev(c.args.begin() + 31, c.args.end());
   EXPECT_EQ(ev, (redis::Args{"ann", "2147483653"}));
 }
 
@@ -115,14 +115,14 @@ TEST(ProtocolTest, ValuesAndTimesArePackedWhereEveryEventOfTheCallFits) {
   EXPECT_EQ(c.args.at(15), "p");
   EXPECT_EQ(c.args.at(17), "1600");  // the earliest time
   // bob: (2^20 - 1) ms * 2^32 + 2^32 - 1 = 2^52 - 1; ann: 0 ms and -2^31 + 2^31.
-  EXPECT_EQ(c.args.at(31), "4503599627370495");
-  EXPECT_EQ(c.args.at(33), "0");
+  EXPECT_EQ(c.args.at(32), "4503599627370495");
+  EXPECT_EQ(c.args.at(34), "0");
   // One time 2^20 ms after the earliest: every event of the call sends value and time.
   b.events[0].at = at_ms(1600 + 1048576);
   c = protocol::marshal_update("lb", b, true);
   EXPECT_EQ(c.args.at(15), "");
   EXPECT_EQ(c.args.at(17), "");
-  const redis::Args ev(c.args.begin() + 30, c.args.end());
+  const redis::Args ev(c.args.begin() + 31, c.args.end());
   EXPECT_EQ(ev, (redis::Args{"bob", "2147483647", "1050176", "ann", "-2147483648", "1600"}));
   // A value beyond 32 bits, either way, does the same.
   b.events[0].at = at_ms(1600);
@@ -141,7 +141,7 @@ TEST(ProtocolTest, AFieldOneEventNeedsIsSentForEveryEventOfTheCall) {
   const auto c = protocol::marshal_update("lb", b, true);
   EXPECT_EQ(c.args.at(15), "pts");
   EXPECT_EQ(c.args.at(16), "");  // not every event has a token: one token per event
-  const redis::Args ev(c.args.begin() + 30, c.args.end());
+  const redis::Args ev(c.args.begin() + 31, c.args.end());
   // bob's 2 points 100 ms after ann's time: 100 * 2^32 + 2 + 2^31.
   EXPECT_EQ(ev, (redis::Args{"ann", "2147483653", "", "*",  //
                              "bob", "431644213250", "1700000000000-3", "2", "1", "a3", "2", "?"}));
@@ -158,7 +158,7 @@ TEST(ProtocolTest, ColdValuesAndPartialSlotsAreSpelledOut) {
   const auto c = protocol::marshal_update("lb", b, false);
   EXPECT_EQ(c.args.at(8), "0");  // no cold tier
   EXPECT_EQ(c.args.at(15), "ps");
-  const redis::Args rest(c.args.begin() + 30, c.args.end());
+  const redis::Args rest(c.args.begin() + 31, c.args.end());
   // Packed from 1600: bob -3 + 2^31 at 0 ms; cy 1 + 2^31 at 100 ms.
   EXPECT_EQ(rest, (redis::Args{"bob", "2147483645", "1", "2", "p7:42",  //
                                "cy", "431644213249", "2", "1", "a3", "2", "?"}));
@@ -177,7 +177,7 @@ TEST(ProtocolTest, EventIdsBringTheBoardsIdBuckets) {
   EXPECT_EQ(c.args.at(9), "6");      // nbuckets
   EXPECT_EQ(c.args.at(10), "5000");  // the current bucket lives until 15'000
   EXPECT_EQ(c.args.at(15), "pi");
-  EXPECT_EQ(c.args.at(32), "e-1");
+  EXPECT_EQ(c.args.at(33), "e-1");
 }
 
 TEST(ProtocolTest, StreamEntriesBringTheInFlightMarkers) {
@@ -220,14 +220,41 @@ TEST(ProtocolTest, EveryEventWithTheTokenOfOneEntrySendsThemJoinedOnce) {
   EXPECT_EQ(c.args.at(15), "pj");
   EXPECT_EQ(c.args.at(16), "1700000000000-3,s-9:1700000000001-0");
   EXPECT_EQ(c.args.at(14), "1700000000001");
-  const redis::Args ev(c.args.begin() + 30, c.args.end());
+  const redis::Args ev(c.args.begin() + 31, c.args.end());
   EXPECT_EQ(ev, (redis::Args{"ann", "2147483653", "bob", "431644213250"}));
   // A coalesced event (its token holds the separator) sends every token on its own.
   b.events[1].order_token = ",1700000000001-0,1700000000002-0";
   c = protocol::marshal_update("lb", b, true);
   EXPECT_EQ(c.args.at(15), "pt");
   EXPECT_EQ(c.args.at(16), "");
-  EXPECT_EQ(c.args.at(32), "1700000000000-3");
+  EXPECT_EQ(c.args.at(33), "1700000000000-3");
+}
+
+TEST(ProtocolTest, ACallOfNewEntriesNamesItsLowestEntryIdForTheScriptToLookFor) {
+  HotBatch b = two_slot_batch();
+  b.events = {event("ann", 5, 1500), event("bob", 2, 1600), event("cy", 1, 1700)};
+  b.events[0].order_token = "1700000000002-0";
+  b.events[1].order_token = "1700000000001-7";
+  b.events[2].order_token = "1700000000001-12";
+  b.stream = "lb:events";
+  auto c = protocol::marshal_update("lb", b, true);
+  EXPECT_EQ(c.args.at(11), "1");
+  // Ordered as Redis orders ids (7 before 12), whatever the order of the events.
+  EXPECT_EQ(c.args.at(18), "1700000000001-7");
+  // Qualified tokens (another stream of the list) and coalesced ones count by their ids.
+  b.events[1].order_token = ",!,s-9:1700000000000-5,s-9:1700000000003-0";
+  c = protocol::marshal_update("lb", b, true);
+  EXPECT_EQ(c.args.at(18), "1700000000000-5");
+  // A checked call looks at every marker anyway; a token that is no entry id (a library
+  // caller's own) leaves nothing to compare; no stream, no markers.
+  b.check_inflight = true;
+  EXPECT_EQ(protocol::marshal_update("lb", b, true).args.at(18), "");
+  b.check_inflight = false;
+  b.events[2].order_token = "order-77";
+  EXPECT_EQ(protocol::marshal_update("lb", b, true).args.at(18), "");
+  b.events[2].order_token = "1700000000001-12";
+  b.stream.clear();
+  EXPECT_EQ(protocol::marshal_update("lb", b, true).args.at(18), "");
 }
 
 // A call sent again with some of its events keeps every setting of the call.

@@ -437,17 +437,22 @@ TEST(Ingest, InFlightMarkersLeaveOnceTheirEntriesAreAcknowledged) {
   std::this_thread::sleep_for(1500ms);
   burst(10, "c");
   ASSERT_TRUE(caught_up(conn, {stream}, 300, 50ms));
-  // A marker goes once the bound passed its highest entry: the first burst's markers are
-  // gone; the last burst's stay (the bound is not past them yet), and maybe the second's.
+  std::this_thread::sleep_for(1500ms);
+  burst(10, "d");
+  ASSERT_TRUE(caught_up(conn, {stream}, 300, 50ms));
+  // A marker goes once the bound passed its highest entry and the stream node's replicas
+  // hold that bound (on the test cluster, a look at the bounds later: replicas report their
+  // offsets every second): the first burst's markers are gone; the last burst's stay (the
+  // bound is not past them yet), and maybe the second's and third's.
   EXPECT_GE(marked(), 10U);
-  EXPECT_LE(marked(), 20U);
+  EXPECT_LE(marked(), 30U);
   kill(pid, SIGTERM);
   EXPECT_EQ(test::wait_cli(pid), 0);
   const Config config = test::make_config(prefix, kBoards);
   service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
   std::int64_t total = 0;
   for (const auto& r : lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 1000)) total += r.points;
-  EXPECT_EQ(total, 520);
+  EXPECT_EQ(total, 530);
 }
 
 // A board whose key has the wrong type fails that board, not Redis: logged once (board,

@@ -248,6 +248,53 @@ TEST_F(UpdateTest, RepeatedEventIdCountsOnce) {
   }
 }
 
+// A stream's node that rolled back (a failover to a replica that lacked the deliveries, a
+// restart from an older file) delivers applied entries again as new entries, not as
+// redeliveries: their markers still make them duplicates, coalesced or not, while the
+// entries of the call that were not applied are applied.
+TEST_F(UpdateTest, StreamEntriesDeliveredAgainAsNewCountOnce) {
+  Leaderboards lb = boards(now);
+  const auto entries = [&](int from, int to) {
+    std::vector<Update> out;
+    for (int i = from; i < to; ++i) {
+      Update u{"pts", "m" + std::to_string(i % 3), 1 + i % 4, at("2026-11-22T10:00:00+08:00"), ""};
+      u.stream = "lb:events";
+      u.order_token = "1700000000000-" + std::to_string(i);
+      out.push_back(u);
+    }
+    return out;
+  };
+  const auto statuses = [](const std::vector<service::UpdateResult>& results) {
+    std::vector<UpdateStatus> out;
+    for (const auto& r : results) out.push_back(r.status);
+    return out;
+  };
+  const auto total = [&] {
+    std::int64_t sum = 0;
+    for (const auto& row : all(lb, "pts", "daily")) sum += row.points;
+    return sum;
+  };
+  std::int64_t want = 0;
+  for (const auto& u : entries(0, 10)) want += u.value;
+  lb.apply(entries(0, 10), Leaderboards::Detail::status);
+  EXPECT_EQ(total(), want);
+  // All ten again, as new entries (members repeat: coalesced increments).
+  EXPECT_EQ(statuses(lb.apply(entries(0, 10), Leaderboards::Detail::status)),
+            std::vector<UpdateStatus>(10, UpdateStatus::duplicate));
+  EXPECT_EQ(total(), want);
+  // Entries 5-9 again and 10-14 for the first time, in one call.
+  for (const auto& u : entries(10, 15)) want += u.value;
+  std::vector<UpdateStatus> expected(5, UpdateStatus::duplicate);
+  expected.resize(10, UpdateStatus::applied);
+  EXPECT_EQ(statuses(lb.apply(entries(5, 15))), expected);
+  EXPECT_EQ(total(), want);
+  // The next entries, past every marker: applied.
+  for (const auto& u : entries(15, 20)) want += u.value;
+  EXPECT_EQ(statuses(lb.apply(entries(15, 20), Leaderboards::Detail::status)),
+            std::vector<UpdateStatus>(5, UpdateStatus::applied));
+  EXPECT_EQ(total(), want);
+}
+
 TEST_F(UpdateTest, PoliciesBestAndReplace) {
   Leaderboards lb = boards(now);
   const Instant t1 = at("2026-11-22T01:00:00Z"), t2 = at("2026-11-22T02:00:00Z"),
