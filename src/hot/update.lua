@@ -130,6 +130,17 @@ if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
   return out
 end
 
+-- Keys this script writes without reading them first (the registry when a key is born, the
+-- markers when nothing is pruned or checked): a wrong type there would fail the call after
+-- the points were written, and the call sent again once it is repaired would count them
+-- twice. Refused before any write instead (every other key is read before it is written).
+for _, k in ipairs({KEYS[1], inflight_key}) do
+  local t = redis.call('TYPE', k).ok
+  if t ~= 'zset' and t ~= 'none' then
+    return redis.error_reply('WRONGTYPE key ' .. k .. ' holds a ' .. t .. ', not a zset')
+  end
+end
+
 local slots = {}
 local a = 20
 for j = 1, nslots do

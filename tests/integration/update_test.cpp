@@ -437,6 +437,31 @@ TEST_F(UpdateTest, EveryKeyHasItsTtlFromBirthAndIsRegistered) {
   EXPECT_EQ(conn.command({"SISMEMBER", hot::boards_key(prefix), "lap"}).as_int(), 1);
 }
 
+// A key the update script writes without reading (the registry, the stream's in-flight
+// markers) of the wrong type: the call is refused before it writes anything, so once the key
+// is repaired the same events count once.
+TEST_F(UpdateTest, AKeyOfTheWrongTypeFailsTheCallBeforeItWritesAnything) {
+  Leaderboards lb = boards(now);
+  const hot::BoardKeys pk(prefix, "pts");
+  const auto update = [&](const std::string& token) {
+    Update u{"pts", "bob", 3, at("2026-11-22T10:00:00+08:00"), ""};
+    u.stream = "lb:events";
+    u.order_token = token;
+    return u;
+  };
+  for (const std::string& broken : {pk.registry(), pk.inflight("lb:events")}) {
+    const std::string token = broken == pk.registry() ? "1700000000000-1" : "1700000000000-2";
+    conn.command({"SET", broken, "not a zset"}).checked();
+    const service::UpdateResult r = lb.apply(update(token));
+    EXPECT_EQ(r.status, UpdateStatus::failed) << broken;
+    EXPECT_NE(r.reason.find(broken), std::string::npos) << r.reason;
+    conn.command({"DEL", broken}).checked();
+    ASSERT_EQ(lb.apply(update(token)).status, UpdateStatus::applied) << broken;
+  }
+  // Two events applied once each: 3 + 3 points, however many calls failed before.
+  EXPECT_EQ(all(lb, "pts", "daily").at(0).points, 6);
+}
+
 TEST_F(UpdateTest, WritesThatRedisWouldExpireAtOnceAreRefused) {
   // A replay of 2021 with a 1-day retention: the keys' expiry is long past in real time, so
   // Redis would delete them at once. Refused, not silently lost.
