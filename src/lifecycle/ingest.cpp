@@ -494,6 +494,13 @@ class Consumer {
   void end_own_pass() {
     own_.running = false;
     for (Stream& s : streams_) s.own_cursor.clear();
+    // A failing board this pass retried and that did not fail again: whatever became of its
+    // events (applied, refused, waiting for PostgreSQL, deleted from the stream, or none
+    // pending any more), nothing of it is held for its key: back, so that its next retry
+    // does not pull every later pass forward.
+    const std::set<std::string> retried = std::move(retry_in_pass_);
+    retry_in_pass_.clear();
+    for (const std::string& board : retried) board_back(board, "nothing of it is held any more");
     if (own_.left) {
       ++own_.passes;
       schedule_own_pass();
@@ -764,6 +771,7 @@ class Consumer {
           verdicts[i] = Verdict::hold;
           if (cold_reason.empty()) cold_reason = results[k].reason;
           ++batch.unavailable;
+          worked_now.insert(b.updates[k].board);  // its keys answered; PostgreSQL did not
           break;
         case service::UpdateStatus::waiting:
           verdicts[i] = Verdict::hold;
@@ -774,7 +782,7 @@ class Consumer {
     }
     for (const auto& [board, error] : failed_now) board_failed(board, error, batch);
     for (const std::string& board : worked_now) {
-      if (failed_now.count(board) == 0) board_back(board);
+      if (failed_now.count(board) == 0) board_back(board, "works again");
     }
     write_dead_letters(entries, verdicts, reasons, labels, batch);
     if (acknowledge(entries, verdicts) || batch.applied + batch.duplicates + batch.dead > 0) {
@@ -927,14 +935,14 @@ class Consumer {
   }
 
   // A call of `board` went through: no longer failing, if it was.
-  void board_back(const std::string& board) {
+  void board_back(const std::string& board, const char* how) {
     const auto it = failing_boards_.find(board);
     if (it == failing_boards_.end()) return;
     const std::chrono::duration<double> took = Steady::now() - it->second.since;
     spdlog::info(
-        "ingest: board '{}' works again after {:.1f} s ({} failed calls; its events were left "
-        "pending {} times meanwhile)",
-        board, took.count(), it->second.attempts, it->second.waited);
+        "ingest: board '{}' {} after {:.1f} s ({} failed calls; its events were left pending "
+        "{} times meanwhile)",
+        board, how, took.count(), it->second.attempts, it->second.waited);
     failing_boards_.erase(it);
     retry_in_pass_.erase(board);
     observer_.failing_boards(failing_list());

@@ -284,9 +284,11 @@ std::vector<UpdateResult> Leaderboards::apply(Prepared&& prepared,
 }
 
 // After the scores: a retried update (a duplicate) sets its profile again, as the first
-// attempt may have ended between the two.
+// attempt may have ended between the two. A board whose profile HASH Redis refuses for good
+// (a key of the wrong type) fails those updates (their points stand: sent again, they are
+// duplicates that set the profile then); the other boards' profiles are written.
 void Leaderboards::write_profiles(const std::vector<Update>& updates,
-                                  const std::vector<UpdateResult>& results) {
+                                  std::vector<UpdateResult>& results) {
   std::map<std::string, std::pair<redis::Args, redis::Args>> by_board;  // HSETs: names, metadata
   for (std::size_t i = 0; i < updates.size(); ++i) {
     const Update& u = updates[i];
@@ -304,20 +306,43 @@ void Leaderboards::write_profiles(const std::vector<Update>& updates,
     }
   }
   std::vector<redis::Args> commands;
+  std::vector<std::string> board_of;  // of each command
   for (auto& [board, hsets] : by_board) {
     const hot::BoardKeys keys(config_.redis.key_prefix, board);
     auto& [names, metas] = hsets;
     if (!names.empty()) {
       names.insert(names.begin(), {"HSET", keys.names()});
       commands.push_back(std::move(names));
+      board_of.push_back(board);
     }
     if (!metas.empty()) {
       metas.insert(metas.begin(), {"HSET", keys.metadata()});
       commands.push_back(std::move(metas));
+      board_of.push_back(board);
     }
   }
   if (commands.empty()) return;
-  for (const redis::Reply& r : redis_.pipeline(commands)) r.checked();
+  const std::vector<redis::Reply> replies = redis_.pipeline(commands);
+  std::map<std::string, std::string> refused;  // board -> why
+  for (std::size_t c = 0; c < replies.size(); ++c) {
+    const redis::Reply& r = replies[c];
+    if (!r.is_error() || redis::classify_reply_error(r.str) == redis::ErrorClass::transient) {
+      r.checked();  // a transient error goes up: the caller retries the whole call
+      continue;
+    }
+    refused.emplace(board_of[c], "key " + commands[c][1] + ": " + r.str);
+  }
+  for (std::size_t i = 0; i < updates.size(); ++i) {
+    const auto it = refused.find(updates[i].board);
+    if (it == refused.end() || (!updates[i].name && !updates[i].meta)) continue;
+    if (results[i].status != UpdateStatus::applied &&
+        results[i].status != UpdateStatus::duplicate) {
+      continue;
+    }
+    results[i].status = UpdateStatus::failed;
+    results[i].reason = "the points were applied, but Redis refused the profile on board '" +
+                        it->first + "': " + it->second;
+  }
 }
 
 // The results of the updates a sent event stands for: one by one, each increment's points
@@ -581,8 +606,8 @@ void Leaderboards::report(const hot::HotBatch& batch, const hot::HotResult& r,
       break;
     case hot::HotOutcome::failed:
       out.status = UpdateStatus::failed;
-      out.reason = "not applied: Redis refused the update of board '" + u.board + "' (member '" +
-                   u.member + "'): " + r.error;
+      // Not the member: the same for every event of the board (logged once per change).
+      out.reason = "not applied: Redis refused the update of board '" + u.board + "': " + r.error;
       break;
     case hot::HotOutcome::split:  // sent again one by one: never reported
       throw Error("internal: a split event was reported");
@@ -629,7 +654,13 @@ void Leaderboards::update_holds(const std::vector<Update>& updates,
   }
   hold_all(hold);
   for (const auto& [board, holds] : release) {
-    hot_.release_holds(redis_, hot::BoardKeys(config_.redis.key_prefix, board), holds);
+    try {
+      hot_.release_holds(redis_, hot::BoardKeys(config_.redis.key_prefix, board), holds);
+    } catch (const redis::ReplyError& e) {
+      // A lasting error: the board's held HASH is a broken key. The update script reads it,
+      // so the board's other updates fail and wait; a stale hold clears with its event.
+      spdlog::debug("could not release holds of board '{}': {}", board, e.what());
+    }
   }
 }
 

@@ -328,7 +328,7 @@ class Leaderboards {
                          std::vector<std::vector<hot::HotResult>>& results);
   void update_holds(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
   void hold_all(const std::map<std::string, hot::HotBoard::Holds>& holds);
-  void write_profiles(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
+  void write_profiles(const std::vector<Update>& updates, std::vector<UpdateResult>& results);
   // The reads without profiles; attach_profiles adds them (one round trip for any number).
   std::vector<Standing> top_rows(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
   // The profiles Redis holds for some members, and which fields have moved to PostgreSQL for

@@ -700,6 +700,114 @@ TEST(Ingest, ABoardKeyOfTheWrongTypeHoldsOnlyThatBoardsEvents) {
   }
 }
 
+// The same for a key the update script does not touch: a board's names HASH SET to a
+// string. Its events' points apply but their profiles cannot be written: they stay pending
+// (held) while every other board goes on, including events that arrive afterwards; once the
+// key is deleted they are acknowledged, the points counted once and the names written.
+// Before, the refused HSET failed the whole batch as a Redis failure, every pass met it
+// again, and nothing after it was read.
+TEST(Ingest, ABoardsProfileKeyOfTheWrongTypeHoldsOnlyThatBoardsEvents) {
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, kFourBoards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  const std::string stream = test::events_stream(prefix);
+  redis::Connection conn = test::connect_redis();
+  const std::string log = "/tmp/bk-ingest-badnames-" + prefix + ".log";
+  const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
+  const test::Reaper reaper{pid};
+  const Config config = test::make_config(prefix, kFourBoards);
+  const Instant now = *parse_rfc3339("2027-01-04T12:00:00Z");
+  const std::string names = hot::BoardKeys(prefix, "g:bad").names();
+  conn.command({"SET", names, "not a hash"}).checked();
+  const auto add = [&](const std::string& board, const std::string& member, int value, bool named) {
+    redis::Args a{"XADD",
+                  stream,
+                  "*",
+                  "board",
+                  board,
+                  "member",
+                  member,
+                  "value",
+                  std::to_string(value),
+                  "at",
+                  "2027-01-04T10:00:00Z"};
+    if (named) a.insert(a.end(), {"name", "Name of " + member});
+    conn.command(a).checked();
+  };
+  for (int i = 1; i <= 3; ++i) add("g:bad", "b0", i, true);
+  for (int b = 0; b < 3; ++b) add("g:ok" + std::to_string(b), "m0", 2, false);
+  const auto healthy_have = [&](const std::string& member) {
+    for (int b = 0; b < 3; ++b) {
+      const auto points = test::points_of(conn, config, "g:ok" + std::to_string(b), "daily", now);
+      if (points.count(member) == 0) return false;
+    }
+    return true;
+  };
+  bool settled = false;
+  for (int i = 0; i < 300 && !settled; ++i, std::this_thread::sleep_for(50ms)) {
+    settled = healthy_have("m0") && pending_count(conn, stream) == 3;
+  }
+  EXPECT_TRUE(settled) << "pending " << pending_count(conn, stream) << "\n" << test::read_file(log);
+  // Events that arrive later are read and applied too.
+  for (int b = 0; b < 3; ++b) add("g:ok" + std::to_string(b), "m1", 5, false);
+  bool later = false;
+  for (int i = 0; i < 300 && !later; ++i, std::this_thread::sleep_for(50ms)) {
+    later = healthy_have("m1") && pending_count(conn, stream) == 3;
+  }
+  EXPECT_TRUE(later) << "pending " << pending_count(conn, stream) << "\n" << test::read_file(log);
+
+  conn.command({"DEL", names}).checked();
+  bool drained = false;
+  for (int i = 0; i < 600 && !drained; ++i, std::this_thread::sleep_for(50ms)) {
+    drained = pending_count(conn, stream) == 0;
+  }
+  EXPECT_TRUE(drained) << test::read_file(log);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0);
+  const std::string text = test::read_file(log);
+  EXPECT_NE(text.find(names), std::string::npos) << text;  // the key is named
+  const auto bad = test::points_of(conn, config, "g:bad", "daily", now);
+  EXPECT_EQ(bad.at("b0"), 6);  // 1 + 2 + 3, once
+  const redis::Reply name = conn.command({"HGET", names, "b0"});
+  EXPECT_EQ(name.is_nil() ? std::string("(none)") : name.as_string(), "Name of b0");
+}
+
+// A failing board whose pending entries go away without a call of its going through (here
+// deleted from the stream; also: refused, or waiting for PostgreSQL) is no longer failing
+// once a retry finds nothing of it held. Before, it stayed failing for good: its retry, due
+// for ever, pulled every later pass over the pending list forward, and /readyz and the gauge
+// kept listing it.
+TEST(Ingest, AFailingBoardWithNothingLeftPendingIsNoLongerFailing) {
+  const std::string prefix = test::unique_prefix();
+  const std::string path = test::write_config(prefix, kFourBoards);
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  const std::string stream = test::events_stream(prefix);
+  redis::Connection conn = test::connect_redis();
+  const std::string log = "/tmp/bk-ingest-gone-" + prefix + ".log";
+  const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
+  const test::Reaper reaper{pid};
+  conn.command({"SET", hot::BoardKeys(prefix, "g:bad").live("daily", "2027-01-04"), "x"}).checked();
+  const std::string id = conn.command({"XADD", stream, "*", "board", "g:bad", "member", "b0",
+                                       "value", "1", "at", "2027-01-04T10:00:00Z"})
+                             .as_string();
+  bool failing = false;
+  for (int i = 0; i < 300 && !failing; ++i, std::this_thread::sleep_for(50ms)) {
+    failing = test::read_file(log).find("board 'g:bad' fails") != std::string::npos;
+  }
+  ASSERT_TRUE(failing) << test::read_file(log);
+  conn.command({"XDEL", stream, id}).checked();
+  // The next retry (backoff from 1 s, at most 10 s) finds the entry deleted.
+  bool back = false;
+  for (int i = 0; i < 600 && !back; ++i, std::this_thread::sleep_for(50ms)) {
+    back = test::read_file(log).find("board 'g:bad' nothing of it is held any more") !=
+           std::string::npos;
+  }
+  EXPECT_TRUE(back) << test::read_file(log);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(test::wait_cli(pid), 0);
+  EXPECT_EQ(pending_count(conn, stream), 0);
+}
+
 // A drain that meets a lasting error ends: with <stream>:dead holding a string, the malformed
 // entry's dead letter cannot be written, so nothing moves; --drain exits 3 once --max-wait
 // passed without progress, naming the dead-letter stream. Before, it retried for as long as
