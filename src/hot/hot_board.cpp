@@ -98,10 +98,15 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
                                                     const std::vector<HotBatch>& batches,
                                                     const std::function<void()>& while_waiting) {
   // A batch whose call would pass redis::kMaxCommandArguments goes as several calls, halves
-  // in order, in the same pipeline: each sees what the one before it wrote.
+  // in order: each sees what the one before it wrote. The first call of every batch goes in
+  // one pipeline, then the second ones, and so on: a batch whose call failed for good sends
+  // no later call (its events fail with the same error), so that a member's later event in
+  // a later half cannot be applied while its earlier one failed.
   std::vector<std::pair<redis::Args, redis::Args>> calls;
   std::vector<std::pair<std::size_t, std::size_t>> parts;  // per call: batch, its events
+  std::vector<std::vector<std::size_t>> rounds;            // calls: the first of each batch...
   calls.reserve(batches.size());
+  std::size_t part_no = 0;  // of the batch being added
   std::function<void(std::size_t, const HotBatch&)> add = [&](std::size_t i, const HotBatch& b) {
     protocol::Call c = protocol::marshal_update(prefix_, b, cold_tier_);
     if (3 + c.keys.size() + c.args.size() > redis::kMaxCommandArguments && b.events.size() > 1) {
@@ -114,31 +119,55 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
       add(i, second);
       return;
     }
+    if (rounds.size() <= part_no) rounds.resize(part_no + 1);
+    rounds[part_no++].push_back(calls.size());
     calls.emplace_back(std::move(c.keys), std::move(c.args));
     parts.emplace_back(i, b.events.size());
   };
-  for (std::size_t i = 0; i < batches.size(); ++i) add(i, batches[i]);
-  const std::vector<redis::Reply> replies = update_.eval_pipelined(conn, calls, while_waiting);
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    part_no = 0;
+    add(i, batches[i]);
+  }
   std::vector<std::vector<HotResult>> out(batches.size());
-  for (std::size_t k = 0; k < replies.size(); ++k) {
-    std::vector<HotResult> r;
-    if (replies[k].is_error() &&
-        redis::classify_reply_error(replies[k].str) == redis::ErrorClass::lasting) {
-      // The update script reads every key it writes before its first write (ZMSCORE, HMGET,
-      // SMISMEMBER...), so a key of the wrong type fails the call before it wrote anything.
-      HotResult failed;
-      failed.outcome = HotOutcome::failed;
-      failed.error = replies[k].str + wrong_types(conn, calls[k].first, replies[k].str);
-      r.assign(parts[k].second, failed);
-    } else {
-      r = protocol::parse_update_replies(replies[k].checked(), parts[k].second);
+  std::vector<std::optional<std::string>> failed_with(batches.size());  // a lasting error
+  if (rounds.empty() && while_waiting) while_waiting();  // runs once, as a pipeline runs it
+  for (std::size_t round = 0; round < rounds.size(); ++round) {
+    std::vector<std::size_t> sent;
+    std::vector<std::pair<redis::Args, redis::Args>> round_calls;
+    for (const std::size_t k : rounds[round]) {
+      if (failed_with[parts[k].first]) continue;
+      sent.push_back(k);
+      round_calls.push_back(calls[k]);
     }
-    auto& into = out[parts[k].first];
-    if (into.empty()) {
-      into = std::move(r);
-    } else {
+    const std::vector<redis::Reply> replies =
+        round_calls.empty()
+            ? std::vector<redis::Reply>{}
+            : update_.eval_pipelined(conn, round_calls,
+                                     round == 0 ? while_waiting : std::function<void()>{});
+    for (std::size_t j = 0; j < replies.size(); ++j) {
+      const std::size_t k = sent[j];
+      if (replies[j].is_error() &&
+          redis::classify_reply_error(replies[j].str) == redis::ErrorClass::lasting) {
+        // The update script reads every key it writes before its first write (ZMSCORE, HMGET,
+        // SMISMEMBER, TYPE...), so a key of the wrong type fails the call before it wrote
+        // anything.
+        failed_with[parts[k].first] =
+            replies[j].str + wrong_types(conn, calls[k].first, replies[j].str);
+        continue;
+      }
+      std::vector<HotResult> r =
+          protocol::parse_update_replies(replies[j].checked(), parts[k].second);
+      auto& into = out[parts[k].first];
       into.insert(into.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
     }
+  }
+  // A batch that failed: its events after the ones that applied all fail with its error.
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    if (!failed_with[i]) continue;
+    HotResult failed;
+    failed.outcome = HotOutcome::failed;
+    failed.error = *failed_with[i];
+    out[i].resize(batches[i].events.size(), failed);
   }
   return out;
 }

@@ -526,6 +526,45 @@ TEST_F(UpdateTest, ABatchTooLongForOneCommandGoesAsSeveralInOrder) {
   EXPECT_EQ(conn.command({"PING"}).as_string(), "PONG");  // nothing of it was sent
 }
 
+// A batch too long for one command goes as two calls; when the first fails for good (a key
+// of the wrong type: yesterday's daily), the second is not sent: its members have events in
+// the first, which must not be overtaken. Before, the second call applied (the weekly period
+// got points) while the first half waited.
+TEST_F(UpdateTest, AHalfOfABatchThatFailsKeepsTheHalfAfterItFromApplying) {
+  const char* wide = R"(  - name: "b*"
+    periods: [daily, weekly]
+    timezone: Europe/London
+    max_points: 10000000
+    max_clock_skew: 4d
+    archive: {grace: 5d}
+    retention: {default: 3660d}
+)";
+  const std::string own = test::unique_prefix();
+  const Config c = test::make_config(own, wide);
+  Leaderboards lb(c, conn, Clock(at("2026-11-20T12:00:00Z")));
+  std::vector<Update> events;
+  std::int64_t sum = 0;
+  for (int i = 0; i < 1000; ++i) {
+    // Thursday's events first, then Friday's (one ISO week); ids keep every event its own.
+    const Instant t = at(i < 500 ? "2026-11-19T08:00:00Z" : "2026-11-20T08:00:00Z");
+    Update u{"b1", "m" + std::to_string(i % 50), 1 + i % 7, t + Millis{(i % 500) * 2000LL},
+             "ev" + std::to_string(i)};
+    sum += u.value;
+    events.push_back(u);
+  }
+  const hot::BoardKeys keys(own, "b1");
+  conn.command({"SET", keys.live("daily", "2026-11-19"), "broken"}).checked();
+  for (const auto& r : lb.apply(events)) EXPECT_EQ(r.status, UpdateStatus::failed) << r.reason;
+  EXPECT_EQ(conn.command({"EXISTS", keys.live("weekly", "2026-W47")}).as_int(), 0);
+  EXPECT_EQ(conn.command({"EXISTS", keys.live("daily", "2026-11-20")}).as_int(), 0);
+  conn.command({"DEL", keys.live("daily", "2026-11-19")}).checked();
+  for (const auto& r : lb.apply(events)) ASSERT_EQ(r.status, UpdateStatus::applied) << r.reason;
+  EXPECT_EQ(conn.command({"EXISTS", keys.live("weekly", "2026-W47")}).as_int(), 1);
+  std::int64_t got = 0;
+  for (const auto& row : all(lb, "b1", "weekly")) got += row.points;
+  EXPECT_EQ(got, sum);
+}
+
 TEST_F(UpdateTest, BatchesAcrossBoardsAndPeriodsMatchOneByOne) {
   // Boards with a long grace and skew, so three days of events are all open at once.
   const char* wide = R"(  - name: "b*"
