@@ -137,7 +137,7 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
     for (const std::size_t k : rounds[round]) {
       if (failed_with[parts[k].first]) continue;
       sent.push_back(k);
-      round_calls.push_back(calls[k]);
+      round_calls.push_back(std::move(calls[k]));  // each call goes in one round only
     }
     const std::vector<redis::Reply> replies =
         round_calls.empty()
@@ -152,7 +152,7 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
         // SMISMEMBER, TYPE...), so a key of the wrong type fails the call before it wrote
         // anything.
         failed_with[parts[k].first] =
-            replies[j].str + wrong_types(conn, calls[k].first, replies[j].str);
+            replies[j].str + wrong_types(conn, round_calls[j].first, replies[j].str);
         continue;
       }
       std::vector<HotResult> r =
