@@ -77,8 +77,8 @@ struct IngestStats {
   std::int64_t unavailable = 0;  // left pending: their cold rows were unreachable
   std::int64_t waiting = 0;      // left pending: an earlier event of the member is held
   std::int64_t dead_letter_failures = 0;  // left pending: their dead letter was refused
-  std::int64_t board_failed = 0;  // left pending: their board's keys refused it (lasting)
-  std::int64_t board_failures = 0;  // script calls of a board failed with a lasting error
+  std::int64_t board_failed = 0;          // left pending: their board's keys refused it (lasting)
+  std::int64_t board_failures = 0;        // script calls of a board failed with a lasting error
   std::int64_t rehydrated = 0;            // member periods brought back from the cold tier
   std::int64_t postgres_errors = 0;       // batches in which the cold tier was unreachable
   std::int64_t trimmed = 0;               // stream entries trimmed (acknowledged by every group)
