@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 
@@ -592,22 +593,39 @@ std::int64_t pending_count(redis::Connection& conn, const std::string& stream) {
   return r.is_error() ? -1 : r.at(0).as_int();
 }
 
+// A migrated schema of kFourBoards and an ingest run against it at kFourBoardsNow: what the
+// tests of one board failing while others go on start from.
+struct FourBoards {
+  std::string prefix = test::unique_prefix();
+  std::string path = test::write_config(prefix, kFourBoards);
+  std::string stream = test::events_stream(prefix);
+  redis::Connection conn = test::connect_redis();
+  Config config = test::make_config(prefix, kFourBoards);
+  Instant now = *parse_rfc3339("2027-01-04T12:00:00Z");
+  std::string log;
+
+  FourBoards() {
+    if (test::run_cli({"--config", path, "migrate"}).exit_code != 0) {
+      throw std::runtime_error("migrate failed for " + prefix);
+    }
+  }
+  // `ingest` started, logging to a file named after `name`.
+  int start_ingest(const std::string& name) {
+    log = "/tmp/bk-ingest-" + name + "-" + prefix + ".log";
+    return test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
+  }
+};
+
 // One board's daily key SET to a string while ingest runs: only that board's events wait
 // (pending, in order); three other boards' events are applied and acknowledged at once. Once
 // the key is deleted the waiting events are applied, in stream order, once each. Before,
 // every batch with one of its events failed as a whole and the consumer backed off: the
 // healthy boards' events were not applied seconds later.
 TEST(Ingest, ABoardKeyOfTheWrongTypeHoldsOnlyThatBoardsEvents) {
-  const std::string prefix = test::unique_prefix();
-  const std::string path = test::write_config(prefix, kFourBoards);
-  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string stream = test::events_stream(prefix);
-  redis::Connection conn = test::connect_redis();
-  const std::string log = "/tmp/bk-ingest-badboard-" + prefix + ".log";
-  const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
+  FourBoards run;
+  auto& [prefix, path, stream, conn, config, now, log] = run;
+  const int pid = run.start_ingest("badboard");
   const test::Reaper reaper{pid};
-  const Config config = test::make_config(prefix, kFourBoards);
-  const Instant now = *parse_rfc3339("2027-01-04T12:00:00Z");
   // Ingest runs: a first event is applied.
   conn.command({"XADD", stream, "*", "board", "g:ok0", "member", "warm", "value", "1", "at",
                 "2027-01-04T09:00:00Z"})
@@ -707,16 +725,10 @@ TEST(Ingest, ABoardKeyOfTheWrongTypeHoldsOnlyThatBoardsEvents) {
 // Before, the refused HSET failed the whole batch as a Redis failure, every pass met it
 // again, and nothing after it was read.
 TEST(Ingest, ABoardsProfileKeyOfTheWrongTypeHoldsOnlyThatBoardsEvents) {
-  const std::string prefix = test::unique_prefix();
-  const std::string path = test::write_config(prefix, kFourBoards);
-  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string stream = test::events_stream(prefix);
-  redis::Connection conn = test::connect_redis();
-  const std::string log = "/tmp/bk-ingest-badnames-" + prefix + ".log";
-  const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
+  FourBoards run;
+  auto& [prefix, path, stream, conn, config, now, log] = run;
+  const int pid = run.start_ingest("badnames");
   const test::Reaper reaper{pid};
-  const Config config = test::make_config(prefix, kFourBoards);
-  const Instant now = *parse_rfc3339("2027-01-04T12:00:00Z");
   const std::string names = hot::BoardKeys(prefix, "g:bad").names();
   conn.command({"SET", names, "not a hash"}).checked();
   const auto add = [&](const std::string& board, const std::string& member, int value, bool named) {
@@ -778,13 +790,9 @@ TEST(Ingest, ABoardsProfileKeyOfTheWrongTypeHoldsOnlyThatBoardsEvents) {
 // for ever, pulled every later pass over the pending list forward, and /readyz and the gauge
 // kept listing it.
 TEST(Ingest, AFailingBoardWithNothingLeftPendingIsNoLongerFailing) {
-  const std::string prefix = test::unique_prefix();
-  const std::string path = test::write_config(prefix, kFourBoards);
-  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string stream = test::events_stream(prefix);
-  redis::Connection conn = test::connect_redis();
-  const std::string log = "/tmp/bk-ingest-gone-" + prefix + ".log";
-  const int pid = test::spawn_cli({"--config", path, "--now=2027-01-04T12:00:00Z", "ingest"}, log);
+  FourBoards run;
+  auto& [prefix, path, stream, conn, config, now, log] = run;
+  const int pid = run.start_ingest("gone");
   const test::Reaper reaper{pid};
   conn.command({"SET", hot::BoardKeys(prefix, "g:bad").live("daily", "2027-01-04"), "x"}).checked();
   const std::string id = conn.command({"XADD", stream, "*", "board", "g:bad", "member", "b0",
@@ -813,12 +821,9 @@ TEST(Ingest, AFailingBoardWithNothingLeftPendingIsNoLongerFailing) {
 // passed without progress, naming the dead-letter stream. Before, it retried for as long as
 // it was left running.
 TEST(Ingest, ADrainThatCannotProgressExitsThreeAfterMaxWait) {
-  const std::string prefix = test::unique_prefix();
-  const std::string path = test::write_config(prefix, kFourBoards);
-  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  const std::string stream = test::events_stream(prefix);
+  FourBoards run;
+  auto& [prefix, path, stream, conn, config, now, log] = run;
   const std::string dead = stream + ":dead";
-  redis::Connection conn = test::connect_redis();
   conn.command({"SET", dead, "not a stream"}).checked();
   conn.command({"XADD", stream, "*", "board", "g:1", "member", "m", "value", "1", "at",
                 "2027-01-04T10:00:00Z"})

@@ -64,6 +64,25 @@ const char* kBoards = R"(  - name: pts
     retention: {default: 3690d}
 )";
 
+// Boards with a long grace and skew, so three days of events are all open at once.
+const char* kWideBoards = R"(  - name: "b*"
+    periods: [daily, weekly]
+    timezone: Europe/London
+    max_points: 10000000
+    max_clock_skew: 4d
+    archive: {grace: 5d}
+    retention: {default: 3660d}
+  - name: "c*"
+    periods: [daily]
+    order: asc
+    update: best
+    time_resolution: s
+    max_points: 10000000
+    max_clock_skew: 4d
+    archive: {grace: 5d}
+    retention: {default: 3660d}
+)";
+
 class UpdateTest : public ::testing::Test {
  protected:
   std::string prefix = test::unique_prefix();
@@ -531,16 +550,8 @@ TEST_F(UpdateTest, ABatchTooLongForOneCommandGoesAsSeveralInOrder) {
 // the first, which must not be overtaken. Before, the second call applied (the weekly period
 // got points) while the first half waited.
 TEST_F(UpdateTest, AHalfOfABatchThatFailsKeepsTheHalfAfterItFromApplying) {
-  const char* wide = R"(  - name: "b*"
-    periods: [daily, weekly]
-    timezone: Europe/London
-    max_points: 10000000
-    max_clock_skew: 4d
-    archive: {grace: 5d}
-    retention: {default: 3660d}
-)";
   const std::string own = test::unique_prefix();
-  const Config c = test::make_config(own, wide);
+  const Config c = test::make_config(own, kWideBoards);
   Leaderboards lb(c, conn, Clock(at("2026-11-20T12:00:00Z")));
   std::vector<Update> events;
   std::int64_t sum = 0;
@@ -566,24 +577,6 @@ TEST_F(UpdateTest, AHalfOfABatchThatFailsKeepsTheHalfAfterItFromApplying) {
 }
 
 TEST_F(UpdateTest, BatchesAcrossBoardsAndPeriodsMatchOneByOne) {
-  // Boards with a long grace and skew, so three days of events are all open at once.
-  const char* wide = R"(  - name: "b*"
-    periods: [daily, weekly]
-    timezone: Europe/London
-    max_points: 10000000
-    max_clock_skew: 4d
-    archive: {grace: 5d}
-    retention: {default: 3660d}
-  - name: "c*"
-    periods: [daily]
-    order: asc
-    update: best
-    time_resolution: s
-    max_points: 10000000
-    max_clock_skew: 4d
-    archive: {grace: 5d}
-    retention: {default: 3660d}
-)";
   // The same 3,000 events applied as one batch and one at a time give the same boards.
   std::mt19937 rng(7);
   std::vector<Update> events;
@@ -596,8 +589,8 @@ TEST_F(UpdateTest, BatchesAcrossBoardsAndPeriodsMatchOneByOne) {
     events.push_back(u);
   }
   const Instant clock = at("2026-11-20T12:00:00Z");
-  const Config a_config = test::make_config(test::unique_prefix(), wide);
-  const Config b_config = test::make_config(test::unique_prefix(), wide);
+  const Config a_config = test::make_config(test::unique_prefix(), kWideBoards);
+  const Config b_config = test::make_config(test::unique_prefix(), kWideBoards);
   Leaderboards batch(a_config, conn, Clock(clock));
   for (const auto& r : batch.apply(events)) ASSERT_EQ(r.status, UpdateStatus::applied) << r.reason;
   Leaderboards single(b_config, conn, Clock(clock));
