@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "hot/busy.h"
+#include "hot/registry.h"
 #include "lifecycle/archive.h"
 #include "lifecycle/profiles.h"
 #include "lifecycle/spill.h"
@@ -64,13 +65,6 @@ void with_one_retry(const std::string& board, redis::Connection& redis, Attempt&
   }
 }
 
-// "<period>:<period-id>" (a registry member) as its two parts; no colon: an empty id.
-std::pair<std::string, std::string> split_registry_member(const std::string& name) {
-  const auto colon = name.find(':');
-  if (colon == std::string::npos) return {name, ""};
-  return {name.substr(0, colon), name.substr(colon + 1)};
-}
-
 }  // namespace
 
 TickReport Tick::run(const TickOptions& options) {
@@ -90,10 +84,10 @@ void Tick::run(const TickOptions& options, TickReport& report) {
   }
   // Work is found in both tiers: the boards Redis knows, and those with cold rows, which
   // Redis may have forgotten (restart without persistence, FLUSHALL, failover).
-  const redis::Reply boards =
-      redis_.command({"SMEMBERS", hot::boards_key(config_.redis.key_prefix)}).checked();
   std::set<std::string> names;
-  for (const redis::Reply& b : boards.elements) names.insert(b.as_string());
+  for (std::string& b : hot::known_boards(redis_, config_.redis.key_prefix)) {
+    names.insert(std::move(b));
+  }
   std::map<std::string, std::vector<cold::PeriodKey>> with_rows;
   for (cold::PeriodKey& k : cold_.periods_with_rows()) {
     names.insert(k.board);
@@ -201,13 +195,12 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
     report.recovered = service::sync_board(config_, redis_, hot_, board, with_rows);
   }
   // The registry's periods (oldest end first), then those only the cold tier knows.
-  const redis::Reply registry = redis_.command({"ZRANGE", keys.registry(), "0", "-1"}).checked();
   std::vector<std::string> names;
   std::set<std::string> seen;
   const auto busy_streaks =
       options.dry_run ? std::map<std::string, std::int64_t>{} : hot::busy_streaks(redis_, keys);
-  for (const redis::Reply& entry : registry.elements) {
-    if (seen.insert(entry.as_string()).second) names.push_back(entry.as_string());
+  for (const hot::LivePeriod& live : hot::live_periods(redis_, keys)) {
+    if (seen.insert(live.member()).second) names.push_back(live.member());
   }
   for (const cold::PeriodKey& k : with_rows) {
     std::string name = hot::registry_member(k.period, k.period_id);
@@ -218,17 +211,17 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
   // them from there); after spills and archives those of members hot nowhere leave Redis.
   const auto live_keys = [&] {
     std::vector<std::string> live;
-    const redis::Reply now_live = redis_.command({"ZRANGE", keys.registry(), "0", "-1"}).checked();
-    for (const redis::Reply& entry : now_live.elements) {
-      const auto [period, id] = split_registry_member(entry.as_string());
-      live.push_back(keys.live(period, id));
+    for (const hot::LivePeriod& p : hot::live_periods(redis_, keys)) {
+      live.push_back(keys.live(p.period, p.period_id));
     }
     return live;
   };
   if (!options.dry_run) {
     mark_profiles(redis_, cold_, board, config_.redis.key_prefix);
     const bool archiving = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
-      const auto [period, id] = split_registry_member(name);
+      const hot::LivePeriod parts = hot::split_registry_member(name);
+      const std::string& period = parts.period;
+      const std::string& id = parts.period_id;
       const PeriodSpec* spec = config->period(period);
       const auto p = spec == nullptr ? std::nullopt : period_from_id(*spec, *config->zone, id);
       return p && p->end + config->grace <= now;
@@ -241,7 +234,9 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
   bool moved_members = false;  // some member left a live ZSET: its profile may go
   for (const std::string& name : names) {
     PeriodReport pr;
-    std::tie(pr.period, pr.period_id) = split_registry_member(name);
+    hot::LivePeriod parts = hot::split_registry_member(name);
+    pr.period = std::move(parts.period);
+    pr.period_id = std::move(parts.period_id);
     if (std::any_of(report.periods.begin(), report.periods.end(), [&](const PeriodReport& done) {
           return done.period == pr.period && done.period_id == pr.period_id;
         })) {

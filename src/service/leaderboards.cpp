@@ -15,6 +15,7 @@
 #include "core/profile.h"
 #include "core/validate.h"
 #include "hot/protocol.h"
+#include "hot/registry.h"
 #include "redis/error.h"
 
 namespace bk::service {
@@ -193,7 +194,7 @@ void Leaderboards::register_board(const std::string& board) {
   // Before the first write of a board, so a crash can never leave live keys of a board
   // that tick does not know about. Not inside the script: this key has no hash tag.
   if (boards_registered_.count(board) != 0) return;
-  redis_.command({"SADD", hot::boards_key(config_.redis.key_prefix), board}).checked();
+  hot::add_board(redis_, config_.redis.key_prefix, board);
   boards_registered_.insert(board);
 }
 
@@ -1051,8 +1052,7 @@ std::vector<PeriodStatus> Leaderboards::periods(const std::string& board) {
   const BoardConfig& c = board_entry(config_, board);
   const hot::BoardKeys keys(config_.redis.key_prefix, board);
   const Instant now = clock_.now();
-  const redis::Reply registry =
-      redis_.command({"ZRANGE", keys.registry(), "0", "-1", "WITHSCORES"}).checked();
+  const std::vector<hot::LivePeriod> registry = hot::live_periods(redis_, keys);
   std::vector<PeriodStatus> out;
   for (const PeriodSpec& spec : c.periods) {
     PeriodStatus s;
@@ -1067,11 +1067,10 @@ std::vector<PeriodStatus> Leaderboards::periods(const std::string& board) {
     } catch (const RefusedError&) {
       // alltime before 2020 or a cron that never fires: no current period.
     }
-    const std::string prefix = spec.name + ":";
-    for (std::size_t i = 0; i + 1 < registry.elements.size(); i += 2) {
-      if (registry.at(i).as_string().rfind(prefix, 0) != 0) continue;
+    for (const hot::LivePeriod& live : registry) {
+      if (live.period != spec.name) continue;
       ++s.live;
-      if (from_epoch_ms(registry.at(i + 1).as_int()) + c.grace <= now) ++s.due;
+      if (live.end + c.grace <= now) ++s.due;
     }
     out.push_back(std::move(s));
   }
