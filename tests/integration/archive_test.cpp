@@ -677,6 +677,45 @@ TEST(HistoryRetentionTest, DuePeriodsArePrunedWholeMonthsDroppedTheRestUntouched
   EXPECT_NE(r.err.find("history.retention"), std::string::npos) << r.err;
 }
 
+// Each period name keeps its history for its own retention, counted from the period's end:
+// with daily 30d and weekly 400d, a tick removes only the daily period that ended more than
+// 30 days ago. (Pruning a period as soon as it ended would remove all four here: the two
+// weeks and the daily period that were not due.)
+TEST(HistoryRetentionTest, EachPeriodIsKeptForItsOwnRetentionFromItsEnd) {
+  const std::string prefix = test::unique_prefix();
+  const std::string text = test::config_text(prefix, R"(  - name: mixed
+    periods: [daily, weekly]
+    max_points: 1000
+    retention: {default: 3650d}
+)") + "history:\n  retention:\n    daily: 30d\n    weekly: 400d\n";
+  const Config config = parse_config(text, "test.yaml", {});
+  redis::Connection conn = test::connect_redis();
+  cold::ColdStore cold(test::postgres_url(), prefix);
+  cold.migrate();
+  cold::Archive archive(test::postgres_url(), prefix);
+  for (const char* when : {"2027-01-05T10:00:00Z", "2027-01-20T10:00:00Z"}) {
+    Leaderboards lb(config, conn, Clock(at(when)), &cold);
+    ASSERT_EQ(lb.apply(Update{"mixed", "ann", 5, at(when), ""}).status, UpdateStatus::applied);
+  }
+  std::int64_t pruned = 0;
+  for (const char* now : {"2027-02-01T00:30:00Z", "2027-02-10T00:30:00Z"}) {
+    const auto report =
+        lifecycle::Tick(config, conn, cold, archive, Clock(at(now))).run(lifecycle::TickOptions{});
+    EXPECT_FALSE(report.any_failed()) << report.history.error;
+    pruned += report.history.periods;
+  }
+  EXPECT_EQ(pruned, 1);
+  const auto rows_of = [&](const std::string& period, const std::string& id) {
+    return test::psql("SELECT count(*) FROM " + prefix +
+                      ".history_rows WHERE board = 'mixed' AND period = '" + period +
+                      "' AND period_id = '" + id + "'");
+  };
+  EXPECT_EQ(rows_of("daily", "2027-01-05"), "0\n");  // ended Jan 6: past 30 days on Feb 10
+  EXPECT_EQ(rows_of("daily", "2027-01-20"), "1\n");  // ended Jan 21: 20 days
+  EXPECT_EQ(rows_of("weekly", "2027-W01"), "1\n");   // 400 days
+  EXPECT_EQ(rows_of("weekly", "2027-W03"), "1\n");
+}
+
 // A large period's history is a table of its own: retention drops it whole, and leaves the
 // shared month partition's other periods (and the tables of periods not due) alone.
 TEST(HistoryRetentionTest, ALargePeriodsTableIsDroppedWhole) {
