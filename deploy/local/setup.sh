@@ -148,8 +148,9 @@ PY
 }
 
 # Test certificates, made once per run in $BK_TMP/tls (elliptic-curve keys: fast): ca.crt
-# signs server.crt (for 127.0.0.1 and localhost), client.crt and expired.crt (valid for one
-# day in 2020); other-ca.crt is a CA that signed none of them. Exports BK_TEST_TLS_DIR.
+# signs server.crt (for 127.0.0.1 and localhost), dnsonly.crt (for localhost only: no IP
+# address), client.crt and expired.crt (valid for one day in 2020); other-ca.crt is a CA
+# that signed none of them. Exports BK_TEST_TLS_DIR.
 bk_test_certs() {
   bk_tmpdir
   local d="$BK_TMP/tls" n
@@ -161,8 +162,9 @@ bk_test_certs() {
   openssl req -x509 "${ec[@]}" -keyout "$d/other-ca.key" -out "$d/other-ca.crt" -days 30 \
     -subj /CN=another-ca 2>/dev/null
   printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$d/server.ext"
+  printf 'subjectAltName=DNS:localhost\n' >"$d/dnsonly.ext"
   printf 'extendedKeyUsage=clientAuth\n' >"$d/client.ext"
-  for n in server client; do
+  for n in server dnsonly client; do
     openssl req "${ec[@]}" -keyout "$d/$n.key" -out "$d/$n.csr" -subj "/CN=$n" 2>/dev/null
     openssl x509 -req -in "$d/$n.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
       -days 30 -out "$d/$n.crt" -extfile "$d/$n.ext" 2>/dev/null
@@ -180,19 +182,21 @@ bk_test_certs() {
   export BK_TEST_TLS_DIR="$d"
 }
 
-# Starts three TLS-only Redis servers (no plain port) with bk_test_certs' certificates and
+# Starts four TLS-only Redis servers (no plain port) with bk_test_certs' certificates and
 # exports their URLs: BK_TEST_REDIS_TLS_URL (server.crt; client certificates optional),
-# BK_TEST_REDIS_MTLS_URL (requires a client certificate signed by ca.crt) and
-# BK_TEST_REDIS_TLS_EXPIRED_URL (presents expired.crt).
+# BK_TEST_REDIS_MTLS_URL (requires a client certificate signed by ca.crt),
+# BK_TEST_REDIS_TLS_EXPIRED_URL (presents expired.crt) and BK_TEST_REDIS_TLS_DNSONLY_URL
+# (presents dnsonly.crt, which names localhost but not 127.0.0.1).
 bk_start_redis_tls() {
   bk_test_certs
   local d=$BK_TEST_TLS_DIR kind port cert auth
-  for kind in tls mtls expired; do
+  for kind in tls mtls expired dnsonly; do
     port=$(bk_free_port)
     cert=server
     auth=optional
     [ $kind = mtls ] && auth=yes
     [ $kind = expired ] && cert=expired
+    [ $kind = dnsonly ] && cert=dnsonly
     mkdir -p "$BK_TMP/redis-$kind"
     redis-server --port 0 --tls-port "$port" --bind 127.0.0.1 --dir "$BK_TMP/redis-$kind" \
       --tls-cert-file "$d/$cert.crt" --tls-key-file "$d/$cert.key" \
@@ -205,9 +209,10 @@ bk_start_redis_tls() {
       tls) export BK_TEST_REDIS_TLS_URL="rediss://127.0.0.1:$port" ;;
       mtls) export BK_TEST_REDIS_MTLS_URL="rediss://127.0.0.1:$port" ;;
       expired) export BK_TEST_REDIS_TLS_EXPIRED_URL="rediss://127.0.0.1:$port" ;;
+      dnsonly) export BK_TEST_REDIS_TLS_DNSONLY_URL="rediss://127.0.0.1:$port" ;;
     esac
   done
-  bk_log "redis with TLS only: $BK_TEST_REDIS_TLS_URL, mutual TLS $BK_TEST_REDIS_MTLS_URL, expired certificate $BK_TEST_REDIS_TLS_EXPIRED_URL"
+  bk_log "redis with TLS only: $BK_TEST_REDIS_TLS_URL, mutual TLS $BK_TEST_REDIS_MTLS_URL, expired certificate $BK_TEST_REDIS_TLS_EXPIRED_URL, certificate without the IP $BK_TEST_REDIS_TLS_DNSONLY_URL"
 }
 
 # Starts a Redis Cluster of 3 masters and 3 replicas on loopback, each node serving plain

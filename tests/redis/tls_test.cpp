@@ -124,6 +124,17 @@ TEST(Tls, TheServersNameIsVerified) {
   EXPECT_EQ(Connection(o).command({"PING"}).as_string(), "PONG");
 }
 
+// A server reached by its IP address must present a certificate naming that address: one
+// that names only a host name (DNS:localhost) is refused, though a CA the client trusts
+// signed it; reached by that name, the same server is accepted.
+TEST(Tls, ACertificateWithoutTheServersIpAddressIsRefused) {
+  Options o = server("BK_TEST_REDIS_TLS_DNSONLY_URL");
+  const std::string why = refusal(o);
+  EXPECT_TRUE(has(why, "certificate verify failed: IP address mismatch")) << why;
+  o.tls.server_name = "localhost";
+  EXPECT_EQ(Connection(o).command({"PING"}).as_string(), "PONG");
+}
+
 TEST(Tls, WithoutACaFileTheSystemStoreIsUsed) {
   Options o = server("BK_TEST_REDIS_TLS_URL");
   o.tls.ca_file.clear();
