@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,7 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -291,11 +294,58 @@ int listening_port(const std::string& log) {
   return 0;
 }
 
+namespace {
+
+// Commands spawned by this test process and not yet waited for. A test stops what it started,
+// also when an assertion ends it early: the listener below kills what the test left running
+// when it ends, and each child dies with the test process (PR_SET_PDEATHSIG) when the process
+// itself is killed (a ctest timeout) or exits without its tests' ends.
+class Spawned : public ::testing::EmptyTestEventListener {
+ public:
+  static Spawned& instance() {
+    static Spawned* const spawned = [] {
+      auto* s = new Spawned;  // gtest's listener list owns it
+      ::testing::UnitTest::GetInstance()->listeners().Append(s);
+      return s;
+    }();
+    return *spawned;
+  }
+  void add(pid_t pid) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    pids_.insert(pid);
+  }
+  void forget(pid_t pid) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    pids_.erase(pid);
+  }
+  void OnTestEnd(const ::testing::TestInfo& test) override {
+    std::set<pid_t> left;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      left.swap(pids_);
+    }
+    for (const pid_t pid : left) {
+      if (waitpid(pid, nullptr, WNOHANG) != 0) continue;  // exited meanwhile: reaped now
+      std::fprintf(stderr, "%s.%s left boardkeeper (pid %d) running: killed\n",
+                   test.test_suite_name(), test.name(), static_cast<int>(pid));
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<pid_t> pids_;
+};
+
+}  // namespace
+
 Reaper::~Reaper() {
   if (pid > 0 && waitpid(pid, nullptr, WNOHANG) == 0) {
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
   }
+  if (pid > 0) Spawned::instance().forget(pid);
 }
 
 std::string read_file(const std::string& path) {
@@ -318,8 +368,13 @@ std::set<std::string> marked_entries(redis::Connection& conn, const std::string&
 }
 
 int spawn_cli(const std::vector<std::string>& args, const std::string& log_path) {
+  Spawned& spawned = Spawned::instance();
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid == 0) {
+    // Dies with the test process; if that ended before this line, at once.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
@@ -331,12 +386,14 @@ int spawn_cli(const std::vector<std::string>& args, const std::string& log_path)
     execv(BK_BINARY, argv.data());
     _exit(127);
   }
+  if (pid > 0) spawned.add(pid);
   return pid;
 }
 
 int wait_cli(int pid) {
   int status = 0;
   waitpid(pid, &status, 0);
+  Spawned::instance().forget(pid);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
