@@ -9,7 +9,8 @@ must name an existing file or directory, relative to the Markdown file, and a #a
 a heading of the target Markdown file (GitHub's slugs: lower case, punctuation dropped,
 spaces as hyphens, -1, -2 ... for repeats).
 
-Flags: a long flag (--something) is checked where it is shown for boardkeeper:
+Flags: a long flag (--something), and after a command word a short one (-n), is checked
+where it is shown for boardkeeper:
 - in a fenced code block, on a line that runs boardkeeper (a token `boardkeeper`, a path
   ending in /boardkeeper, or an image `boardkeeper:TAG`): the flags after it, up to a pipe,
   `&&`, `;` or `#`, must be in `boardkeeper --help` or, after a command word, in
@@ -30,6 +31,7 @@ import subprocess
 import sys
 
 FLAG = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*")
+SHORT = re.compile(r"(?:^|(?<=[\s\[]))(-[A-Za-z])(?=[\s\]]|$)")
 FENCE = re.compile(r"^\s*(```|~~~)")
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 INLINE = re.compile(r"`([^`\n]+)`")
@@ -46,15 +48,25 @@ class Help:
 
     def __init__(self, binary):
         top = self._run(binary, ["--help"])
-        self.global_flags = set(FLAG.findall(top))
+        self.global_flags = self._flags(top)
         self.commands = {}
         for name in self._command_names(top):
-            self.commands[name] = set(FLAG.findall(self._run(binary, [name, "--help"])))
+            self.commands[name] = self._flags(self._run(binary, [name, "--help"]))
         if not self.commands:
             raise SystemExit(f"check_docs: {binary} --help lists no commands")
         self.all_flags = set(self.global_flags)
         for flags in self.commands.values():
             self.all_flags |= flags
+
+    @staticmethod
+    def _flags(text):
+        """Long flags anywhere in the help; short ones where an option line starts."""
+        flags = set(FLAG.findall(text))
+        for line in text.splitlines():
+            m = re.match(r"\s+(-[A-Za-z])\b", line)
+            if m:
+                flags.add(m.group(1))
+        return flags
 
     @staticmethod
     def _run(binary, args):
@@ -157,7 +169,10 @@ def check_command(tokens, help_, where, problems, command=None):
         if command is None and tok in help_.commands:
             command, started = tok, True
             continue
+        bare = tok.strip("[]")
         flags = FLAG.findall(tok) if tok.startswith("-") or tok.startswith("[") else []
+        if command is not None and re.fullmatch(r"-[A-Za-z]", bare):
+            flags = [bare]
         if not flags:
             if not started:
                 return  # `boardkeeper` as a word (a user, a file name): no invocation
@@ -209,7 +224,9 @@ def check_flags(path, lines, help_, problems):
                 m = re.match(r"^\s+([a-z][a-z-]*)\b", line)
                 if m and m.group(1) in help_.commands:
                     command = m.group(1)
-                for flag in FLAG.findall(line.split("   ")[0] if command else line):
+                shown = line.split("   ")[0] if command else line
+                shorts = SHORT.findall(shown) if command else []
+                for flag in FLAG.findall(shown) + shorts:
                     if flag not in help_.allowed(command):
                         problems.append(f"{where}: {flag} is not in `boardkeeper "
                                         f"{command + ' ' if command else ''}--help`")
