@@ -25,6 +25,7 @@ Exit 0 when everything holds, 1 with one line per problem (FILE:LINE: what is wr
 2 on a usage error (no binary, a file that cannot be read).
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -49,9 +50,10 @@ class Help:
     def __init__(self, binary):
         top = self._run(binary, ["--help"])
         self.global_flags = self._flags(top)
-        self.commands = {}
-        for name in self._command_names(top):
-            self.commands[name] = self._flags(self._run(binary, [name, "--help"]))
+        names = self._command_names(top)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            helps = pool.map(lambda name: self._run(binary, [name, "--help"]), names)
+            self.commands = {name: self._flags(text) for name, text in zip(names, helps)}
         if not self.commands:
             raise SystemExit(f"check_docs: {binary} --help lists no commands")
         self.all_flags = set(self.global_flags)
