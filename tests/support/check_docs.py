@@ -198,56 +198,70 @@ def check_code_line(line, help_, where, problems):
             check_command(tokens[i + 1:], help_, where, problems)
 
 
-def check_flags(path, lines, help_, problems):
+def check_code_blocks(path, lines, help_, problems):
     synopsis_block, command = None, None
-    paragraph_other = {}
-    # Paragraph context for bare inline flags: does it show another program?
-    para, para_id = 0, {}
-    for i, line, in_code, _ in split_code(lines):
-        if not line.strip() or re.match(r"^\s*([-*]|\d+\.)\s", line) or line.startswith("#"):
-            para += 1
-        para_id[i] = para
-        if not in_code:
-            for span in INLINE.findall(line):
-                words = span.split()
-                if words and words[0] in OTHER_PROGRAMS:
-                    paragraph_other[para] = True
-
     pending = ""  # a code line continued with a backslash
-    for i, line, in_code, block in split_code(lines):
-        where = f"{path}:{i}"
-        if in_code:
-            if FENCE.match(line):
-                synopsis_block, command, pending = None, None, ""
-                continue
-            if synopsis_block is None:
-                synopsis_block = line.lstrip().startswith("boardkeeper [")
-            if synopsis_block:
-                m = re.match(r"^\s+([a-z][a-z-]*)\b", line)
-                if m and m.group(1) in help_.commands:
-                    command = m.group(1)
-                shown = line.split("   ")[0] if command else line
-                shorts = SHORT.findall(shown) if command else []
-                for flag in FLAG.findall(shown) + shorts:
-                    if flag not in help_.allowed(command):
-                        problems.append(f"{where}: {flag} is not in `boardkeeper "
-                                        f"{command + ' ' if command else ''}--help`")
-                continue
-            if line.rstrip().endswith("\\"):
-                pending += line.rstrip()[:-1] + " "
-                continue
-            check_code_line(pending + line, help_, where, problems)
-            pending = ""
+    for i, line, in_code, _ in split_code(lines):
+        if not in_code:
             continue
-        for span in INLINE.findall(line):
-            tokens = tokens_of(span)
+        where = f"{path}:{i}"
+        if FENCE.match(line):
+            synopsis_block, command, pending = None, None, ""
+            continue
+        if synopsis_block is None:
+            synopsis_block = line.lstrip().startswith("boardkeeper [")
+        if synopsis_block:
+            m = re.match(r"^\s+([a-z][a-z-]*)\b", line)
+            if m and m.group(1) in help_.commands:
+                command = m.group(1)
+            shown = line.split("   ")[0] if command else line
+            shorts = SHORT.findall(shown) if command else []
+            for flag in FLAG.findall(shown) + shorts:
+                if flag not in help_.allowed(command):
+                    problems.append(f"{where}: {flag} is not in `boardkeeper "
+                                    f"{command + ' ' if command else ''}--help`")
+            continue
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        check_code_line(pending + line, help_, where, problems)
+        pending = ""
+
+
+def paragraphs(lines):
+    """(first line number, text) of each run of prose lines: split at blank lines, headings,
+    list items and code blocks, so that inline code may run over a line break."""
+    first, run = None, []
+    for i, line, in_code, _ in split_code(lines):
+        breaks = (in_code or not line.strip() or line.startswith("#")
+                  or re.match(r"^\s*([-*]|\d+\.)\s", line))
+        if breaks and run:
+            yield first, "\n".join(run)
+            first, run = None, []
+        if in_code or not line.strip():
+            continue
+        if first is None:
+            first = i
+        run.append(line)
+    if run:
+        yield first, "\n".join(run)
+
+
+def check_inline(path, lines, help_, problems):
+    for first, text in paragraphs(lines):
+        spans = [(first + text.count("\n", 0, m.start()), m.group(1).replace("\n", " "))
+                 for m in re.finditer(r"`([^`]+)`", text)]
+        other = any(s.split() and s.split()[0] in OTHER_PROGRAMS for _, s in spans)
+        for line_no, span in spans:
+            where, tokens = f"{path}:{line_no}", tokens_of(span)
             if not tokens:
                 continue
             if is_invocation(tokens[0]):
                 check_command(tokens[1:], help_, where, problems)
-            elif tokens[0] in help_.commands and len(tokens) > 1 and tokens[1].lstrip("[").startswith("-"):
+            elif (tokens[0] in help_.commands and len(tokens) > 1
+                  and tokens[1].lstrip("[").startswith("-")):
                 check_command(tokens[1:], help_, where, problems, command=tokens[0])
-            elif tokens[0].startswith("--") and not paragraph_other.get(para_id[i]):
+            elif tokens[0].startswith("--") and not other:
                 flag = FLAG.match(tokens[0])
                 if flag and flag.group(0) not in help_.all_flags:
                     problems.append(f"{where}: {flag.group(0)} is no flag of any boardkeeper "
@@ -278,7 +292,9 @@ def main():
             print(f"check_docs: cannot read {path}: {e}", file=sys.stderr)
             return 2
         check_links(path, lines, problems, cache)
-        check_flags(path, lines, help_, problems)
+        check_code_blocks(path, lines, help_, problems)
+        check_inline(path, lines, help_, problems)
+    problems.sort(key=lambda p: (p.split(":")[0], int(p.split(":")[1])))
     for p in problems:
         print(p)
     print(f"check_docs: {len(files)} files, {len(problems)} problems")
