@@ -9,7 +9,7 @@ CREATE TABLE {{schema}}.cold_members (
   period_id    text   NOT NULL,
   -- "C" collation: bytewise order, the same as Redis for equal scores.
   member       text   COLLATE "C" NOT NULL,
-  -- The hot score at spill time: smaller ranks higher (see README, score encoding).
+  -- The hot score at spill time: smaller ranks higher (see docs/architecture.md, "Reading the ZSETs directly").
   encoded      bigint NOT NULL,
   points       bigint NOT NULL,
   achieved_at  timestamptz,

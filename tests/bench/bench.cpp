@@ -624,8 +624,8 @@ struct Bench {
         }
       }
       ours.push_back(static_cast<double>(events.size()) / seconds_since(t0));
-      // The same events on a second board through the two-step form (README, "Using it as a
-      // library"): batch k+1 is prepared while batch k's script calls run at the server.
+      // The same events on a second board through the two-step form (docs/library.md): batch
+      // k+1 is prepared while batch k's script calls run at the server.
       std::vector<std::vector<bk::service::Update>> batches;
       for (std::size_t start = 0; start < events.size(); start += kBatch) {
         const std::size_t end = std::min(events.size(), start + kBatch);

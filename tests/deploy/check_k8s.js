@@ -341,7 +341,7 @@ function splitArgs(argv) {
   return { globals, command: argv[i], rest: argv.slice(i + 1) };
 }
 
-// The Secret the operator creates (kubectl create secret, README): the base refers to it by
+// The Secret the operator creates (kubectl create secret, docs/operations.md): the base refers to it by
 // name and must never define it (kubectl apply -k would overwrite the real one). For the
 // checks below it stands in with loopback URLs.
 const EXTERNAL_SECRET = "boardkeeper-urls";

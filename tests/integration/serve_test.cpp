@@ -343,7 +343,7 @@ TEST_F(ServeTest, CursorsListAWholeBoardOnceInRankOrderWhileASpillRuns) {
   EXPECT_EQ(all_pages(s, "/v1/boards/big/daily/top", 1000), listed);
 }
 
-// The README's "Reading the ZSETs directly": its formula, applied to ZRANGE ... WITHSCORES
+// docs/architecture.md's "Reading the ZSETs directly": its formula, applied to ZRANGE ... WITHSCORES
 // of hot boards (desc + earliest + ms, asc + none), gives what `top --json` prints.
 TEST_F(ServeTest, TheDocumentedScoreLayoutDecodesTheHotBoard) {
   const Config config = test::make_config(prefix, kBoards);
