@@ -136,10 +136,11 @@ UpdateCalls Updates::prepare(const std::vector<Update>& updates, bool want_point
 // position: all events of one member go in the same call, which keeps them in order even
 // when some wait for the cold tier.
 UpdateCalls Updates::make_batches(const std::vector<Update>& updates,
-                                  std::map<std::string, Group>& groups, bool want_points) const {
+                                  const std::map<std::string, Group>& groups,
+                                  bool want_points) const {
   UpdateCalls out;
   const Instant now = clock_.now();
-  for (auto& [board, g] : groups) {
+  for (const auto& [board, g] : groups) {
     const std::size_t nchunks = (g.indexes.size() + kEventsPerCall - 1) / kEventsPerCall;
     std::vector<std::vector<std::size_t>> chunks(nchunks);
     for (std::size_t n = 0; n < g.indexes.size(); ++n) {

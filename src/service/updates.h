@@ -95,8 +95,8 @@ class Updates {
   std::optional<Refused> plan_targets(const Update& u, Instant now, Planned& out) const;
   std::map<std::string, Group> plan_all(const std::vector<Update>& updates,
                                         std::vector<UpdateResult>& results) const;
-  UpdateCalls make_batches(const std::vector<Update>& updates, std::map<std::string, Group>& groups,
-                           bool want_points) const;
+  UpdateCalls make_batches(const std::vector<Update>& updates,
+                           const std::map<std::string, Group>& groups, bool want_points) const;
   void add_batch(const Group& g, const std::vector<std::size_t>& chunk,
                  const std::vector<Update>& updates, hot::HotBatch batch, UpdateCalls& out) const;
 

@@ -4,7 +4,9 @@
 // needs_sync, split of a coalesced event that leaves the range, failed boards); FakeColdTier
 // holds cold rows and can be made unreachable. Cold values are plain points here.
 #pragma once
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -22,10 +24,10 @@ class FakeHotTier final : public HotUpdateTier {
 
   // State.
   std::map<PeriodOf, std::map<std::string, std::int64_t>> points;  // hot members' points
-  std::map<PeriodOf, std::string> spilled;                          // spilled periods: their gen
-  std::map<std::string, std::map<std::string, std::string>> held;   // board: member -> token
-  std::set<std::string> unsynced;                                   // boards lacking the marker
-  std::map<std::string, std::string> failing;                       // board -> Redis's error
+  std::map<PeriodOf, std::string> spilled;                         // spilled periods: their gen
+  std::map<std::string, std::map<std::string, std::string>> held;  // board: member -> token
+  std::set<std::string> unsynced;                                  // boards lacking the marker
+  std::map<std::string, std::string> failing;                      // board -> Redis's error
   // What was asked.
   std::vector<hot::HotBatch> sent;  // every call, in order
   std::vector<std::string> registered, synced;
