@@ -94,50 +94,68 @@ std::string HotBoard::wrong_types(redis::Connection& conn, const std::vector<std
   return out;
 }
 
-std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
-                                                    const std::vector<HotBatch>& batches,
-                                                    const std::function<void()>& while_waiting) {
-  // A batch whose call would pass redis::kMaxCommandArguments goes as several calls, halves
-  // in order: each sees what the one before it wrote. The first call of every batch goes in
-  // one pipeline, then the second ones, and so on: a batch whose call failed for good sends
-  // no later call (its events fail with the same error), so that a member's later event in
-  // a later half cannot be applied while its earlier one failed.
+namespace {
+
+// The update script calls of one apply(). A batch whose call would pass
+// redis::kMaxCommandArguments goes as several calls, halves in order: each sees what the one
+// before it wrote. The first call of every batch goes in one pipeline (round), then the
+// second ones, and so on.
+struct CallPlan {
   std::vector<std::pair<redis::Args, redis::Args>> calls;
   std::vector<std::pair<std::size_t, std::size_t>> parts;  // per call: batch, its events
   std::vector<std::vector<std::size_t>> rounds;            // calls: the first of each batch...
-  calls.reserve(batches.size());
-  std::size_t part_no = 0;  // of the batch being added
-  std::function<void(std::size_t, const HotBatch&)> add = [&](std::size_t i, const HotBatch& b) {
-    protocol::Call c = protocol::marshal_update(prefix_, b, cold_tier_);
-    if (3 + c.keys.size() + c.args.size() > redis::kMaxCommandArguments && b.events.size() > 1) {
-      const auto half = static_cast<std::ptrdiff_t>(b.events.size() / 2);
-      HotBatch first = b.without_events();
-      first.events.assign(b.events.begin(), b.events.begin() + half);
-      HotBatch second = b.without_events();
-      second.events.assign(b.events.begin() + half, b.events.end());
-      add(i, first);
-      add(i, second);
-      return;
-    }
-    if (rounds.size() <= part_no) rounds.resize(part_no + 1);
-    rounds[part_no++].push_back(calls.size());
-    calls.emplace_back(std::move(c.keys), std::move(c.args));
-    parts.emplace_back(i, b.events.size());
-  };
-  for (std::size_t i = 0; i < batches.size(); ++i) {
-    part_no = 0;
-    add(i, batches[i]);
+};
+
+// Adds batch i's calls (`part_no`: of this batch so far).
+void add_calls(const std::string& prefix, bool cold_tier, std::size_t i, const HotBatch& b,
+               std::size_t& part_no, CallPlan& plan) {
+  protocol::Call c = protocol::marshal_update(prefix, b, cold_tier);
+  if (3 + c.keys.size() + c.args.size() > redis::kMaxCommandArguments && b.events.size() > 1) {
+    const auto half = static_cast<std::ptrdiff_t>(b.events.size() / 2);
+    HotBatch first = b.without_events();
+    first.events.assign(b.events.begin(), b.events.begin() + half);
+    HotBatch second = b.without_events();
+    second.events.assign(b.events.begin() + half, b.events.end());
+    add_calls(prefix, cold_tier, i, first, part_no, plan);
+    add_calls(prefix, cold_tier, i, second, part_no, plan);
+    return;
   }
+  if (plan.rounds.size() <= part_no) plan.rounds.resize(part_no + 1);
+  plan.rounds[part_no++].push_back(plan.calls.size());
+  plan.calls.emplace_back(std::move(c.keys), std::move(c.args));
+  plan.parts.emplace_back(i, b.events.size());
+}
+
+CallPlan plan_calls(const std::string& prefix, bool cold_tier,
+                    const std::vector<HotBatch>& batches) {
+  CallPlan plan;
+  plan.calls.reserve(batches.size());
+  for (std::size_t i = 0; i < batches.size(); ++i) {
+    std::size_t part_no = 0;
+    add_calls(prefix, cold_tier, i, batches[i], part_no, plan);
+  }
+  return plan;
+}
+
+}  // namespace
+
+// A batch whose call failed for good sends no later call (its events fail with the same
+// error), so that a member's later event in a later half cannot be applied while its
+// earlier one failed.
+std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
+                                                    const std::vector<HotBatch>& batches,
+                                                    const std::function<void()>& while_waiting) {
+  CallPlan plan = plan_calls(prefix_, cold_tier_, batches);
   std::vector<std::vector<HotResult>> out(batches.size());
   std::vector<std::optional<std::string>> failed_with(batches.size());  // a lasting error
-  if (rounds.empty() && while_waiting) while_waiting();  // runs once, as a pipeline runs it
-  for (std::size_t round = 0; round < rounds.size(); ++round) {
+  if (plan.rounds.empty() && while_waiting) while_waiting();  // runs once, as a pipeline runs it
+  for (std::size_t round = 0; round < plan.rounds.size(); ++round) {
     std::vector<std::size_t> sent;
     std::vector<std::pair<redis::Args, redis::Args>> round_calls;
-    for (const std::size_t k : rounds[round]) {
-      if (failed_with[parts[k].first]) continue;
+    for (const std::size_t k : plan.rounds[round]) {
+      if (failed_with[plan.parts[k].first]) continue;
       sent.push_back(k);
-      round_calls.push_back(std::move(calls[k]));  // each call goes in one round only
+      round_calls.push_back(std::move(plan.calls[k]));  // each call goes in one round only
     }
     const std::vector<redis::Reply> replies =
         round_calls.empty()
@@ -151,17 +169,24 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
         // The update script reads every key it writes before its first write (ZMSCORE, HMGET,
         // SMISMEMBER, TYPE...), so a key of the wrong type fails the call before it wrote
         // anything.
-        failed_with[parts[k].first] =
+        failed_with[plan.parts[k].first] =
             replies[j].str + wrong_types(conn, round_calls[j].first, replies[j].str);
         continue;
       }
       std::vector<HotResult> r =
-          protocol::parse_update_replies(replies[j].checked(), parts[k].second);
-      auto& into = out[parts[k].first];
+          protocol::parse_update_replies(replies[j].checked(), plan.parts[k].second);
+      auto& into = out[plan.parts[k].first];
       into.insert(into.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
     }
   }
-  // A batch that failed: its events after the ones that applied all fail with its error.
+  fail_rest(batches, failed_with, out);
+  return out;
+}
+
+// A batch that failed: its events after the ones that applied all fail with its error.
+void HotBoard::fail_rest(const std::vector<HotBatch>& batches,
+                         const std::vector<std::optional<std::string>>& failed_with,
+                         std::vector<std::vector<HotResult>>& out) {
   for (std::size_t i = 0; i < batches.size(); ++i) {
     if (!failed_with[i]) continue;
     HotResult failed;
@@ -169,7 +194,6 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
     failed.error = *failed_with[i];
     out[i].resize(batches[i].events.size(), failed);
   }
-  return out;
 }
 
 namespace {

@@ -283,6 +283,9 @@ class HotBoard {
  private:
   static std::string wrong_types(redis::Connection& conn, const std::vector<std::string>& keys,
                                  const std::string& error);
+  static void fail_rest(const std::vector<HotBatch>& batches,
+                        const std::vector<std::optional<std::string>>& failed_with,
+                        std::vector<std::vector<HotResult>>& out);
 
   std::string prefix_;
   bool cold_tier_ = false;

@@ -109,10 +109,12 @@ IdBuckets id_buckets(Instant now, Millis window) {
   return b;
 }
 
-Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool cold_tier) {
-  const BoardKeys keys(key_prefix, batch.board);
-  const ScoreLayout& first = batch.slots.at(0).layout;
-  bool any_id = false, any_token = false;
+namespace {
+
+// What the events of a call carry, which decides how the call is spelled.
+struct CallShape {
+  bool any_id = false;
+  bool any_token = false;
   // Every event has a token of one entry (no separator, so not coalesced): they travel
   // joined, as one argument (see kFieldJoinedTokens).
   bool join_tokens = true;
@@ -120,103 +122,130 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
   // The lowest entry id of the call's tokens (see kFloorNone); none once a token is no id.
   std::optional<StreamId> floor;
   bool every_token_an_id = true;
+  bool inflight = false;
+  bool any_used = false;  // an event that is not "*": every event carries its used slots
+  // Values and times packed into one number per event when every event's fit (see
+  // kFieldPacked): times within kPackTimeSpan ms of the earliest, values of 32 bits.
+  bool pack = false;
+  std::int64_t at_base = 0;
+};
+
+// The ids and tokens of the events.
+void scan_tokens(const HotBatch& batch, CallShape& shape) {
   for (const HotEvent& e : batch.events) {
-    any_id = any_id || !e.event_id.empty();
-    join_tokens = join_tokens && !e.order_token.empty() &&
-                  e.order_token.find(kTokenSeparator) == std::string::npos;
+    shape.any_id = shape.any_id || !e.event_id.empty();
+    shape.join_tokens = shape.join_tokens && !e.order_token.empty() &&
+                        e.order_token.find(kTokenSeparator) == std::string::npos;
     if (e.order_token.empty()) continue;
-    any_token = true;
+    shape.any_token = true;
     std::string_view rest = e.order_token;
     while (!rest.empty()) {
       const std::size_t comma = rest.find(kTokenSeparator);
       const std::string_view token = rest.substr(0, comma);
-      marker_ms = std::max(marker_ms, entry_ms(token));
+      shape.marker_ms = std::max(shape.marker_ms, entry_ms(token));
       if (!token.empty() && token != std::string_view(&kForced, 1)) {
         const auto id = entry_id(token);
-        every_token_an_id = every_token_an_id && id.has_value();
-        if (id && (!floor || *id < *floor)) floor = id;
+        shape.every_token_an_id = shape.every_token_an_id && id.has_value();
+        if (id && (!shape.floor || *id < *shape.floor)) shape.floor = id;
       }
       rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
     }
   }
-  const bool inflight = !batch.stream.empty() && any_token;
-  bool any_used = false;  // an event that is not "*": every event carries its used slots
+  shape.inflight = !batch.stream.empty() && shape.any_token;
+}
+
+// The slots the events use, and whether their values and times can be packed.
+void scan_values(const HotBatch& batch, CallShape& shape) {
   for (const HotEvent& e : batch.events) {
-    any_used = any_used || !every_slot_unknown(e, batch.slots.size());
+    shape.any_used = shape.any_used || !every_slot_unknown(e, batch.slots.size());
   }
-  // Values and times packed into one number per event when every event's fit (see
-  // kFieldPacked): times within kPackTimeSpan ms of the earliest, values of 32 bits.
-  bool pack = !batch.events.empty();
-  std::int64_t at_base = pack ? to_epoch_ms(batch.events.front().at) : 0;
-  for (const HotEvent& e : batch.events) at_base = std::min(at_base, to_epoch_ms(e.at));
+  shape.pack = !batch.events.empty();
+  shape.at_base = shape.pack ? to_epoch_ms(batch.events.front().at) : 0;
+  for (const HotEvent& e : batch.events) shape.at_base = std::min(shape.at_base, to_epoch_ms(e.at));
   for (const HotEvent& e : batch.events) {
     // at >= at_base: the difference fits in 64 unsigned bits whatever the two are.
     const std::uint64_t offset =
-        static_cast<std::uint64_t>(to_epoch_ms(e.at)) - static_cast<std::uint64_t>(at_base);
-    pack = pack && offset < static_cast<std::uint64_t>(kPackTimeSpan) &&
-           e.value >= -kPackValueBias && e.value < kPackValueBias;
+        static_cast<std::uint64_t>(to_epoch_ms(e.at)) - static_cast<std::uint64_t>(shape.at_base);
+    shape.pack = shape.pack && offset < static_cast<std::uint64_t>(kPackTimeSpan) &&
+                 e.value >= -kPackValueBias && e.value < kPackValueBias;
   }
+}
+
+// ARGV's field letters (see kFieldPacked...).
+std::string fields_of(const CallShape& shape) {
   std::string fields;
-  if (pack) fields += kFieldPacked;
-  if (any_id) fields += kFieldEventId;
-  if (join_tokens) {
+  if (shape.pack) fields += kFieldPacked;
+  if (shape.any_id) fields += kFieldEventId;
+  if (shape.join_tokens) {
     fields += kFieldJoinedTokens;
-  } else if (any_token) {
+  } else if (shape.any_token) {
     fields += kFieldOrderToken;
   }
-  if (any_used) fields += kFieldUsedSlots;
+  if (shape.any_used) fields += kFieldUsedSlots;
+  return fields;
+}
+
+// Every event's token, joined (with join_tokens).
+std::string joined_tokens(const HotBatch& batch) {
   std::string joined;
-  if (join_tokens) {
-    std::size_t size = 0;
-    for (const HotEvent& e : batch.events) size += e.order_token.size() + 1;
-    joined.reserve(size);
-    for (const HotEvent& e : batch.events) {
-      if (!joined.empty()) joined += kTokenSeparator;
-      joined += e.order_token;
-    }
+  std::size_t size = 0;
+  for (const HotEvent& e : batch.events) size += e.order_token.size() + 1;
+  joined.reserve(size);
+  for (const HotEvent& e : batch.events) {
+    if (!joined.empty()) joined += kTokenSeparator;
+    joined += e.order_token;
   }
+  return joined;
+}
 
-  Call c;
-  c.keys = {keys.registry(), keys.synced(), keys.held()};
-  IdBuckets buckets;
-  if (any_id) {
-    buckets = id_buckets(batch.now, batch.dedupe_window);
-    for (const std::int64_t b : buckets.lookup) c.keys.push_back(keys.ids(b));
+redis::Args call_keys(const BoardKeys& keys, const HotBatch& batch, const CallShape& shape,
+                      const IdBuckets& buckets) {
+  redis::Args k = {keys.registry(), keys.synced(), keys.held()};
+  if (shape.any_id) {
+    for (const std::int64_t b : buckets.lookup) k.push_back(keys.ids(b));
   }
-  if (inflight) c.keys.push_back(keys.inflight(batch.stream));
+  if (shape.inflight) k.push_back(keys.inflight(batch.stream));
   for (const PeriodSlot& s : batch.slots) {
-    c.keys.push_back(keys.live(s.period_name, s.period.id));
-    c.keys.push_back(keys.meta(s.period_name, s.period.id));
-    c.keys.push_back(keys.stale(s.period_name, s.period.id));
+    k.push_back(keys.live(s.period_name, s.period.id));
+    k.push_back(keys.meta(s.period_name, s.period.id));
+    k.push_back(keys.stale(s.period_name, s.period.id));
   }
+  return k;
+}
 
-  redis::Args& a = c.args;
+// ARGV's head: the call's settings, before its slots and events.
+redis::Args head_args(const HotBatch& batch, bool cold_tier, const CallShape& shape,
+                      const IdBuckets& buckets) {
+  const ScoreLayout& first = batch.slots.at(0).layout;
   // Checked calls look at every marker anyway (see kFloorNone).
-  std::string floor_text = inflight && !batch.check_inflight && every_token_an_id && floor
-                               ? floor->text()
-                               : std::string(kFloorNone);
-  a = {std::string(1, policy_code(batch.policy)),
-       std::string(1, first.order == Order::desc ? kDesc : kAsc),
-       std::string(1, tie_code(first.tie)),
-       std::to_string(first.min_points),
-       std::to_string(first.max_points),
-       std::to_string(batch.slots.size()),
-       std::to_string(batch.events.size()),
-       batch.hold ? "1" : "0",
-       cold_tier ? "1" : "0",
-       std::to_string(any_id ? buckets.lookup.size() : 0),
-       std::to_string(buckets.ttl.count()),
-       std::string(!inflight              ? kInflightOff
-                   : batch.check_inflight ? kInflightCheck
-                                          : kInflightMark),
-       std::to_string(batch.acknowledged_below_ms),
-       batch.want_points ? "1" : "0",
-       std::to_string(marker_ms),
-       fields,
-       std::move(joined),
-       pack ? std::to_string(at_base) : std::string(),
-       std::move(floor_text)};
-  a.reserve(a.size() + 6 * batch.slots.size() + (pack ? 2 : 3) * batch.events.size());
+  std::string floor_text =
+      shape.inflight && !batch.check_inflight && shape.every_token_an_id && shape.floor
+          ? shape.floor->text()
+          : std::string(kFloorNone);
+  return {std::string(1, policy_code(batch.policy)),
+          std::string(1, first.order == Order::desc ? kDesc : kAsc),
+          std::string(1, tie_code(first.tie)),
+          std::to_string(first.min_points),
+          std::to_string(first.max_points),
+          std::to_string(batch.slots.size()),
+          std::to_string(batch.events.size()),
+          batch.hold ? "1" : "0",
+          cold_tier ? "1" : "0",
+          std::to_string(shape.any_id ? buckets.lookup.size() : 0),
+          std::to_string(buckets.ttl.count()),
+          std::string(!shape.inflight        ? kInflightOff
+                      : batch.check_inflight ? kInflightCheck
+                                             : kInflightMark),
+          std::to_string(batch.acknowledged_below_ms),
+          batch.want_points ? "1" : "0",
+          std::to_string(shape.marker_ms),
+          fields_of(shape),
+          shape.join_tokens ? joined_tokens(batch) : std::string(),
+          shape.pack ? std::to_string(shape.at_base) : std::string(),
+          std::move(floor_text)};
+}
+
+void push_slot_args(const HotBatch& batch, redis::Args& a) {
   for (const PeriodSlot& s : batch.slots) {
     a.push_back(registry_member(s.period_name, s.period.id));
     a.push_back(std::to_string(to_epoch_ms(s.period.start)));
@@ -225,24 +254,43 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
     a.push_back(std::to_string(to_epoch_ms(s.expire_at)));
     a.push_back(std::to_string(to_epoch_ms(s.period.end)));
   }
+}
+
+void push_event_args(const HotBatch& batch, const CallShape& shape, redis::Args& a) {
   for (const HotEvent& e : batch.events) {
     a.push_back(e.member);
-    if (pack) {
-      a.push_back(std::to_string((to_epoch_ms(e.at) - at_base) * kPackTimeShift + e.value +
+    if (shape.pack) {
+      a.push_back(std::to_string((to_epoch_ms(e.at) - shape.at_base) * kPackTimeShift + e.value +
                                  kPackValueBias));
     } else {
       a.push_back(std::to_string(e.value));
       a.push_back(std::to_string(to_epoch_ms(e.at)));
     }
-    if (any_id) a.push_back(e.event_id);
-    if (any_token && !join_tokens) a.push_back(e.order_token);
-    if (!any_used) continue;
+    if (shape.any_id) a.push_back(e.event_id);
+    if (shape.any_token && !shape.join_tokens) a.push_back(e.order_token);
+    if (!shape.any_used) continue;
     if (every_slot_unknown(e, batch.slots.size())) {
       a.emplace_back(kEverySlot);
     } else {
       push_slots(e, a);
     }
   }
+}
+
+}  // namespace
+
+Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool cold_tier) {
+  CallShape shape;
+  scan_tokens(batch, shape);
+  scan_values(batch, shape);
+  const IdBuckets buckets = shape.any_id ? id_buckets(batch.now, batch.dedupe_window) : IdBuckets{};
+  Call c;
+  c.keys = call_keys(BoardKeys(key_prefix, batch.board), batch, shape, buckets);
+  c.args = head_args(batch, cold_tier, shape, buckets);
+  c.args.reserve(c.args.size() + 6 * batch.slots.size() +
+                 (shape.pack ? 2 : 3) * batch.events.size());
+  push_slot_args(batch, c.args);
+  push_event_args(batch, shape, c.args);
   return c;
 }
 

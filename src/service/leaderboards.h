@@ -274,7 +274,14 @@ class Leaderboards {
   Instant now() const { return clock_.now(); }
 
  private:
-  struct Planned;
+  // The update path (service/updates.h) over its hot and cold tiers: made by the
+  // constructors, over this object's members (so a Leaderboards is never moved).
+  struct UpdatePath;
+  struct UpdatePathDeleter {
+    void operator()(UpdatePath* path) const;
+  };
+  Leaderboards(Leaderboards&&) = delete;
+  void make_update_path();
 
   const Config& config_;
   redis::Connection& redis_;
@@ -283,7 +290,6 @@ class Leaderboards {
   std::function<cold::ColdStore&()> cold_provider_;
   Counters counters_;
   hot::HotBoard hot_;
-  std::unordered_set<std::string> boards_registered_;
   struct Acknowledged {
     std::int64_t ms = 0;
     std::uint64_t generation = 0;  // of redis_ when it was said
@@ -292,27 +298,9 @@ class Leaderboards {
   // Score layouts per period, computed once (a cron period's span needs a scan of firings).
   std::unordered_map<const PeriodSpec*, ScoreLayout> layouts_;
 
+  std::unique_ptr<UpdatePath, UpdatePathDeleter> updates_;
+
   const ScoreLayout& layout(const PeriodSpec& spec) const;
-  struct Refused {
-    Refusal refusal;
-    std::string reason;
-  };
-  std::optional<Refused> plan(const Update& u, Planned& out) const;
-  // Per period spec of the config: the last period an update fell in (plan's cache).
-  mutable std::unordered_map<const PeriodSpec*, PeriodFinder> finders_;
-  struct Group;
-  std::map<std::string, Group> plan_all(const std::vector<Update>& updates,
-                                        std::vector<UpdateResult>& results) const;
-  Batches make_batches(const std::vector<Update>& updates, std::map<std::string, Group>& groups,
-                       bool want_points);
-  std::vector<std::vector<std::size_t>> coalesce(hot::HotBatch& batch,
-                                                 const std::vector<hot::HotEvent>& singles) const;
-  void report(const hot::HotBatch& batch, const hot::HotResult& r, const hot::HotEvent& e,
-              const Update& u, UpdateResult& out) const;
-  void report_parts(const hot::HotBatch& batch, const std::vector<hot::HotEvent>& singles,
-                    const std::vector<std::size_t>& parts, const hot::HotResult& r,
-                    const std::vector<std::size_t>& indexes, const std::vector<Update>& updates,
-                    std::vector<UpdateResult>& results) const;
   Standing decode(const PeriodRef& ref, const hot::Listed& l) const;
   std::vector<Standing> decode_all(const PeriodRef& ref,
                                    const std::vector<hot::Listed>& listed) const;
@@ -320,14 +308,7 @@ class Leaderboards {
   cold::ColdStore& cold_for(const PeriodRef& ref);
   bool has_cold() const { return cold_ != nullptr || cold_provider_ != nullptr; }
   cold::ColdStore& cold_store();
-  std::string cold_failure_;  // why the cold tier failed during the current apply()
   Standing decode_scored(const PeriodRef& ref, const ScoredMember& m, std::int64_t rank) const;
-  std::vector<std::vector<hot::HotResult>> apply_with_rehydration(
-      std::vector<hot::HotBatch>& batches, const std::function<void()>& while_waiting = {});
-  void sync_where_needed(const std::vector<hot::HotBatch>& batches,
-                         std::vector<std::vector<hot::HotResult>>& results);
-  void update_holds(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
-  void hold_all(const std::map<std::string, hot::HotBoard::Holds>& holds);
   void write_profiles(const std::vector<Update>& updates, std::vector<UpdateResult>& results);
   // The reads without profiles; attach_profiles adds them (one round trip for any number).
   std::vector<Standing> top_rows(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
@@ -379,7 +360,6 @@ class Leaderboards {
   std::optional<Standing> merged_rank(const PeriodRef& ref, const std::string& member);
   std::vector<Standing> merged_around(const PeriodRef& ref, const std::string& member,
                                       std::int64_t k);
-  void register_board(const std::string& board);
 
   // What reads need of a spilled period's cold tier, as of one spill / rehydrate generation
   // of the period (read_state's gen). Exact while that generation lasts: a spill commits
