@@ -113,8 +113,8 @@ TEST_F(LiveReadsTest, MergedRanksAcrossTheBoundaryBreakTiesFirstCome) {
 TEST_F(LiveReadsTest, AMemberHotAgainWithAnOldColdRowCountsOnceAtItsHotScore) {
   const PeriodRef ref = period("flat");
   hot(ref, "a", 100);
-  hot(ref, "b", 95);  // hot again: its cold row (10 points) is stale
-  cold(ref, "b", 10);
+  hot(ref, "b", 95);  // hot again: its cold row (97 points, better than its hot score) is stale
+  cold(ref, "b", 97);
   cold(ref, "c", 50);
   spilled(ref);
   redis.period(keys(ref)).stale = {"b"};
