@@ -29,6 +29,8 @@ class FakeRedis final : public HotTier {
   // Profile hashes by board key (names()/metadata()); "" is the marker field.
   std::map<std::string, std::map<std::string, std::string>> hashes;
   int profile_reads = 0;
+  std::map<std::string, hot::ProfileWrites> written;  // by board, as asked to write
+  std::map<std::string, std::string> refuse;          // board -> why its hashes are refused
 
   FakePeriod& period(const hot::PeriodKeys& keys) { return periods[keys.live]; }
 
@@ -173,8 +175,16 @@ class FakeRedis final : public HotTier {
   }
 
   std::map<std::string, std::string> write_profiles(
-      const std::map<std::string, hot::ProfileWrites>&) override {
-    return {};
+      const std::map<std::string, hot::ProfileWrites>& boards) override {
+    std::map<std::string, std::string> refused;
+    for (const auto& [board, writes] : boards) {
+      if (const auto it = refuse.find(board); it != refuse.end()) {
+        refused.insert(*it);
+        continue;
+      }
+      written[board] = writes;
+    }
+    return refused;
   }
 
  private:

@@ -233,5 +233,37 @@ TEST_F(ProfileFallbackTest, WhenPostgresIsUnreachableTheFieldIsListedUnavailable
   EXPECT_EQ(rows[1].unavailable, (std::vector<std::string>{"metadata"}));
 }
 
+TEST_F(LiveReadsTest, ProfilesAreWrittenForUpdatesThatCountedAndARefusedHashFailsOnlyItsBoard) {
+  const auto update = [](const std::string& board, const std::string& member,
+                         std::optional<std::string> name) {
+    Update u;
+    u.board = board;
+    u.member = member;
+    u.value = 1;
+    u.name = std::move(name);
+    return u;
+  };
+  std::vector<Update> updates{update("pts", "a", "Ann"), update("flat", "b", "Bo"),
+                              update("pts", "c", "Cy"),
+                              // no profile: its result stands whatever the hash
+                              update("flat", "d", std::nullopt)};
+  updates[0].meta = R"({ "lvl" : 3 })";
+  std::vector<UpdateResult> results(4);
+  results[2].status = UpdateStatus::refused;  // not applied: its profile is not written
+  redis.refuse["flat"] = "key t:{flat}:names: WRONGTYPE";
+  profiles.write(updates, results);
+  ASSERT_EQ(redis.written.count("pts"), 1u);
+  const hot::ProfileWrites& pts = redis.written["pts"];
+  EXPECT_EQ(pts.names, (std::vector<std::pair<std::string, std::string>>{{"a", "Ann"}}));
+  EXPECT_EQ(pts.metadata,
+            (std::vector<std::pair<std::string, std::string>>{{"a", R"({"lvl":3})"}}));
+  EXPECT_EQ(results[0].status, UpdateStatus::applied);
+  EXPECT_EQ(results[1].status, UpdateStatus::failed);
+  EXPECT_NE(results[1].reason.find("refused the profile on board 'flat'"), std::string::npos)
+      << results[1].reason;
+  EXPECT_EQ(results[2].status, UpdateStatus::refused);
+  EXPECT_EQ(results[3].status, UpdateStatus::applied);
+}
+
 }  // namespace
 }  // namespace bk::service
