@@ -28,23 +28,6 @@ const char* expected_type(const std::vector<std::string>& keys, std::size_t i) {
   return kPerSlot[(3 - from_end % 3) % 3];
 }
 
-// Replies of the read scripts: {first_rank, [first_position,] member, score, ...}.
-std::vector<Listed> parse_listing(const redis::Reply& r, std::int64_t first_position,
-                                  std::size_t first_entry) {
-  std::vector<Listed> out;
-  if (r.elements.empty()) return out;
-  std::vector<ScoredMember> scored;
-  for (std::size_t i = first_entry; i + 1 < r.elements.size(); i += 2) {
-    scored.push_back({r.at(i).as_string(), r.at(i + 1).as_int()});
-  }
-  const auto ranks = competition_ranks(scored, SliceStart{first_position, r.at(0).as_int()});
-  out.reserve(scored.size());
-  for (std::size_t i = 0; i < scored.size(); ++i) {
-    out.push_back(Listed{std::move(scored[i].member), scored[i].encoded, ranks[i]});
-  }
-  return out;
-}
-
 }  // namespace
 
 HotBoard::HotBoard(std::string key_prefix, bool cold_tier)
@@ -196,15 +179,6 @@ void HotBoard::fail_rest(const std::vector<HotBatch>& batches,
   }
 }
 
-namespace {
-
-bool says_spilled(const redis::Reply& r) {
-  return r.elements.size() == 1 && r.at(0).type == redis::Reply::Type::string &&
-         r.at(0).str == "spilled";
-}
-
-}  // namespace
-
 HotBoard::HotRead<std::vector<Listed>> HotBoard::range(redis::Connection& conn,
                                                        const PeriodKeys& keys, std::int64_t offset,
                                                        std::int64_t count) {
@@ -214,8 +188,7 @@ HotBoard::HotRead<std::vector<Listed>> HotBoard::range(redis::Connection& conn,
                                    {std::to_string(offset), std::to_string(offset + count - 1),
                                     cold_tier_ ? "1" : "0"})
                              .checked();
-  if (says_spilled(r)) return {true, {}};
-  return {false, parse_listing(r, offset, 1)};
+  return read_protocol::parse_range(r, offset);
 }
 
 HotBoard::HotRead<std::vector<Listed>> HotBoard::around(redis::Connection& conn,
@@ -225,9 +198,7 @@ HotBoard::HotRead<std::vector<Listed>> HotBoard::around(redis::Connection& conn,
                              .eval(conn, {keys.live, keys.meta, keys.synced},
                                    {member, std::to_string(k), cold_tier_ ? "1" : "0"})
                              .checked();
-  if (says_spilled(r)) return {true, {}};
-  if (r.elements.empty()) return {};
-  return {false, parse_listing(r, r.at(1).as_int(), 2)};
+  return read_protocol::parse_around(r);
 }
 
 HotBoard::HotRead<std::optional<Listed>> HotBoard::member(redis::Connection& conn,
@@ -236,9 +207,7 @@ HotBoard::HotRead<std::optional<Listed>> HotBoard::member(redis::Connection& con
   const redis::Reply r =
       read_member_.eval(conn, {keys.live, keys.meta, keys.synced}, {member, cold_tier_ ? "1" : "0"})
           .checked();
-  if (says_spilled(r)) return {true, std::nullopt};
-  if (r.elements.empty()) return {};
-  return {false, Listed{member, r.at(1).as_int(), r.at(0).as_int()}};
+  return read_protocol::parse_member(r, member);
 }
 
 std::int64_t HotBoard::size(redis::Connection& conn, const std::string& live_key) {
@@ -248,19 +217,6 @@ std::int64_t HotBoard::size(redis::Connection& conn, const std::string& live_key
 }  // namespace bk::hot
 
 namespace bk::hot {
-namespace {
-
-std::vector<ScoredMember> pairs(const redis::Reply& r, std::size_t from, std::size_t count) {
-  std::vector<ScoredMember> out;
-  out.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    out.push_back({r.at(from + 2 * i).as_string(), r.at(from + 2 * i + 1).as_int()});
-  }
-  return out;
-}
-
-}  // namespace
-
 std::int64_t HotBoard::count_better(redis::Connection& conn, const std::string& live_key,
                                     std::int64_t encoded) {
   return conn.command({"ZCOUNT", live_key, "-inf", "(" + std::to_string(encoded)}).as_int();
@@ -286,7 +242,7 @@ std::vector<ScoredMember> HotBoard::slice(redis::Connection& conn, const std::st
   const redis::Reply r = conn.command({"ZRANGE", live_key, std::to_string(start),
                                        std::to_string(start + count - 1), "WITHSCORES"})
                              .checked();
-  return pairs(r, 0, r.elements.size() / 2);
+  return read_protocol::parse_pairs(r, 0, r.elements.size() / 2);
 }
 
 ReadState HotBoard::read_state(redis::Connection& conn, const PeriodKeys& keys,
@@ -298,32 +254,7 @@ ReadState HotBoard::read_state(redis::Connection& conn, const PeriodKeys& keys,
   const redis::Reply r =
       read_state_.eval(conn, call_keys, {member, cold_tier_ ? "1" : "0", std::to_string(head)})
           .checked();
-  ReadState st;
-  st.gen = r.at(0).as_string();
-  st.spilled = r.at(1).as_string() == "1";
-  if (!r.at(2).as_string().empty()) st.cold_bound = r.at(2).as_int();
-  if (!r.at(3).as_string().empty()) st.member_score = r.at(3).as_int();
-  st.size = r.at(4).as_int();
-  const auto stale = static_cast<std::size_t>(r.at(5).as_int());
-  for (std::size_t i = 6; i < 6 + stale; ++i) st.hot_and_stale.push_back(r.at(i).as_string());
-  const std::size_t rest = r.elements.size() - 6 - stale;
-  // Per head member: member and score, and with profiles name and metadata (+ the markers).
-  const std::size_t n = with_profiles ? (rest - 2) / 4 : rest / 2;
-  st.head = pairs(r, 6 + stale, n);
-  if (with_profiles) {
-    std::size_t at = 6 + stale + 2 * n;
-    st.names_moved = r.at(at++).as_int() == 1;
-    st.metadata_moved = r.at(at++).as_int() == 1;
-    for (std::size_t i = 0; i < n; ++i, at += 2) {
-      const redis::Reply& name = r.at(at);
-      const redis::Reply& meta = r.at(at + 1);
-      st.head_names.push_back(name.is_nil() ? std::nullopt
-                                            : std::optional<std::string>(name.as_string()));
-      st.head_metadata.push_back(meta.is_nil() ? std::nullopt
-                                               : std::optional<std::string>(meta.as_string()));
-    }
-  }
-  return st;
+  return read_protocol::parse_read_state(r, with_profiles);
 }
 
 Neighbours HotBoard::neighbours(redis::Connection& conn, const PeriodKeys& keys,
@@ -332,13 +263,7 @@ Neighbours HotBoard::neighbours(redis::Connection& conn, const PeriodKeys& keys,
       read_neighbours_
           .eval(conn, {keys.live, keys.meta}, {std::to_string(encoded), member, std::to_string(k)})
           .checked();
-  Neighbours n;
-  n.gen = r.at(0).as_string();
-  n.count_before = r.at(1).as_int();
-  const auto nbefore = static_cast<std::size_t>(r.at(2).as_int());
-  n.before = pairs(r, 3, nbefore);
-  n.after = pairs(r, 3 + 2 * nbefore, (r.elements.size() - 3 - 2 * nbefore) / 2);
-  return n;
+  return read_protocol::parse_neighbours(r);
 }
 
 AfterKey HotBoard::after(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
@@ -348,23 +273,14 @@ AfterKey HotBoard::after(redis::Connection& conn, const PeriodKeys& keys, std::i
           .eval(conn, {keys.live, keys.meta, keys.stale, keys.synced},
                 {std::to_string(encoded), member, std::to_string(count), cold_tier_ ? "1" : "0"})
           .checked();
-  AfterKey out;
-  out.gen = r.at(0).as_string();
-  out.cold = r.at(1).as_string() == "1";
-  out.through = r.at(2).as_int();
-  out.better = r.at(3).as_int();
-  const auto stale = static_cast<std::size_t>(r.at(4).as_int());
-  for (std::size_t i = 5; i < 5 + stale; ++i) out.hot_and_stale.push_back(r.at(i).as_string());
-  out.after = pairs(r, 5 + stale, (r.elements.size() - 5 - stale) / 2);
-  return out;
+  return read_protocol::parse_after(r);
 }
 
 std::string HotBoard::generation(redis::Connection& conn, const PeriodKeys& keys) {
-  const redis::Reply r = conn.command({"HMGET", keys.meta, "gen", "rgen"}).checked();
-  const auto part = [&](std::size_t i) {
-    return r.at(i).is_nil() ? std::string("0") : r.at(i).as_string();
-  };
-  return part(0) + ":" + part(1);
+  return read_protocol::parse_generation(
+      conn.command({"HMGET", keys.meta, read_protocol::kSpillGeneration,
+                    read_protocol::kRehydrateGeneration})
+          .checked());
 }
 
 std::int64_t HotBoard::mark_spilled(redis::Connection& conn, const PeriodKeys& keys,
@@ -384,7 +300,7 @@ HotBoard::SpillTake HotBoard::take_for_spill(redis::Connection& conn, const Peri
   SpillTake out;
   if (r.elements.empty()) return out;
   const redis::Reply& entries = r.at(0);
-  out.members = pairs(entries, 0, entries.elements.size() / 2);
+  out.members = read_protocol::parse_pairs(entries, 0, entries.elements.size() / 2);
   const std::string& flags = r.at(1).as_string();
   if (flags.size() != out.members.size()) {
     throw redis::ReplyError("spill_take returned " + std::to_string(flags.size()) + " flags for " +

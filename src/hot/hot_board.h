@@ -12,6 +12,7 @@
 #include "core/rank.h"
 #include "core/score_codec.h"
 #include "hot/keys.h"
+#include "hot/read_protocol.h"
 #include "redis/connection.h"
 #include "redis/script.h"
 
@@ -123,52 +124,6 @@ struct SyncedPeriod {
   Instant expire_at;  // period end + retention
 };
 
-// What a merged (hot + cold) read needs from Redis, read atomically.
-struct ReadState {
-  std::string gen;  // spill generation
-  // Ever spilled, or (with a cold tier) the board is not synced: the cold tier may hold
-  // members.
-  bool spilled = false;
-  // Spilled: hot members scored below this are listed before every cold member (nullopt:
-  // not known, any member may be preceded by cold ones).
-  std::optional<std::int64_t> cold_bound;
-  std::optional<std::int64_t> member_score;  // the asked member's hot score
-  std::vector<std::string> hot_and_stale;    // hot members whose cold rows must be skipped
-  std::int64_t size = 0;                     // hot members
-  std::vector<ScoredMember> head;            // the first hot members asked for, in order
-  // With `profiles`: the head members' names and metadata in Redis, and the hashes' markers
-  // (some names / some metadata are in PostgreSQL).
-  bool names_moved = false;
-  bool metadata_moved = false;
-  std::vector<std::optional<std::string>> head_names, head_metadata;
-};
-
-// Hot members around a position in listing order.
-struct Neighbours {
-  std::string gen;
-  std::int64_t count_before = 0;     // hot members listed before the position
-  std::vector<ScoredMember> before;  // nearest first
-  std::vector<ScoredMember> after;   // nearest first
-};
-
-// The hot members listed after a listing key, read atomically with the key's place.
-struct AfterKey {
-  std::string gen;
-  // The cold tier is needed: the period has spilled and these members do not all lie
-  // before its cold members (see ReadState::cold_bound). Else `after` is the whole answer.
-  bool cold = false;
-  std::int64_t through = 0;                // hot members listed at or before the key
-  std::int64_t better = 0;                 // hot members scored below the key's score
-  std::vector<std::string> hot_and_stale;  // with `cold`: hot members whose cold rows to skip
-  std::vector<ScoredMember> after;         // up to the count asked for, in listing order
-};
-
-struct Listed {
-  std::string member;
-  std::int64_t encoded = 0;
-  std::int64_t rank = 0;
-};
-
 class HotBoard {
  public:
   // `cold_tier`: the caller can consult the cold tier. Then nothing is taken on Redis's
@@ -189,10 +144,7 @@ class HotBoard {
   // (decided atomically with the rest) says the cold tier is needed, and then nothing was
   // read: the caller reads both tiers instead.
   template <class T>
-  struct HotRead {
-    bool spilled = false;
-    T value{};
-  };
+  using HotRead = hot::HotRead<T>;
   // Entries at positions [offset, offset + count) in listing order, with ranks.
   HotRead<std::vector<Listed>> range(redis::Connection& conn, const PeriodKeys& keys,
                                      std::int64_t offset, std::int64_t count);

@@ -1,5 +1,5 @@
-// The library API's facade: owns the update path (service/updates.h) and its tiers, and
-// answers reads (decoding what Redis and PostgreSQL hold).
+// The library API's facade: owns the update path (service/updates.h) and the reads and
+// profiles (leaderboards_reads.cpp), each over its tiers, and forwards to them.
 #include "service/leaderboards.h"
 
 #include <algorithm>
@@ -110,6 +110,7 @@ Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock
     for (const PeriodSpec& p : b.periods) layouts_.emplace(&p, b.layout_for(p));
   }
   make_update_path();
+  reads_ = make_reads();
 }
 
 Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock clock,
@@ -172,67 +173,6 @@ void Leaderboards::hold(const std::vector<Update>& updates) {
   updates_->updates.hold(updates);
 }
 
-// After the scores: a retried update (a duplicate) sets its profile again, as the first
-// attempt may have ended between the two. A board whose profile HASH Redis refuses for good
-// (a key of the wrong type) fails those updates (their points stand: sent again, they are
-// duplicates that set the profile then); the other boards' profiles are written.
-void Leaderboards::write_profiles(const std::vector<Update>& updates,
-                                  std::vector<UpdateResult>& results) {
-  std::map<std::string, std::pair<redis::Args, redis::Args>> by_board;  // HSETs: names, metadata
-  for (std::size_t i = 0; i < updates.size(); ++i) {
-    const Update& u = updates[i];
-    if (!u.name && !u.meta) continue;
-    if (results[i].status != UpdateStatus::applied &&
-        results[i].status != UpdateStatus::duplicate) {
-      continue;
-    }
-    auto& [names, metas] = by_board[u.board];
-    if (u.name) names.insert(names.end(), {u.member, *u.name});
-    if (u.meta) {
-      std::string compact;
-      metadata_problem(*u.meta, compact);  // valid: plan() checked it
-      metas.insert(metas.end(), {u.member, std::move(compact)});
-    }
-  }
-  std::vector<redis::Args> commands;
-  std::vector<std::string> board_of;  // of each command
-  for (auto& [board, hsets] : by_board) {
-    const hot::BoardKeys keys(config_.redis.key_prefix, board);
-    auto& [names, metas] = hsets;
-    if (!names.empty()) {
-      names.insert(names.begin(), {"HSET", keys.names()});
-      commands.push_back(std::move(names));
-      board_of.push_back(board);
-    }
-    if (!metas.empty()) {
-      metas.insert(metas.begin(), {"HSET", keys.metadata()});
-      commands.push_back(std::move(metas));
-      board_of.push_back(board);
-    }
-  }
-  if (commands.empty()) return;
-  const std::vector<redis::Reply> replies = redis_.pipeline(commands);
-  std::map<std::string, std::string> refused;  // board -> why
-  for (std::size_t c = 0; c < replies.size(); ++c) {
-    const redis::Reply& r = replies[c];
-    if (!r.is_error() || redis::classify_reply_error(r.str) == redis::ErrorClass::transient) {
-      r.checked();  // a transient error goes up: the caller retries the whole call
-      continue;
-    }
-    refused.emplace(board_of[c], "key " + commands[c][1] + ": " + r.str);
-  }
-  for (std::size_t i = 0; i < updates.size(); ++i) {
-    const auto it = refused.find(updates[i].board);
-    if (it == refused.end() || (!updates[i].name && !updates[i].meta)) continue;
-    if (results[i].status != UpdateStatus::applied &&
-        results[i].status != UpdateStatus::duplicate) {
-      continue;
-    }
-    results[i].status = UpdateStatus::failed;
-    results[i].reason = "the points were applied, but Redis refused the profile on board '" +
-                        it->first + "': " + it->second;
-  }
-}
 
 std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::HotBoard& hot,
                         const std::string& board, const std::vector<cold::PeriodKey>& with_rows) {
@@ -289,189 +229,6 @@ PeriodRef resolve_period(const Config& config, const std::string& board, const s
 PeriodRef Leaderboards::resolve(const std::string& board, const std::string& period,
                                 const std::optional<std::string>& period_id) const {
   return resolve_period(config_, board, period, period_id, clock_.now());
-}
-
-Standing Leaderboards::decode(const PeriodRef& ref, const hot::Listed& l) const {
-  const Decoded d = ScoreCodec(layout(*ref.spec)).decode(l.encoded, ref.period.start);
-  return Standing{l.rank, l.member, d.points, d.achieved_at};
-}
-
-std::vector<Standing> Leaderboards::decode_all(const PeriodRef& ref,
-                                               const std::vector<hot::Listed>& listed) const {
-  std::vector<Standing> out;
-  out.reserve(listed.size());
-  for (const hot::Listed& l : listed) out.push_back(decode(ref, l));
-  return out;
-}
-
-hot::PeriodKeys Leaderboards::period_keys(const PeriodRef& ref) const {
-  return {hot::BoardKeys(config_.redis.key_prefix, ref.board), ref.spec->name, ref.period.id};
-}
-
-// Each hot read says, atomically with what it read, whether the period has spilled; then
-// the answer comes from both tiers.
-void check_bound(const PeriodRef& ref, const char* what, std::int64_t value, std::int64_t max) {
-  if (value >= 0 && value <= max) return;
-  throw UsageError("a read of " + ref.board + " " + ref.spec->name + " " + ref.period.id + ": " +
-                   what + " " + std::to_string(value) + " is outside [0, " + std::to_string(max) +
-                   "]");
-}
-
-std::vector<Standing> Leaderboards::top(const PeriodRef& ref, std::int64_t offset,
-                                        std::int64_t count) {
-  auto rows = top_rows(ref, offset, count);
-  attach_profiles(ref.board, rows);
-  return rows;
-}
-
-std::vector<Standing> Leaderboards::top_rows(const PeriodRef& ref, std::int64_t offset,
-                                             std::int64_t count) {
-  check_bound(ref, "count", count, kMaxReadRows);
-  check_bound(ref, "offset", offset, kMaxReadOffset);
-  if (count == 0) return {};
-  auto hot = hot_.range(redis_, period_keys(ref), offset, count);
-  if (hot.spilled) return merged_top(ref, offset, count);
-  return decode_all(ref, hot.value);
-}
-
-std::optional<Standing> Leaderboards::rank(const PeriodRef& ref, const std::string& member) {
-  auto hot = hot_.member(redis_, period_keys(ref), member);
-  std::vector<Standing> found;
-  if (hot.spilled) {
-    if (auto s = merged_rank(ref, member)) found.push_back(std::move(*s));
-  } else if (hot.value) {
-    found.push_back(decode(ref, *hot.value));
-  }
-  if (found.empty()) return std::nullopt;
-  attach_profiles(ref.board, found);
-  return std::move(found.front());
-}
-
-std::vector<Standing> Leaderboards::around(const PeriodRef& ref, const std::string& member,
-                                           std::int64_t k) {
-  check_bound(ref, "k", k, kMaxReadRows / 2);
-  auto hot = hot_.around(redis_, period_keys(ref), member, k);
-  auto rows = hot.spilled ? merged_around(ref, member, k) : decode_all(ref, hot.value);
-  attach_profiles(ref.board, rows);
-  return rows;
-}
-
-// Redis first (unless `known` covers every row); PostgreSQL only for a field a member lacks
-// in Redis, and only when that field's hash marker says some moved there. Scores matter more
-// than names: when PostgreSQL cannot be reached the read goes on without those profiles, and
-// each row says which of its fields are unavailable.
-void Leaderboards::attach_profiles(const std::string& board, std::vector<Standing>& rows,
-                                   const KnownProfiles* known) {
-  if (rows.empty()) return;
-  KnownProfiles read;
-  if (known == nullptr || !std::all_of(rows.begin(), rows.end(), [&](const Standing& s) {
-        return known->by_member.count(s.member) != 0;
-      })) {
-    read = read_profiles(board, rows);
-    known = &read;
-  }
-  std::vector<std::string> lacking;
-  for (Standing& s : rows) {
-    if (const auto it = known->by_member.find(s.member); it != known->by_member.end()) {
-      std::tie(s.name, s.metadata) = it->second;
-    }
-    if (!fields_elsewhere(s, *known).empty()) lacking.push_back(s.member);
-  }
-  profiles_from_cold(board, rows, lacking, *known);
-}
-
-std::vector<std::string> Leaderboards::fields_elsewhere(const Standing& s,
-                                                        const KnownProfiles& known) {
-  std::vector<std::string> out;
-  if (!s.name && known.names_moved) out.emplace_back("name");
-  if (!s.metadata && known.metadata_moved) out.emplace_back("metadata");
-  return out;
-}
-
-Leaderboards::KnownProfiles Leaderboards::read_profiles(const std::string& board,
-                                                        const std::vector<Standing>& rows) {
-  const hot::BoardKeys keys(config_.redis.key_prefix, board);
-  // Per chunk of members an HMGET of each hash (commands stay small); the markers first.
-  constexpr std::size_t kChunk = 2000;
-  std::vector<redis::Args> commands{{"HEXISTS", keys.names(), ""},
-                                    {"HEXISTS", keys.metadata(), ""}};
-  for (std::size_t from = 0; from < rows.size(); from += kChunk) {
-    redis::Args names{"HMGET", keys.names()};
-    redis::Args metas{"HMGET", keys.metadata()};
-    for (std::size_t i = from; i < std::min(rows.size(), from + kChunk); ++i) {
-      names.push_back(rows[i].member);
-      metas.push_back(rows[i].member);
-    }
-    commands.push_back(std::move(names));
-    commands.push_back(std::move(metas));
-  }
-  const auto replies = redis_.pipeline(commands);
-  KnownProfiles out;
-  out.names_moved = replies.at(0).checked().as_int() == 1;
-  out.metadata_moved = replies.at(1).checked().as_int() == 1;
-  const auto text = [](const redis::Reply& r) {
-    return r.is_nil() ? std::nullopt : std::optional<std::string>(r.as_string());
-  };
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const std::size_t c = 2 + 2 * (i / kChunk);
-    out.by_member.emplace(rows[i].member,
-                          std::pair{text(replies.at(c).checked().at(i % kChunk)),
-                                    text(replies.at(c + 1).checked().at(i % kChunk))});
-  }
-  return out;
-}
-
-void Leaderboards::profiles_from_cold(const std::string& board, std::vector<Standing>& rows,
-                                      const std::vector<std::string>& lacking,
-                                      const KnownProfiles& known) {
-  if (lacking.empty() || !has_cold()) return;
-  std::vector<cold::Profile> found;
-  try {
-    found = cold_store().profiles(board, lacking);
-  } catch (const UnavailableError& e) {
-    if (e.backend() != Backend::postgres) throw;
-    spdlog::warn("profiles of {} members of board '{}' left out: {}", lacking.size(), board,
-                 e.what());
-    for (Standing& s : rows) s.unavailable = fields_elsewhere(s, known);
-    return;
-  }
-  std::unordered_map<std::string, const cold::Profile*> by_member;
-  for (const cold::Profile& p : found) by_member.emplace(p.member, &p);
-  for (Standing& s : rows) {
-    const auto it = by_member.find(s.member);
-    if (it == by_member.end()) continue;
-    if (!s.name) s.name = it->second->name;
-    if (!s.metadata) s.metadata = it->second->metadata;
-  }
-}
-
-std::vector<PeriodStatus> Leaderboards::periods(const std::string& board) {
-  const BoardConfig& c = board_entry(config_, board);
-  const hot::BoardKeys keys(config_.redis.key_prefix, board);
-  const Instant now = clock_.now();
-  const std::vector<hot::LivePeriod> registry = hot::live_periods(redis_, keys);
-  std::vector<PeriodStatus> out;
-  for (const PeriodSpec& spec : c.periods) {
-    PeriodStatus s;
-    s.period = spec.name;
-    try {
-      s.current = period_containing(spec, *c.zone, now);
-      const PeriodRef ref{&c, &spec, board, s.current};
-      // Cold rows of members that are hot again are stale: counted once, as hot.
-      s.current_members = count(ref);
-      s.hot_members = hot_.size(redis_, period_keys(ref).live);
-      s.cold_members = std::max<std::int64_t>(0, s.current_members - s.hot_members);
-    } catch (const RefusedError&) {
-      // alltime before 2020 or a cron that never fires: no current period.
-    }
-    for (const hot::LivePeriod& live : registry) {
-      if (live.period != spec.name) continue;
-      ++s.live;
-      if (live.end + c.grace <= now) ++s.due;
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
 }
 
 }  // namespace bk::service

@@ -301,87 +301,19 @@ class Leaderboards {
   std::unique_ptr<UpdatePath, UpdatePathDeleter> updates_;
 
   const ScoreLayout& layout(const PeriodSpec& spec) const;
-  Standing decode(const PeriodRef& ref, const hot::Listed& l) const;
-  std::vector<Standing> decode_all(const PeriodRef& ref,
-                                   const std::vector<hot::Listed>& listed) const;
-  hot::PeriodKeys period_keys(const PeriodRef& ref) const;
-  cold::ColdStore& cold_for(const PeriodRef& ref);
   bool has_cold() const { return cold_ != nullptr || cold_provider_ != nullptr; }
   cold::ColdStore& cold_store();
-  Standing decode_scored(const PeriodRef& ref, const ScoredMember& m, std::int64_t rank) const;
   void write_profiles(const std::vector<Update>& updates, std::vector<UpdateResult>& results);
-  // The reads without profiles; attach_profiles adds them (one round trip for any number).
-  std::vector<Standing> top_rows(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
-  // The profiles Redis holds for some members, and which fields have moved to PostgreSQL for
-  // some members (the hashes' markers). Read with the rows (read_state's head), they spare
-  // attach_profiles a round trip of its own when they cover every row.
-  struct KnownProfiles {
-    bool names_moved = false;
-    bool metadata_moved = false;
-    std::unordered_map<std::string,
-                       std::pair<std::optional<std::string>, std::optional<std::string>>>
-        by_member;
-  };
-  Counted first_page_rows(const PeriodRef& ref, std::int64_t count, KnownProfiles* known = nullptr);
-  std::vector<std::optional<Standing>> ranks_of(const PeriodRef& ref,
-                                                const std::vector<std::string>& members);
-  void attach_profiles(const std::string& board, std::vector<Standing>& rows,
-                       const KnownProfiles* known = nullptr);
-  // The fields of `s` that Redis lacks and that may be in PostgreSQL.
-  static std::vector<std::string> fields_elsewhere(const Standing& s, const KnownProfiles& known);
-  // What Redis holds of these members' profiles: one pipeline of HMGETs.
-  KnownProfiles read_profiles(const std::string& board, const std::vector<Standing>& rows);
-  // Fills the profiles of `lacking` (members of `rows`) from PostgreSQL; when it cannot be
-  // reached, marks their fields_elsewhere unavailable instead.
-  void profiles_from_cold(const std::string& board, std::vector<Standing>& rows,
-                          const std::vector<std::string>& lacking, const KnownProfiles& known);
-  std::vector<Standing> merged_top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
-  Following merged_after(const PeriodRef& ref, const ScoredMember& key, std::int64_t count);
-  // Members listed after `key`, in listing order, ranked: `through` members are listed at or
-  // before the key, `better` of them scored below it.
-  Following following(const PeriodRef& ref, const ScoredMember& key, std::int64_t through,
-                      std::int64_t better, const std::vector<ScoredMember>& after) const;
-  // The members of a spilled period, hot and cold, as of `st` (its generation's summary):
-  // nullopt when PostgreSQL cannot be reached; `moved` when the generation moved meanwhile
-  // (read again).
-  std::optional<std::int64_t> total_if_reachable(const PeriodRef& ref, const hot::PeriodKeys& keys,
-                                                 const hot::ReadState& st, bool& moved);
-  std::vector<Standing> merged_top_deep(const PeriodRef& ref, std::int64_t offset,
-                                        std::int64_t count);
-  // Positions [offset, want) of the first `want` members in listing order (all of them, or
-  // more), ranked.
-  std::vector<Standing> page_of(const PeriodRef& ref, std::vector<ScoredMember> all,
-                                std::int64_t offset, std::int64_t want) const;
-  // A page in listing order, ranked from `start`, decoded.
-  std::vector<Standing> ranked(const PeriodRef& ref, const std::vector<ScoredMember>& page,
-                               SliceStart start) const;
-  // A merged read that kept meeting spills or rehydrations.
-  static Error inconsistent(const PeriodRef& ref);
-  std::optional<Standing> merged_rank(const PeriodRef& ref, const std::string& member);
-  std::vector<Standing> merged_around(const PeriodRef& ref, const std::string& member,
-                                      std::int64_t k);
 
-  // What reads need of a spilled period's cold tier, as of one spill / rehydrate generation
-  // of the period (read_state's gen). Exact while that generation lasts: a spill commits
-  // cold rows only for members that are hot (and stale) until it removes them, which moves
-  // the generation, and a rehydration moves it too. Reused by the reads of this object.
-  struct ColdSummary {
-    std::string gen;
-    std::int64_t live = 0;           // cold rows of members that are not hot
-    std::vector<ScoredMember> head;  // the first kSummaryHead cold rows, stale ones included
-  };
-  static constexpr std::int64_t kSummaryHead = 1024;
-  std::unordered_map<std::string, ColdSummary> summaries_;  // by the period's meta key
-  // The summary for `st.gen`, made when there is none; nullptr when the generation moved
-  // meanwhile (read again).
-  const ColdSummary* cold_summary(const PeriodRef& ref, const hot::PeriodKeys& keys,
-                                  const hot::ReadState& st);
-  // The first `want` members (or all there are) in listing order, from `st` (read with
-  // head >= want) and the summary of its generation; nullopt when the summary's cold rows
-  // may not reach that far.
-  std::optional<std::vector<ScoredMember>> listed_from_summary(const ColdSummary& summary,
-                                                               const hot::ReadState& st,
-                                                               std::int64_t want) const;
+  // The reads and profiles (service/live_reads.h, service/profiles.h) over the two tiers
+  // (service/tiers.h); the methods above forward to them. Made in leaderboards_reads.cpp,
+  // where their types are complete (their headers use this one's types): shared_ptr binds its
+  // deleter there. Not copyable: the units refer to this object's members.
+  struct ReadUnits;
+  std::shared_ptr<ReadUnits> reads_;
+  std::shared_ptr<ReadUnits> make_reads();
+  Leaderboards(const Leaderboards&) = delete;
+  Leaderboards& operator=(const Leaderboards&) = delete;
 };
 
 }  // namespace bk::service

@@ -1,0 +1,51 @@
+// What reads need of a spilled period's cold tier, as of one spill / rehydrate generation of
+// the period (read_state's gen), kept between reads: the first pages and the count of a
+// spilled period then need no PostgreSQL.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "service/leaderboards.h"
+#include "service/tiers.h"
+
+namespace bk::service {
+
+// Exact while its generation lasts: a spill commits cold rows only for members that are hot
+// (and stale) until it removes them, which moves the generation, and a rehydration moves it
+// too.
+struct ColdSummary {
+  std::string gen;
+  std::int64_t live = 0;           // cold rows of members that are not hot
+  std::vector<ScoredMember> head;  // the first kSummaryHead cold rows, stale ones included
+};
+
+class ColdSummaries {
+ public:
+  static constexpr std::int64_t kSummaryHead = 1024;
+  // At most this many periods' summaries are kept: reads move on to new periods.
+  static constexpr std::size_t kMaxPeriods = 256;
+
+  ColdSummaries(HotTier& hot, ColdTier& cold) : hot_(hot), cold_(cold) {}
+
+  // The summary for `st.gen`, made when there is none; nullptr when the generation moved
+  // meanwhile (read again).
+  const ColdSummary* of(const PeriodRef& ref, const hot::PeriodKeys& keys,
+                        const hot::ReadState& st);
+
+ private:
+  HotTier& hot_;
+  ColdTier& cold_;
+  std::unordered_map<std::string, ColdSummary> by_period_;  // by the period's meta key
+};
+
+// The first `want` members (or all there are) in listing order, from `st` (read with head >=
+// want) and the summary of its generation; nullopt when the summary's cold rows may not reach
+// that far.
+std::optional<std::vector<ScoredMember>> listed_from_summary(const ColdSummary& summary,
+                                                             const hot::ReadState& st,
+                                                             std::int64_t want);
+
+}  // namespace bk::service

@@ -1,0 +1,269 @@
+// service::LiveReads and service::Profiles against in-memory tiers (fake_tiers.h): the
+// decisions of a read of an open period without Redis or PostgreSQL. Merged ranks across the
+// hot/cold boundary, stale cold rows, cursors after a row that moved, counts of a spilled
+// period, and where each profile field comes from.
+#include "service/live_reads.h"
+
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+#include "fake_tiers.h"
+
+namespace bk::service {
+namespace {
+
+using testing::FakePostgres;
+using testing::FakeRedis;
+
+const char* kConfig = R"(redis:
+  url: redis://127.0.0.1:1/0
+  key_prefix: t
+postgres:
+  url: postgresql://boardkeeper@127.0.0.1:1/boards
+boards:
+  - name: flat
+    periods: [daily]
+    max_points: 1000
+    tie_break: none
+    retention: {default: 30d}
+  - name: pts
+    periods: [daily]
+    max_points: 1000
+    retention: {default: 30d}
+)";
+
+class LiveReadsTest : public ::testing::Test {
+ protected:
+  const Instant now = *parse_rfc3339("2026-11-20T12:00:00Z");
+  Config config = parse_config(kConfig, "test.yaml", {});
+  FakeRedis redis;
+  FakePostgres postgres;
+  std::int64_t retries = 0;
+  Profiles profiles{config.redis.key_prefix, redis, postgres};
+  LiveReads reads{config, Clock(now), redis, postgres, profiles, retries};
+
+  PeriodRef period(const std::string& board) {
+    return resolve_period(config, board, "daily", std::nullopt, now);
+  }
+  hot::PeriodKeys keys(const PeriodRef& ref) {
+    return {hot::BoardKeys(config.redis.key_prefix, ref.board), ref.spec->name, ref.period.id};
+  }
+  // The listing score of `points` reached `minute` minutes into the period.
+  std::int64_t encoded(const PeriodRef& ref, std::int64_t points, int minute) {
+    return ScoreCodec(ref.config->layout_for(*ref.spec))
+        .encode(points, ref.period.start + std::chrono::minutes(minute), ref.period.start);
+  }
+  void hot(const PeriodRef& ref, const std::string& member, std::int64_t points, int minute = 0) {
+    redis.period(keys(ref)).live.push_back({member, encoded(ref, points, minute)});
+  }
+  void cold(const PeriodRef& ref, const std::string& member, std::int64_t points, int minute = 0) {
+    postgres.rows[FakePostgres::name({ref.board, ref.spec->name, ref.period.id})].push_back(
+        {member, encoded(ref, points, minute), points, std::nullopt, 1});
+  }
+  // The period has spilled; hot members scored below `bound` are listed before every cold one.
+  void spilled(const PeriodRef& ref, std::optional<std::int64_t> bound = std::nullopt) {
+    redis.period(keys(ref)).spilled = true;
+    redis.period(keys(ref)).cold_bound = bound;
+  }
+  static std::vector<std::pair<std::string, std::int64_t>> ranked(
+      const std::vector<Standing>& rows) {
+    std::vector<std::pair<std::string, std::int64_t>> out;
+    for (const Standing& s : rows) out.emplace_back(s.member, s.rank);
+    return out;
+  }
+  using Ranked = std::vector<std::pair<std::string, std::int64_t>>;
+};
+
+TEST_F(LiveReadsTest, MergedRanksAcrossTheBoundaryShareTiesWithoutTieBreak) {
+  const PeriodRef ref = period("flat");
+  hot(ref, "a", 100);
+  hot(ref, "b", 80);
+  cold(ref, "c", 90);
+  cold(ref, "d", 80);
+  cold(ref, "e", 50);
+  spilled(ref);
+  EXPECT_EQ(ranked(reads.top(ref, 0, 10)),
+            (Ranked{{"a", 1}, {"c", 2}, {"b", 3}, {"d", 3}, {"e", 5}}));
+  EXPECT_EQ(ranked(reads.top(ref, 3, 2)), (Ranked{{"d", 3}, {"e", 5}}));
+  EXPECT_EQ(reads.rank(ref, "d")->rank, 3);
+  EXPECT_EQ(reads.rank(ref, "d")->points, 80);
+  EXPECT_EQ(ranked(reads.around(ref, "b", 1)), (Ranked{{"c", 2}, {"b", 3}, {"d", 3}}));
+  const auto found = reads.ranks(ref, {"e", "b", "nobody"});
+  ASSERT_TRUE(found[0] && found[1]);
+  EXPECT_EQ(found[0]->rank, 5);
+  EXPECT_EQ(found[1]->rank, 3);
+  EXPECT_FALSE(found[2]);
+}
+
+TEST_F(LiveReadsTest, MergedRanksAcrossTheBoundaryBreakTiesFirstCome) {
+  const PeriodRef ref = period("pts");
+  hot(ref, "a", 100, 1);
+  hot(ref, "b", 80, 30);  // reached 80 later than d
+  cold(ref, "c", 90, 5);
+  cold(ref, "d", 80, 10);
+  cold(ref, "e", 50, 2);
+  spilled(ref);
+  EXPECT_EQ(ranked(reads.top(ref, 0, 10)),
+            (Ranked{{"a", 1}, {"c", 2}, {"d", 3}, {"b", 4}, {"e", 5}}));
+  EXPECT_EQ(reads.rank(ref, "b")->rank, 4);
+  EXPECT_EQ(ranked(reads.around(ref, "d", 1)), (Ranked{{"c", 2}, {"d", 3}, {"b", 4}}));
+  EXPECT_EQ(reads.ranks(ref, {"d"})[0]->rank, 3);
+}
+
+TEST_F(LiveReadsTest, AMemberHotAgainWithAnOldColdRowCountsOnceAtItsHotScore) {
+  const PeriodRef ref = period("flat");
+  hot(ref, "a", 100);
+  hot(ref, "b", 95);  // hot again: its cold row (97 points, better than its hot score) is stale
+  cold(ref, "b", 97);
+  cold(ref, "c", 50);
+  spilled(ref);
+  redis.period(keys(ref)).stale = {"b"};
+  EXPECT_EQ(reads.count(ref), 3);
+  const auto rows = reads.top(ref, 0, 10);
+  EXPECT_EQ(ranked(rows), (Ranked{{"a", 1}, {"b", 2}, {"c", 3}}));
+  EXPECT_EQ(rows[1].points, 95);
+  EXPECT_EQ(reads.rank(ref, "b")->points, 95);
+  const auto found = reads.ranks(ref, {"c", "b"});
+  EXPECT_EQ(found[0]->rank, 3);
+  EXPECT_EQ(found[1]->rank, 2);
+  EXPECT_EQ(ranked(reads.around(ref, "c", 5)), (Ranked{{"a", 1}, {"b", 2}, {"c", 3}}));
+  EXPECT_EQ(reads.first_page(ref, 10).total, 3);
+}
+
+TEST_F(LiveReadsTest, TheNextPageFollowsAMarkThatMovedOrLeft) {
+  const PeriodRef ref = period("flat");
+  hot(ref, "a", 100);
+  hot(ref, "b", 90);
+  cold(ref, "c", 80);
+  cold(ref, "d", 70);
+  cold(ref, "e", 60);
+  spilled(ref);
+  const auto first = reads.first_page(ref, 2);
+  EXPECT_EQ(first.total, 5);
+  ASSERT_EQ(ranked(first.rows), (Ranked{{"a", 1}, {"b", 2}}));
+  const Standing mark = first.rows.back();
+
+  redis.period(keys(ref)).live = {};  // b moves below c: the page starts after b's old row
+  hot(ref, "a", 100);
+  hot(ref, "b", 75);
+  auto next = reads.listed_after(ref, mark, 10);
+  EXPECT_EQ(next.position, 1);
+  EXPECT_EQ(ranked(next.rows), (Ranked{{"c", 2}, {"b", 3}, {"d", 4}, {"e", 5}}));
+
+  redis.period(keys(ref)).live = {};  // b leaves: nobody after the mark is skipped
+  hot(ref, "a", 100);
+  next = reads.listed_after(ref, mark, 2);
+  EXPECT_EQ(next.position, 1);
+  EXPECT_EQ(ranked(next.rows), (Ranked{{"c", 2}, {"d", 3}}));
+}
+
+TEST_F(LiveReadsTest, TheCountOfASpilledPeriodIsItsHotMembersAndLiveColdRows) {
+  const PeriodRef ref = period("pts");
+  hot(ref, "a", 100);
+  hot(ref, "b", 90);
+  cold(ref, "b", 20);
+  cold(ref, "c", 30);
+  cold(ref, "d", 10);
+  redis.period(keys(ref)).stale = {"b"};
+  EXPECT_EQ(reads.count(ref), 2);  // not spilled: Redis alone answers
+  spilled(ref);
+  EXPECT_EQ(reads.count(ref), 4);
+  EXPECT_EQ(reads.first_page(ref, 1).total, 4);
+}
+
+TEST_F(LiveReadsTest, TheHotPartOfASpilledPeriodIsReadWithoutPostgres) {
+  const PeriodRef ref = period("pts");
+  hot(ref, "a", 100);
+  hot(ref, "b", 20);
+  cold(ref, "c", 50);
+  spilled(ref, encoded(ref, 50, 0));  // a is listed before every cold member
+  postgres.reachable = false;
+  const auto page = reads.first_page(ref, 1);
+  EXPECT_EQ(ranked(page.rows), (Ranked{{"a", 1}}));
+  EXPECT_FALSE(page.total);  // the cold members cannot be counted
+  EXPECT_EQ(ranked(reads.top(ref, 0, 1)), (Ranked{{"a", 1}}));
+  EXPECT_THROW(reads.top(ref, 0, 2), UnavailableError);
+}
+
+class ProfileFallbackTest : public LiveReadsTest {
+ protected:
+  hot::BoardKeys board{config.redis.key_prefix, "pts"};
+  PeriodRef ref = period("pts");
+  void SetUp() override {
+    hot(ref, "a", 100);
+    hot(ref, "b", 90);
+  }
+};
+
+TEST_F(ProfileFallbackTest, RedisHasTheProfile) {
+  redis.hashes[board.names()]["a"] = "Ann";
+  redis.hashes[board.metadata()]["a"] = R"({"lvl":3})";
+  const auto rows = reads.top(ref, 0, 2);
+  EXPECT_EQ(rows[0].name, "Ann");
+  EXPECT_EQ(rows[0].metadata, R"({"lvl":3})");
+  EXPECT_FALSE(rows[1].name);
+  EXPECT_TRUE(rows[1].unavailable.empty());
+  EXPECT_EQ(postgres.profile_reads, 0);  // no marker says a field moved
+}
+
+TEST_F(ProfileFallbackTest, AFieldThatMovedToPostgresIsFetchedFromIt) {
+  redis.hashes[board.names()][""] = "";  // the marker: some names are in PostgreSQL
+  redis.hashes[board.names()]["a"] = "Ann";
+  postgres.profile_rows["pts"] = {{"b", "Bo", std::nullopt}, {"a", "stale", std::nullopt}};
+  const auto rows = reads.top(ref, 0, 2);
+  EXPECT_EQ(rows[0].name, "Ann");  // Redis first
+  EXPECT_EQ(rows[1].name, "Bo");
+  EXPECT_TRUE(rows[1].unavailable.empty());
+  EXPECT_EQ(postgres.profile_reads, 1);
+  const auto page = reads.first_page(ref, 2);  // profiles read with the head
+  EXPECT_EQ(page.rows[1].name, "Bo");
+}
+
+TEST_F(ProfileFallbackTest, WhenPostgresIsUnreachableTheFieldIsListedUnavailable) {
+  redis.hashes[board.metadata()][""] = "";  // some metadata is in PostgreSQL
+  redis.hashes[board.names()]["b"] = "Bo";
+  redis.hashes[board.metadata()]["a"] = "{}";
+  postgres.reachable = false;
+  const auto rows = reads.top(ref, 0, 2);
+  ASSERT_EQ(rows.size(), 2u);  // the scores are read all the same
+  EXPECT_EQ(rows[0].metadata, "{}");
+  EXPECT_TRUE(rows[0].unavailable.empty());
+  EXPECT_EQ(rows[1].name, "Bo");
+  EXPECT_FALSE(rows[1].metadata);
+  EXPECT_EQ(rows[1].unavailable, (std::vector<std::string>{"metadata"}));
+}
+
+TEST_F(LiveReadsTest, ProfilesAreWrittenForUpdatesThatCountedAndARefusedHashFailsOnlyItsBoard) {
+  const auto update = [](const std::string& board, const std::string& member,
+                         std::optional<std::string> name) {
+    Update u;
+    u.board = board;
+    u.member = member;
+    u.value = 1;
+    u.name = std::move(name);
+    return u;
+  };
+  std::vector<Update> updates{update("pts", "a", "Ann"), update("flat", "b", "Bo"),
+                              update("pts", "c", "Cy"),
+                              // no profile: its result stands whatever the hash
+                              update("flat", "d", std::nullopt)};
+  updates[0].meta = R"({ "lvl" : 3 })";
+  std::vector<UpdateResult> results(4);
+  results[2].status = UpdateStatus::refused;  // not applied: its profile is not written
+  redis.refuse["flat"] = "key t:{flat}:names: WRONGTYPE";
+  profiles.write(updates, results);
+  ASSERT_EQ(redis.written.count("pts"), 1u);
+  const hot::ProfileWrites& pts = redis.written["pts"];
+  EXPECT_EQ(pts.names, (std::vector<std::pair<std::string, std::string>>{{"a", "Ann"}}));
+  EXPECT_EQ(pts.metadata,
+            (std::vector<std::pair<std::string, std::string>>{{"a", R"({"lvl":3})"}}));
+  EXPECT_EQ(results[0].status, UpdateStatus::applied);
+  EXPECT_EQ(results[1].status, UpdateStatus::failed);
+  EXPECT_NE(results[1].reason.find("refused the profile on board 'flat'"), std::string::npos)
+      << results[1].reason;
+  EXPECT_EQ(results[2].status, UpdateStatus::refused);
+  EXPECT_EQ(results[3].status, UpdateStatus::applied);
+}
+
+}  // namespace
+}  // namespace bk::service
