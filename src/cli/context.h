@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "cold/archive.h"
+#include "cold/history.h"
 #include "cold/cold_store.h"
 #include "config/config.h"
 #include "core/time.h"

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "cold/archive.h"
+#include "cold/history.h"
 #include "cold/cold_store.h"
 #include "hot/hot_board.h"
 #include "lifecycle/spill.h"

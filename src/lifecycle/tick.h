@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cold/archive.h"
+#include "cold/history.h"
 #include "cold/cold_store.h"
 #include "config/config.h"
 #include "hot/hot_board.h"

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "cold/archive.h"
+#include "cold/history.h"
 #include "cold/cold_store.h"
 #include "harness.h"
 #include "lifecycle/tick.h"

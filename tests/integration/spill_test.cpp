@@ -12,7 +12,7 @@
 #include <random>
 #include <thread>
 
-#include "cold/archive.h"
+#include "cold/history.h"
 #include "cold/cold_store.h"
 #include "harness.h"
 #include "hot/keys.h"
