@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "cold/history_impl.h"
+#include "cold/statements.h"
 #include "core/error.h"
 
 namespace bk::cold {
@@ -39,81 +40,81 @@ std::string merged_rows(const std::string& q, const std::string& extra) {
          ".profiles p ON p.board = $1 AND p.member = m.member";
 }
 
-// Every statement of the archive, prepared once per connection (libpqxx prepares on first
-// use, so a schema not migrated yet only fails when a statement runs). `q`: the quoted schema.
-void prepare_statements(pqxx::connection& c, const std::string& q) {
+}  // namespace
+
+// Every statement of the history store, prepared once per connection (libpqxx prepares on
+// first use, so a schema not migrated yet only fails when a statement runs).
+StatementTable history_statements(const std::string& q) {
+  StatementTable t;
+  const auto add = [&t](std::string name, std::string sql) {
+    t.push_back({std::move(name), std::move(sql)});
+  };
   const std::string period = " board = $1 AND period = $2 AND period_id = $3";
-  c.prepare("bk_archive_try_lock", "SELECT pg_try_advisory_lock(hashtextextended($1, 0))");
-  c.prepare("bk_archive_unlock", "SELECT pg_advisory_unlock(hashtextextended($1, 0))");
-  c.prepare("bk_archive_try_xact_lock",
-            "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))");
-  c.prepare("bk_archive_status", "SELECT status FROM " + q + ".periods WHERE" + period);
-  c.prepare("bk_archive_merge",
-            "INSERT INTO " + q + ".history_rows (" + kHistoryColumns + ")" + merged_rows(q, ""));
+  add("bk_archive_try_lock", "SELECT pg_try_advisory_lock(hashtextextended($1, 0))");
+  add("bk_archive_unlock", "SELECT pg_advisory_unlock(hashtextextended($1, 0))");
+  add("bk_archive_try_xact_lock", "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))");
+  add("bk_archive_status", "SELECT status FROM " + q + ".periods WHERE" + period);
+  add("bk_archive_merge",
+      "INSERT INTO " + q + ".history_rows (" + kHistoryColumns + ")" + merged_rows(q, ""));
   // The period's cold rows, from its counted pages (sql/007_cold_pages.sql).
-  c.prepare("bk_archive_cold_rows",
-            "SELECT coalesce(sum(rows), 0)::bigint FROM " + q + ".cold_pages WHERE" + period);
-  c.prepare("bk_archive_next_part",
-            "SELECT nextval(" + pg::quote_literal(q + ".history_part") + ")");
-  c.prepare("bk_archive_record",
-            "INSERT INTO " + q +
-                ".periods (board, period, period_id, period_start, period_end, status, members,"
-                " hot_members, cold_members, hot_lost, note, history_part, archived_at)"
-                " VALUES ($1, $2, $3, $4, $5, 'archived', $6, $7, $8, $9, $10, $11, now())"
-                " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'archived',"
-                " members = excluded.members, hot_members = excluded.hot_members,"
-                " cold_members = excluded.cold_members, hot_lost = excluded.hot_lost,"
-                " archived_at = now(), note = excluded.note,"
-                " history_part = excluded.history_part");
-  c.prepare("bk_archive_drop_cold", "WITH p AS (DELETE FROM " + q + ".cold_pages WHERE" + period +
-                                        ") DELETE FROM " + q + ".cold_members WHERE" + period);
-  c.prepare("bk_archive_lost",
-            "INSERT INTO " + q +
-                ".periods (board, period, period_id, period_start, period_end, status, note,"
-                " archived_at) VALUES ($1, $2, $3, $4, $5, 'lost', $6, now())"
-                " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'lost',"
-                " note = excluded.note, archived_at = now() WHERE " +
-                q + ".periods.status = 'open' RETURNING 1");
+  add("bk_archive_cold_rows",
+      "SELECT coalesce(sum(rows), 0)::bigint FROM " + q + ".cold_pages WHERE" + period);
+  add("bk_archive_next_part", "SELECT nextval(" + pg::quote_literal(q + ".history_part") + ")");
+  add("bk_archive_record",
+      "INSERT INTO " + q +
+          ".periods (board, period, period_id, period_start, period_end, status, members,"
+          " hot_members, cold_members, hot_lost, note, history_part, archived_at)"
+          " VALUES ($1, $2, $3, $4, $5, 'archived', $6, $7, $8, $9, $10, $11, now())"
+          " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'archived',"
+          " members = excluded.members, hot_members = excluded.hot_members,"
+          " cold_members = excluded.cold_members, hot_lost = excluded.hot_lost,"
+          " archived_at = now(), note = excluded.note,"
+          " history_part = excluded.history_part");
+  add("bk_archive_drop_cold", "WITH p AS (DELETE FROM " + q + ".cold_pages WHERE" + period +
+                                  ") DELETE FROM " + q + ".cold_members WHERE" + period);
+  add("bk_archive_lost",
+      "INSERT INTO " + q +
+          ".periods (board, period, period_id, period_start, period_end, status, note,"
+          " archived_at) VALUES ($1, $2, $3, $4, $5, 'lost', $6, now())"
+          " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'lost',"
+          " note = excluded.note, archived_at = now() WHERE " +
+          q + ".periods.status = 'open' RETURNING 1");
   // A large period's rows: only its own table is read (pruned at run time by the key).
   const std::string columns = "rank, position, member, points, achieved_at, name, metadata";
   const std::string selected = "SELECT rank, position, member, points, " + epoch_ms("achieved_at") +
                                ", name, metadata::text";
-  c.prepare("bk_archive_history",
-            selected + " FROM (SELECT " + columns + " FROM " + q + ".history_rows WHERE" + period +
-                " AND position > $4 UNION ALL SELECT " + columns + " FROM " + q +
-                ".history_large WHERE" + period + " AND position > $4 AND part = (SELECT " +
-                "history_part FROM " + q + ".periods WHERE" + period +
-                ")) h ORDER BY position LIMIT $5");
-  c.prepare("bk_archive_history_of",
-            selected + " FROM (SELECT " + columns + " FROM " + q + ".history_rows WHERE" + period +
-                " AND member = ANY($4::text[]) UNION ALL SELECT " + columns + " FROM " + q +
-                ".history_large WHERE" + period +
-                " AND member = ANY($4::text[]) AND part = " + "(SELECT history_part FROM " + q +
-                ".periods WHERE" + period + ")) h ORDER BY position");
-  c.prepare("bk_archive_period", "SELECT " + epoch_ms("period_start") + ", " +
-                                     epoch_ms("period_end") + ", " + epoch_ms("pruned_at") +
-                                     ", members FROM " + q + ".periods WHERE" + period +
-                                     " AND status = 'archived'");
+  add("bk_archive_history",
+      selected + " FROM (SELECT " + columns + " FROM " + q + ".history_rows WHERE" + period +
+          " AND position > $4 UNION ALL SELECT " + columns + " FROM " + q + ".history_large WHERE" +
+          period + " AND position > $4 AND part = (SELECT " + "history_part FROM " + q +
+          ".periods WHERE" + period + ")) h ORDER BY position LIMIT $5");
+  add("bk_archive_history_of",
+      selected + " FROM (SELECT " + columns + " FROM " + q + ".history_rows WHERE" + period +
+          " AND member = ANY($4::text[]) UNION ALL SELECT " + columns + " FROM " + q +
+          ".history_large WHERE" + period + " AND member = ANY($4::text[]) AND part = " +
+          "(SELECT history_part FROM " + q + ".periods WHERE" + period + ")) h ORDER BY position");
+  add("bk_archive_period", "SELECT " + epoch_ms("period_start") + ", " + epoch_ms("period_end") +
+                               ", " + epoch_ms("pruned_at") + ", members FROM " + q +
+                               ".periods WHERE" + period + " AND status = 'archived'");
   // Newest first by id (bytewise, as ids of one kind sort by their start).
-  c.prepare("bk_archive_periods",
-            "SELECT period_id, " + epoch_ms("period_start") + ", " + epoch_ms("period_end") +
-                ", members, " + epoch_ms("archived_at") + " FROM " + q +
-                ".periods WHERE board = $1 AND period = $2 AND status = 'archived' AND"
-                " pruned_at IS NULL AND ($3 = '' OR period_id COLLATE \"C\" < $3)"
-                " ORDER BY period_id COLLATE \"C\" DESC LIMIT $4");
+  add("bk_archive_periods",
+      "SELECT period_id, " + epoch_ms("period_start") + ", " + epoch_ms("period_end") +
+          ", members, " + epoch_ms("archived_at") + " FROM " + q +
+          ".periods WHERE board = $1 AND period = $2 AND status = 'archived' AND"
+          " pruned_at IS NULL AND ($3 = '' OR period_id COLLATE \"C\" < $3)"
+          " ORDER BY period_id COLLATE \"C\" DESC LIMIT $4");
+  return t;
 }
-
-}  // namespace
 
 History::History(const std::string& url, std::string schema) : impl_(std::make_unique<Impl>()) {
   // This connection holds the period claims. A claimer that stops between statements of its
   // archive transaction (a COPY in progress counts as busy) loses the transaction and its
   // claim after a minute. Not for the cold store's connection: its read snapshots rightly
   // stay open while an archive streams the hot members.
-  const std::string q = pg::quote_identifier(schema);
-  impl_->link = pg::connect(url, std::move(schema), [q](pqxx::connection& c) {
+  const StatementTable statements = history_statements(pg::quote_identifier(schema));
+  impl_->link = pg::connect(url, std::move(schema), [statements](pqxx::connection& c) {
     pqxx::nontransaction(c).exec("SET idle_in_transaction_session_timeout = '60s'");
-    prepare_statements(c, q);
+    for (const Statement& s : statements) c.prepare(s.name, s.sql);
   });
 }
 void History::set_large_period_rows(std::int64_t rows) {

@@ -1,5 +1,5 @@
-// The cold store's prepared statements as tables of name -> SQL, one table per concern (spill
-// rows, counted pages, reads, profiles); the store registers them all on every fresh connection.
+// Prepared statements as tables of name -> SQL, one table per concern (spill rows, counted
+// pages, reads, profiles, history); each connection registers its tables when it connects.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,8 +19,11 @@ StatementTable page_statements(const std::string& q);     // pages.cpp
 StatementTable reader_statements(const std::string& q);   // cold_reader.cpp
 StatementTable profile_statements(const std::string& q);  // profile_store.cpp
 
-// Every table above, in one.
+// Every table above, in one: what a ColdStore's connection prepares.
 StatementTable cold_store_statements(const std::string& q);
+
+// What a History's connection prepares ("bk_archive_..."; history.cpp).
+StatementTable history_statements(const std::string& q);
 
 // The SQL of the WHERE clause every per-period statement shares ($1 board, $2 period,
 // $3 period id), with a space on either side.
