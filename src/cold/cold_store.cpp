@@ -95,11 +95,13 @@ std::int64_t ColdStore::drop_period(const PeriodKey& period) {
 
 void ColdStore::upsert_profiles(const std::string& board, ProfileField field,
                                 const std::vector<std::pair<std::string, std::string>>& values) {
+  if (values.empty()) return;  // nothing to write, whatever the store's state
   live(impl_).profiles.upsert(board, field, values);
 }
 
 std::vector<Profile> ColdStore::profiles(const std::string& board,
                                          const std::vector<std::string>& members) {
+  if (members.empty()) return {};
   return live(impl_).profiles.of(board, members);
 }
 
