@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "cold/archive.h"
 #include "cold/cold_store.h"
+#include "cold/history.h"
 #include "config/config.h"
 #include "core/time.h"
 #include "redis/connection.h"

@@ -1,5 +1,6 @@
-// The board in PostgreSQL: schema migrations and the cold tier of open periods (members
-// spilled below the hot buffer). libpqxx stays behind this header.
+// The board in PostgreSQL, one connection: schema migrations (migrations.h), the schema's
+// owner (ownership.h), the cold tier of open periods (cold_tier.h), profiles (profile_store.h)
+// and snapshot reads (cold_reader.h). libpqxx stays behind these headers.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -8,54 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "cold/cold_reader.h"
+#include "cold/types.h"
 #include "core/time.h"
 
 namespace bk::cold {
-
-// One board period in the cold tier.
-struct PeriodKey {
-  std::string board;
-  std::string period;     // "daily", "cup", ...
-  std::string period_id;  // "2026-11-22", ...
-};
-
-// A member as a spill writes it.
-struct ColdRow {
-  std::string member;
-  std::int64_t encoded = 0;
-  std::int64_t points = 0;
-  std::optional<Instant> achieved_at;
-};
-
-// A member as found in the cold tier.
-struct ColdHit {
-  std::string member;
-  std::int64_t encoded = 0;
-  std::int64_t points = 0;
-  std::optional<Instant> achieved_at;
-  std::int64_t version = 0;
-};
-
-struct MemberKey {
-  PeriodKey period;
-  std::string member;
-};
-
-// A member's profile on a board, as PostgreSQL keeps it (sql/008_profiles.sql).
-struct Profile {
-  std::string member;
-  std::optional<std::string> name;
-  std::optional<std::string> metadata;  // compact JSON text
-};
-
-// The deployment a schema belongs to (sql/003_deployment.sql): one Redis data set.
-struct Deployment {
-  std::string id;  // the data set's marker (<key_prefix>:deployment in Redis)
-  std::string key_prefix;
-  std::string redis_address;  // host:port/db or socket path/db, never a password
-};
-
-class ColdReader;
 
 // One connection to PostgreSQL. Not thread-safe: one per thread. Every libpqxx error that
 // means the server is unreachable or went away becomes bk::UnavailableError (exit 3);
@@ -116,7 +74,7 @@ class ColdStore {
   // Profiles (sql/008_profiles.sql). upsert_profiles sets one field (name or metadata) of
   // each (member, value), keeping the other; profiles returns those of these members that
   // have a row; has_profiles: whether any member of the board has that field there.
-  enum class ProfileField { name, metadata };
+  using ProfileField = cold::ProfileField;
   void upsert_profiles(const std::string& board, ProfileField field,
                        const std::vector<std::pair<std::string, std::string>>& values);
   std::vector<Profile> profiles(const std::string& board, const std::vector<std::string>& members);
@@ -133,50 +91,6 @@ class ColdStore {
  private:
   friend class ColdReader;
   struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-// Reads of one period's cold rows in listing order: encoded ascending, then member bytes
-// ascending (COLLATE "C"). Ends its transaction when destroyed.
-class ColdReader {
- public:
-  ~ColdReader();
-  ColdReader(ColdReader&&) noexcept;
-
-  std::int64_t count(const PeriodKey& period);
-  // Rows with encoded < e (strictly better scores).
-  std::int64_t count_better(const PeriodKey& period, std::int64_t encoded);
-  // The same for many scores in one round trip (result i for encoded[i]).
-  std::vector<std::int64_t> count_better(const PeriodKey& period,
-                                         const std::vector<std::int64_t>& encoded);
-  // Rows listed before (e, member): encoded < e, or encoded == e and member < m.
-  std::int64_t count_before(const PeriodKey& period, std::int64_t encoded,
-                            const std::string& member);
-  // The first `limit` rows from position `offset` in listing order.
-  std::vector<ColdHit> slice(const PeriodKey& period, std::int64_t offset, std::int64_t limit);
-  // The listing key (encoded, member) of the row at `position` (0-based, listing order), or
-  // nullopt past the last row. PostgreSQL skips `position` index entries to find it.
-  std::optional<std::pair<std::int64_t, std::string>> key_at(const PeriodKey& period,
-                                                             std::int64_t position);
-  // Up to `limit` rows listed at or after (e, m), in listing order.
-  std::vector<ColdHit> from(const PeriodKey& period, std::int64_t encoded,
-                            const std::string& member, std::int64_t limit);
-  // Up to `limit` rows listed strictly after (e, m), in listing order.
-  std::vector<ColdHit> after(const PeriodKey& period, std::int64_t encoded,
-                             const std::string& member, std::int64_t limit);
-  // Up to `limit` rows listed strictly before (e, m), nearest first (reverse order).
-  std::vector<ColdHit> before(const PeriodKey& period, std::int64_t encoded,
-                              const std::string& member, std::int64_t limit);
-  // The rows of these members (those that have one), in listing order.
-  std::vector<ColdHit> rows_for(const PeriodKey& period, const std::vector<std::string>& members);
-
- private:
-  friend class ColdStore;
-  struct Impl;
-  explicit ColdReader(std::unique_ptr<Impl> impl);
-  // Rows from (e, m) on by one of the prepared keyset statements.
-  std::vector<ColdHit> listing(const char* statement, const PeriodKey& period, std::int64_t encoded,
-                               const std::string& member, std::int64_t limit);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -99,6 +99,10 @@ std::string quote_identifier(const std::string& name) {
   return "\"" + replace_all(name, "\"", "\"\"") + "\"";
 }
 
+std::string quote_literal(const std::string& text) {
+  return "'" + replace_all(text, "'", "''") + "'";
+}
+
 void ArrayLiteral::text(std::string_view s) {
   sep();
   out_ += '"';

@@ -123,5 +123,7 @@ class ArrayLiteral {
 
 std::string replace_all(std::string text, std::string_view from, std::string_view to);
 std::string quote_identifier(const std::string& name);
+// A string constant in SQL (standard_conforming_strings: only ' is doubled).
+std::string quote_literal(const std::string& text);
 
 }  // namespace bk::cold::pg

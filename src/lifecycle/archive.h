@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "cold/archive.h"
 #include "cold/cold_store.h"
+#include "cold/history.h"
 #include "hot/hot_board.h"
 #include "lifecycle/spill.h"
 #include "redis/connection.h"

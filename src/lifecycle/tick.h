@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "cold/archive.h"
 #include "cold/cold_store.h"
+#include "cold/history.h"
 #include "config/config.h"
 #include "hot/hot_board.h"
 #include "lifecycle/archive.h"

@@ -26,8 +26,8 @@
 #include <sstream>
 #include <thread>
 
-#include "cold/archive.h"
 #include "cold/cold_store.h"
+#include "cold/history.h"
 #include "harness.h"
 #include "hot/keys.h"
 #include "service/leaderboards.h"

@@ -14,8 +14,8 @@
 #include <sstream>
 #include <thread>
 
-#include "cold/archive.h"
 #include "cold/cold_store.h"
+#include "cold/history.h"
 #include "harness.h"
 #include "lifecycle/tick.h"
 #include "service/reads.h"

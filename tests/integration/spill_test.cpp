@@ -12,8 +12,8 @@
 #include <random>
 #include <thread>
 
-#include "cold/archive.h"
 #include "cold/cold_store.h"
+#include "cold/history.h"
 #include "harness.h"
 #include "hot/keys.h"
 #include "lifecycle/tick.h"
