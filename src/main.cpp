@@ -85,18 +85,10 @@ void check_urls(const bk::Config& config, const bk::ConfigOverrides& overrides) 
     return " (" + (overridden ? "from " + std::string(variable) : key + (" in " + config.path)) +
            ")";
   };
-  try {
-    bk::redis::parse_url(config.redis.url);
-  } catch (const bk::UsageError& e) {
-    throw bk::UsageError(
-        e.what() + source(overrides.redis_url.has_value(), "BOARDKEEPER_REDIS_URL", "redis.url"));
-  }
+  bk::redis::parse_url(config.redis.url, source(overrides.redis_url.has_value(),
+                                                "BOARDKEEPER_REDIS_URL", "redis.url"));
   for (const std::string& node : config.redis.nodes) {
-    try {
-      bk::redis::parse_url(node);
-    } catch (const bk::UsageError& e) {
-      throw bk::UsageError(e.what() + source(false, "", "redis.nodes"));
-    }
+    bk::redis::parse_url(node, source(false, "", "redis.nodes"));
   }
   try {
     bk::cold::parse_conninfo(config.postgres.url);

@@ -16,7 +16,10 @@
 #include "core/cron.h"
 #include "core/duration.h"
 #include "core/redact.h"
+#include "core/text.h"
 #include "core/validate.h"
+#include "redis/slots.h"
+#include "redis/url.h"
 
 namespace bk {
 namespace {
@@ -148,54 +151,11 @@ bool is_glob(std::string_view pattern) {
   return pattern.find_first_of("*?[]") != std::string_view::npos;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-// What a URL starts with, for messages: "reddis://" or "postgres:/". Only a plain scheme is
-// shown; the rest of a URL that is not understood is never echoed (it may hold a password).
-std::string scheme_of(std::string_view url) {
-  const std::size_t colon = url.find(':');
-  const std::string_view scheme = url.substr(0, colon);
-  const bool plain =
-      colon != std::string_view::npos && !scheme.empty() && scheme.size() <= 12 &&
-      std::isalpha(static_cast<unsigned char>(scheme[0])) != 0 &&
-      std::all_of(scheme.begin(), scheme.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
-      });
-  if (!plain) return "it has no scheme";
-  std::string shown = std::string(scheme) + ":";
-  for (std::size_t i = colon + 1; i < url.size() && i < colon + 3 && url[i] == '/'; ++i) {
-    shown += '/';
-  }
-  return "it starts with " + quoted(shown);
-}
-
-// The "/db" part of a redis:// or rediss:// URL, "" when it has none (the user info, which
-// may hold '/', ends at the last '@').
-std::string url_database(std::string_view url) {
-  const auto scheme_end = url.find("://");
-  std::string_view rest = url.substr(scheme_end == std::string_view::npos ? 0 : scheme_end + 3);
-  const auto at = rest.rfind('@');
-  if (at != std::string_view::npos) rest = rest.substr(at + 1);
-  const auto slash = rest.find('/');
-  return slash == std::string_view::npos ? std::string() : std::string(rest.substr(slash + 1));
-}
-
-std::optional<std::string> redis_url_problem(std::string_view url) {
-  for (const std::string_view scheme : {"redis://", "rediss://", "unix://"}) {
-    if (starts_with(url, scheme) && url.size() > scheme.size()) return std::nullopt;
-  }
-  return "is not a Redis URL (" + scheme_of(url) +
-         "); expected redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or "
-         "unix:///path/to/socket[?db=N]";
-}
-
 std::optional<std::string> postgres_url_problem(std::string_view url) {
   for (const std::string_view scheme : {"postgresql://", "postgres://"}) {
     if (starts_with(url, scheme) && url.size() > scheme.size()) return std::nullopt;
   }
-  return "is not a PostgreSQL URL (" + scheme_of(url) +
+  return "is not a PostgreSQL URL (" + describe_url_scheme(url) +
          "); expected postgresql://[user[:password]@]host[:port]/dbname";
 }
 
@@ -441,7 +401,7 @@ void Loader::parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOve
     if (url) add_url_secrets(*url);
     // An overridden URL need not be valid in the file (it may be a placeholder).
     if (url && !overrides.redis_url) {
-      if (const auto problem = redis_url_problem(*url)) {
+      if (const auto problem = redis::scheme_problem(*url)) {
         report(*e, "redis.url " + *problem);
       } else {
         redis.url = *url;
@@ -468,20 +428,8 @@ void Loader::parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOve
         }
         const std::string& url = item.scalar();
         add_url_secrets(url);
-        const bool tcp = (starts_with(url, "redis://") && url.size() > 8) ||
-                         (starts_with(url, "rediss://") && url.size() > 9);
-        if (!tcp) {
-          report(item,
-                 "redis.nodes: each seed must be a redis:// or rediss:// URL (host and "
-                 "port), but " +
-                     scheme_of(url));
-          continue;
-        }
-        if (starts_with(url, "rediss://") != starts_with(effective_url, "rediss://")) {
-          report(item, "redis.nodes: a seed's scheme must be the url's (" +
-                           std::string(starts_with(effective_url, "rediss://") ? "rediss://"
-                                                                               : "redis://") +
-                           "): every node of a cluster is reached the same way");
+        if (const auto problem = redis::seed_problem(url, effective_url)) {
+          report(item, "redis.nodes: " + *problem);
           continue;
         }
         redis.nodes.push_back(url);
@@ -493,13 +441,8 @@ void Loader::parse_redis(const Entry& entry, RedisConfig& redis, const ConfigOve
   }
   if (redis.cluster) {
     const auto url_entry = f.get("url");
-    if (starts_with(redis.url, "unix://")) {
-      report(url_entry ? *url_entry : entry,
-             "redis.url: a Redis Cluster is reached over TCP (redis://host:port), not a unix "
-             "socket");
-    } else if (const std::string db = url_database(redis.url); !db.empty() && db != "0") {
-      report(url_entry ? *url_entry : entry,
-             "redis.url: a Redis Cluster has only database 0; remove the /db from the URL");
+    if (const auto problem = redis::cluster_url_problem(redis.url)) {
+      report(url_entry ? *url_entry : entry, "redis.url: " + *problem);
     }
   }
   if (const auto e = f.get("key_prefix")) {
@@ -1219,7 +1162,7 @@ Config Loader::load(const yaml::Node& root, const ConfigOverrides& overrides) {
   if (overrides.redis_url) add_url_secrets(*overrides.redis_url);
   if (overrides.postgres_url) add_url_secrets(*overrides.postgres_url);
   if (overrides.redis_url) {
-    if (const auto problem = redis_url_problem(*overrides.redis_url)) {
+    if (const auto problem = redis::scheme_problem(*overrides.redis_url)) {
       report_unpositioned("BOARDKEEPER_REDIS_URL " + *problem);
     } else {
       config.redis.url = *overrides.redis_url;
@@ -1247,21 +1190,8 @@ std::optional<std::string> stream_list_problem(const std::vector<std::string>& s
   return std::nullopt;
 }
 
-namespace {
-
-// The hash tag of a Redis key as Redis Cluster reads it (what lies between the first '{'
-// and the next '}', when not empty); "" when the key has none (redis/slots.h: key_slot).
-std::string hash_tag(const std::string& key) {
-  const auto open = key.find('{');
-  const auto close = open == std::string::npos ? open : key.find('}', open + 1);
-  if (close == std::string::npos || close == open + 1) return std::string();
-  return key.substr(open + 1, close - open - 1);
-}
-
-}  // namespace
-
 std::optional<std::string> cluster_stream_problem(const std::string& stream) {
-  if (!hash_tag(stream).empty()) return std::nullopt;
+  if (!redis::hash_tag(stream).empty()) return std::nullopt;
   return "stream " + quoted(stream) +
          ": on a Redis Cluster a stream and its dead-letter stream must share a hash slot; put "
          "a hash tag in its name, e.g. " +
