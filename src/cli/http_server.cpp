@@ -24,6 +24,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "cli/http_parts.h"
 #include "cli/net.h"
 #include "core/error.h"
 #include "core/json.h"
@@ -50,6 +51,13 @@ constexpr std::size_t kMaxRefusing = 256;             // connections over the li
 constexpr Millis kAcceptPause{100};                   // out of descriptors: accept again after
 constexpr std::string_view kPreflightMaxAge = "600";  // seconds a browser keeps a preflight
 
+using http_parts::block_signals;
+using http_parts::header_safe;
+using http_parts::http_date;
+using http_parts::json_error;
+using http_parts::seconds_text;
+using http_parts::WorkerPool;
+
 // A request the HTTP layer answers itself, with a JSON error, then closes the connection.
 struct Refusal {
   int status;
@@ -64,91 +72,6 @@ struct Exchange {
   bool keep_alive = false;  // as the client asked (HTTP/1.1 default, 1.0 only when asked)
   unsigned version = 11;
   std::string origin;  // the Origin header, "" without
-};
-
-void block_signals() {
-  // Signals (SIGTERM, SIGINT) belong to the main thread, which stops the server.
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
-}
-
-// The IMF-fixdate of now ("Sun, 06 Nov 1994 08:49:37 GMT"), made once a second per thread.
-const std::string& http_date() {
-  thread_local std::time_t cached_at = 0;
-  thread_local std::string text;
-  const std::time_t now = std::time(nullptr);
-  if (now != cached_at) {
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buf[64];
-    text.assign(buf, std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm));
-    cached_at = now;
-  }
-  return text;
-}
-
-HttpServer::Response json_error(int status, const std::string& message) {
-  HttpServer::Response r;
-  r.status = status;
-  r.body = JsonLine().str("error", message).done() + "\n";
-  return r;
-}
-
-std::string seconds_text(Millis d) {
-  const auto tenths = d.count() / 100;
-  return std::to_string(tenths / 10) + (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "");
-}
-
-bool header_safe(const std::string& s) {
-  return s.find_first_of("\r\n") == std::string::npos;
-}
-
-// A fixed set of threads running tasks in the order given; finish() runs what is queued.
-class WorkerPool {
- public:
-  void start(std::size_t threads) {
-    for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
-  }
-  void submit(std::function<void()> task) {
-    {
-      const std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(task));
-    }
-    cv_.notify_one();
-  }
-  void finish() {
-    {
-      const std::lock_guard<std::mutex> lock(mu_);
-      finishing_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) {
-      if (t.joinable()) t.join();
-    }
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  bool finishing_ = false;
-  std::vector<std::thread> threads_;
-
-  void run() {
-    block_signals();
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return finishing_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        task = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      task();
-    }
-  }
 };
 
 std::string_view view(boost::beast::string_view s) {
