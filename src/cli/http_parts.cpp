@@ -4,7 +4,11 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <ctime>
+#include <ostream>  // before Beast's status.hpp, which needs it
+
+#include <boost/beast/http/status.hpp>
 
 #include "core/json.h"
 
@@ -44,6 +48,65 @@ std::string seconds_text(std::chrono::milliseconds d) {
 
 bool header_safe(const std::string& s) {
   return s.find_first_of("\r\n") == std::string::npos;
+}
+
+bool origin_allowed(const HttpServer::Options& options, const std::string& origin) {
+  const auto& list = options.cors_origins;
+  return !origin.empty() && std::any_of(list.begin(), list.end(), [&](const std::string& o) {
+    return o == "*" || o == origin;
+  });
+}
+
+std::string serialize(const HttpServer::Response& r, const Exchange& x, bool close,
+                      const HttpServer::Options& options) {
+  std::string out;
+  out.reserve(r.body.size() + 256);
+  const auto status = static_cast<boost::beast::http::status>(r.status);
+  out += "HTTP/1.1 " + std::to_string(r.status) + " " +
+         std::string(boost::beast::http::obsolete_reason(status)) + "\r\nDate: " + http_date() +
+         "\r\n";
+  const bool no_body = r.status == 204 || r.status == 304;
+  if (!no_body) {
+    out += "Content-Type: " + r.content_type +
+           "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
+  }
+  const bool cache = r.cacheable && x.read && r.status == 200 && options.cache_max_age.count() > 0;
+  out += cache ? "Cache-Control: max-age=" + std::to_string(options.cache_max_age.count()) + "\r\n"
+               : std::string("Cache-Control: no-store\r\n");
+  if (close) {
+    out += "Connection: close\r\n";
+  } else if (x.version == 10) {
+    out += "Connection: keep-alive\r\n";
+  }
+  if (origin_allowed(options, x.origin)) {
+    out += "Access-Control-Allow-Origin: " + x.origin + "\r\nVary: Origin\r\n";
+  }
+  for (const auto& [name, value] : r.headers) {
+    if (header_safe(name) && header_safe(value))
+      out.append(name).append(": ").append(value) += "\r\n";
+  }
+  out += "\r\n";
+  if (!x.head && !no_body) out += r.body;
+  return out;
+}
+
+HttpServer::Response options_answer(const Exchange& x, const HttpServer::Options& options,
+                                    const std::string& allow) {
+  constexpr std::string_view kPreflightMaxAge = "600";  // seconds a browser keeps a preflight
+  HttpServer::Response r;
+  r.status = 204;
+  if (x.origin.empty()) {
+    r.headers = {{"Allow", allow}};
+    return r;
+  }
+  if (!origin_allowed(options, x.origin)) {
+    return json_error(403, "this origin may not read here (serve.cors_origins does not list it)");
+  }
+  r.headers = {{"Access-Control-Allow-Methods", options.post ? "GET, HEAD, POST" : "GET, HEAD"},
+               {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
+               {"Access-Control-Max-Age", std::string(kPreflightMaxAge)},
+               {"Allow", allow}};
+  return r;
 }
 
 void WorkerPool::start(std::size_t threads) {

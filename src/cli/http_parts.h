@@ -1,5 +1,5 @@
 // The HTTP server's parts that need no connection (cli/http_server.cpp): the worker pool
-// that runs handlers, and the small texts every answer carries (date, JSON error, seconds).
+// that runs handlers, and the texts of answers (status line and headers, OPTIONS, errors).
 #pragma once
 #include <chrono>
 #include <condition_variable>
@@ -30,6 +30,28 @@ std::string seconds_text(std::chrono::milliseconds d);
 
 // No CR or LF: the text may go into a header line.
 bool header_safe(const std::string& s);
+
+// What an answer needs to know of its request.
+struct Exchange {
+  bool head = false;        // HEAD: the answer has no body
+  bool read = false;        // GET or HEAD: an answer the handler calls cacheable may be cached
+  bool keep_alive = false;  // as the client asked (HTTP/1.1 default, 1.0 only when asked)
+  unsigned version = 11;
+  std::string origin;  // the Origin header, "" without
+};
+
+// A non-empty origin serve.cors_origins lists (or "*").
+bool origin_allowed(const HttpServer::Options& options, const std::string& origin);
+
+// The answer's bytes: status line, Date, content headers, caching, connection, CORS, the
+// handler's headers (those without CR or LF) and the body (none for HEAD, 204, 304).
+std::string serialize(const HttpServer::Response& r, const Exchange& x, bool close,
+                      const HttpServer::Options& options);
+
+// OPTIONS: a CORS preflight from a listed origin is allowed (204 with what may be sent),
+// from another origin refused (403); without an Origin, the methods served (`allow`).
+HttpServer::Response options_answer(const Exchange& x, const HttpServer::Options& options,
+                                    const std::string& allow);
 
 // A fixed set of threads running tasks in the order given; finish() runs what is queued.
 class WorkerPool {
