@@ -7,7 +7,10 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/logging.h"
@@ -85,18 +88,10 @@ void check_urls(const bk::Config& config, const bk::ConfigOverrides& overrides) 
     return " (" + (overridden ? "from " + std::string(variable) : key + (" in " + config.path)) +
            ")";
   };
-  try {
-    bk::redis::parse_url(config.redis.url);
-  } catch (const bk::UsageError& e) {
-    throw bk::UsageError(
-        e.what() + source(overrides.redis_url.has_value(), "BOARDKEEPER_REDIS_URL", "redis.url"));
-  }
+  bk::redis::parse_url(config.redis.url, source(overrides.redis_url.has_value(),
+                                                "BOARDKEEPER_REDIS_URL", "redis.url"));
   for (const std::string& node : config.redis.nodes) {
-    try {
-      bk::redis::parse_url(node);
-    } catch (const bk::UsageError& e) {
-      throw bk::UsageError(e.what() + source(false, "", "redis.nodes"));
-    }
+    bk::redis::parse_url(node, source(false, "", "redis.nodes"));
   }
   try {
     bk::cold::parse_conninfo(config.postgres.url);
@@ -106,11 +101,39 @@ void check_urls(const bk::Config& config, const bk::ConfigOverrides& overrides) 
   }
 }
 
-}  // namespace
+// Every command's arguments as CLI11 fills them, and the options above the commands.
+struct CommandLine {
+  std::string config_path;
+  std::string now_text;
+  std::string log_level = "info";
+  std::string log_format = "text";
+  bool json = false;
+  bk::cli::TickArgs tick;
+  bk::cli::AddArgs add;
+  bk::cli::ReadArgs read;  // top, rank, around, history
+  bk::cli::PeriodsArgs periods;
+  bk::cli::IngestArgs ingest;
+  bk::cli::ServeArgs serve;
+};
 
-int main(int argc, char** argv) {
-  using bk::ExitCode;
-  CLI::App app{"boardkeeper: the whole life of Redis leaderboards", "boardkeeper"};
+enum class Command {
+  check_config,
+  migrate,
+  tick,
+  add,
+  top,
+  rank,
+  around,
+  periods,
+  history,
+  ingest,
+  serve
+};
+
+// Each command's CLI11 subcommand; exactly one is given (require_subcommand(1)).
+using Subcommands = std::vector<std::pair<CLI::App*, Command>>;
+
+void set_up_app(CLI::App& app, CommandLine& line) {
   app.set_version_flag("--version", std::string("boardkeeper ") + bk::kVersion + " (revision " +
                                         bk::kRevision + ", " + bk::kBuildType + " build, " +
                                         bk::kCompiler + ")");
@@ -135,55 +158,55 @@ int main(int argc, char** argv) {
       "                            32 bytes, the same on every replica (default: one\n"
       "                            made once and kept in the PostgreSQL schema)\n"
       "Passwords in URLs never reach a log or an error.");
-
-  std::string config_path;
-  std::string now_text;
-  std::string log_level = "info";
-  std::string log_format = "text";
   app.add_option(
-      "--config", config_path,
+      "--config", line.config_path,
       "config file (default $BOARDKEEPER_CONFIG, then /etc/boardkeeper/boardkeeper.yaml)");
-  app.add_option("--now", now_text, "set the service clock (RFC 3339), for tests and replays");
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off");
-  app.add_option("--log-format", log_format, "text or json")
+  app.add_option("--now", line.now_text, "set the service clock (RFC 3339), for tests and replays");
+  app.add_option("--log-level", line.log_level, "trace, debug, info, warn, error, critical or off");
+  app.add_option("--log-format", line.log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
+}
 
-  bool json = false;
-  auto* check =
-      app.add_subcommand("check-config", "validate the config (incl. the 53-bit budget) and exit");
-
-  auto* migrate =
-      app.add_subcommand("migrate", "create or upgrade the PostgreSQL schema (idempotent)");
-  bk::cli::TickArgs tick_args;
+CLI::App* set_up_tick(CLI::App& app, CommandLine& line) {
+  bk::cli::TickArgs& args = line.tick;
   auto* tick = app.add_subcommand(
       "tick", "one lifecycle pass: TTLs, spill beyond hot_keep, archive closed periods");
-  tick->add_flag("--dry-run", tick_args.dry_run, "report what would change, change nothing");
-  tick->add_option("--chunk", tick_args.chunk, "members per cold-tier transaction (default 5000)")
+  tick->add_flag("--dry-run", args.dry_run, "report what would change, change nothing");
+  tick->add_option("--chunk", args.chunk,
+                   "members per cold-tier transaction (default " +
+                       std::to_string(bk::cli::kDefaultTickChunk) + ")")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
-  tick->add_flag("--json", json, "one JSON object per board period");
-  tick->add_option("--metrics-file", tick_args.metrics_file,
+  tick->add_flag("--json", line.json, "one JSON object per board period");
+  tick->add_option("--metrics-file", args.metrics_file,
                    "write the pass's Prometheus metrics to this file (atomically), also when "
                    "the pass fails; e.g. for node_exporter's textfile collector (*.prom)");
-  tick->add_option("--pushgateway", tick_args.pushgateway,
+  tick->add_option("--pushgateway", args.pushgateway,
                    "push the metrics to this Prometheus Pushgateway (http://host:port), job "
                    "boardkeeper_tick; a failed push is a warning only");
+  return tick;
+}
 
-  bk::cli::AddArgs add_args;
+CLI::App* set_up_add(CLI::App& app, CommandLine& line) {
+  bk::cli::AddArgs& args = line.add;
   auto* add = app.add_subcommand("add", "apply one update to every period of the board");
-  add->add_option("board", add_args.board, "board name")->required();
-  add->add_option("member", add_args.member, "member id")->required();
-  add->add_option("value", add_args.value, "points (increment, best or replace per the board)")
+  add->add_option("board", args.board, "board name")->required();
+  add->add_option("member", args.member, "member id")->required();
+  add->add_option("value", args.value, "points (increment, best or replace per the board)")
       ->required();
-  add->add_option("--at", add_args.at, "event time (RFC 3339; default now)");
-  add->add_option("--id", add_args.event_id, "event id: applied at most once per board period");
-  add->add_option("--name", add_args.name,
+  add->add_option("--at", args.at, "event time (RFC 3339; default now)");
+  add->add_option("--id", args.event_id, "event id: applied at most once per board period");
+  add->add_option("--name", args.name,
                   "the member's display name on the board (1-128 bytes of UTF-8)");
   add->add_option(
-      "--meta", add_args.meta,
+      "--meta", args.meta,
       "the member's JSON object on the board (at most 2 KiB), e.g. '{\"team\":\"red\"}'");
-  add->add_flag("--json", json, "print the result as JSON");
+  add->add_flag("--json", line.json, "print the result as JSON");
+  return add;
+}
 
-  bk::cli::ReadArgs read;
+// top, rank and around share their arguments.
+void set_up_reads(CLI::App& app, CommandLine& line, Subcommands& subcommands) {
+  bk::cli::ReadArgs& read = line.read;
   auto* top = app.add_subcommand("top", "the best N members of a period");
   auto* rank = app.add_subcommand("rank", "one member's rank and points");
   auto* around = app.add_subcommand("around", "a member and K neighbours on each side");
@@ -194,118 +217,194 @@ int main(int argc, char** argv) {
         ->required();
     if (sub != top) sub->add_option("member", read.member, "member id")->required();
     sub->add_option("--period-id", read.period_id, "which period (default: the current one)");
-    sub->add_flag("--json", json, "one JSON object per line");
+    sub->add_flag("--json", line.json, "one JSON object per line");
   }
   top->add_option("-n", read.n, "how many (default 10)");
   top->add_option("--offset", read.offset, "skip this many first (default 0)");
   around->add_option("-k", read.k, "neighbours on each side (default 5)");
+  subcommands.insert(subcommands.end(),
+                     {{top, Command::top}, {rank, Command::rank}, {around, Command::around}});
+}
 
+CLI::App* set_up_history(CLI::App& app, CommandLine& line) {
+  bk::cli::ReadArgs& read = line.read;
   auto* history = app.add_subcommand("history", "an archived period, from PostgreSQL");
   history->add_option("board", read.board, "board name")->required();
   history->add_option("period", read.period, "period kind or custom name")->required();
   history->add_option("period-id", read.period_id, "which period, e.g. 2026-11-22")->required();
   history->add_option("-n", read.n, "how many (default 10)");
-  history->add_flag("--json", json, "one JSON object per line");
+  history->add_flag("--json", line.json, "one JSON object per line");
+  return history;
+}
 
-  bk::cli::IngestArgs ingest_args;
+CLI::App* set_up_ingest(CLI::App& app, CommandLine& line) {
+  bk::cli::IngestArgs& args = line.ingest;
   auto* ingest = app.add_subcommand("ingest", "consume score events from a Redis stream");
   ingest
-      ->add_option("--stream", ingest_args.streams,
+      ->add_option("--stream", args.streams,
                    "stream key; repeat it to read several streams (default: ingest.stream of "
                    "the config, else <prefix>:events)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  ingest->add_option("--group", ingest_args.group,
+  ingest->add_option("--group", args.group,
                      "consumer group (default: ingest.group of the config, else boardkeeper)");
-  ingest->add_flag("--drain", ingest_args.drain, "exit when the streams are empty");
+  ingest->add_flag("--drain", args.drain, "exit when the streams are empty");
   ingest
-      ->add_option("--reclaim-idle-ms", ingest_args.reclaim_idle_ms,
+      ->add_option("--reclaim-idle-ms", args.reclaim_idle_ms,
                    "take over entries pending this long at another consumer (default: "
                    "ingest.reclaim_idle of the config, else 30000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{86400000}));
   ingest
-      ->add_option("--max-wait", ingest_args.max_wait_s,
+      ->add_option("--max-wait", args.max_wait_s,
                    "with --drain: give up (exit 3, saying what is left pending and why) after "
                    "this many seconds without progress (default: ingest.max_wait of the "
                    "config, else 60)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{86400}));
-  ingest->add_flag("--json", json, "print the final counts as JSON");
-  ingest->add_option("--listen", ingest_args.listen,
+  ingest->add_flag("--json", line.json, "print the final counts as JSON");
+  ingest->add_option("--listen", args.listen,
                      "serve /metrics, /healthz and /readyz over HTTP on HOST:PORT (port 0: any "
                      "free port, logged)");
+  return ingest;
+}
 
-  bk::cli::ServeArgs serve_args;
+CLI::App* set_up_serve(CLI::App& app, CommandLine& line) {
+  bk::cli::ServeArgs& args = line.serve;
   auto* serve =
       app.add_subcommand("serve", "the HTTP read API (JSON), with /healthz, /readyz and /metrics");
-  serve->add_option("--listen", serve_args.listen,
+  serve->add_option("--listen", args.listen,
                     "HOST:PORT to listen on (default: serve.listen of the config, else "
                     "127.0.0.1:8080; port 0: any free port, logged)");
   serve
-      ->add_option("--workers", serve_args.workers,
+      ->add_option("--workers", args.workers,
                    "threads running reads (connections are held by one event loop); each "
                    "borrows pooled Redis and PostgreSQL connections (default 32)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
+  return serve;
+}
 
-  bk::cli::PeriodsArgs periods_args;
+CLI::App* set_up_periods(CLI::App& app, CommandLine& line) {
+  bk::cli::PeriodsArgs& args = line.periods;
   auto* periods =
       app.add_subcommand("periods", "each period: current id, start, end (next reset), counts");
-  periods->add_option("board", periods_args.board, "board name")->required();
-  periods->add_flag("--json", json, "one JSON object per line");
-  periods->add_flag("--archived", periods_args.archived,
+  periods->add_option("board", args.board, "board name")->required();
+  periods->add_flag("--json", line.json, "one JSON object per line");
+  periods->add_flag("--archived", args.archived,
                     "the archived periods instead (newest first; pruned and lost ones are not "
                     "listed)");
-  periods->add_option("--period", periods_args.period, "--archived: of this period only");
-  periods->add_option("-n", periods_args.n, "--archived: how many per period (default 20)");
-  periods->add_option("--before", periods_args.before,
+  periods->add_option("--period", args.period, "--archived: of this period only");
+  periods->add_option("-n", args.n, "--archived: how many per period (default 20)");
+  periods->add_option("--before", args.before,
                       "--archived --period: those before this period id (the next page)");
+  return periods;
+}
 
+// The whole command line, in the order --help lists the commands.
+Subcommands set_up_commands(CLI::App& app, CommandLine& line) {
+  set_up_app(app, line);
+  Subcommands subcommands;
+  subcommands.emplace_back(
+      app.add_subcommand("check-config", "validate the config (incl. the 53-bit budget) and exit"),
+      Command::check_config);
+  subcommands.emplace_back(
+      app.add_subcommand("migrate", "create or upgrade the PostgreSQL schema (idempotent)"),
+      Command::migrate);
+  subcommands.emplace_back(set_up_tick(app, line), Command::tick);
+  subcommands.emplace_back(set_up_add(app, line), Command::add);
+  set_up_reads(app, line, subcommands);
+  subcommands.emplace_back(set_up_history(app, line), Command::history);
+  subcommands.emplace_back(set_up_ingest(app, line), Command::ingest);
+  subcommands.emplace_back(set_up_serve(app, line), Command::serve);
+  subcommands.emplace_back(set_up_periods(app, line), Command::periods);
+  return subcommands;
+}
+
+std::optional<Command> command_given(const Subcommands& subcommands) {
+  for (const auto& [app, command] : subcommands) {
+    if (*app) return command;
+  }
+  return std::nullopt;
+}
+
+bk::Clock clock_from(const std::string& now_text) {
+  if (now_text.empty()) return bk::Clock();
+  const auto now = bk::parse_rfc3339(now_text);
+  if (!now) throw bk::UsageError("--now '" + now_text + "' is not an RFC 3339 time");
+  return bk::Clock(*now);
+}
+
+// The config (--config, $BOARDKEEPER_CONFIG or the default path) with the environment's URL
+// overrides, its URLs checked as the connections will read them.
+bk::Config load_checked_config(std::string config_path) {
+  if (config_path.empty()) {
+    config_path = env("BOARDKEEPER_CONFIG").value_or("/etc/boardkeeper/boardkeeper.yaml");
+  }
+  bk::ConfigOverrides overrides{env("BOARDKEEPER_REDIS_URL"), env("BOARDKEEPER_POSTGRES_URL")};
+  for (const auto& url : {overrides.redis_url, overrides.postgres_url}) {
+    if (url) bk::add_url_secrets(*url);
+  }
+  bk::Config config = bk::load_config(config_path, overrides);
+  check_urls(config, overrides);
+  return config;
+}
+
+int run(Command command, bk::cli::Context& ctx, const CommandLine& line) {
+  namespace cli = bk::cli;
+  switch (command) {
+    case Command::check_config:
+      return cli::check_config(ctx);
+    case Command::migrate:
+      return cli::migrate(ctx);
+    case Command::tick:
+      return cli::tick(ctx, line.tick);
+    case Command::add:
+      return cli::add(ctx, line.add);
+    case Command::top:
+      return cli::top(ctx, line.read);
+    case Command::rank:
+      return cli::rank(ctx, line.read);
+    case Command::around:
+      return cli::around(ctx, line.read);
+    case Command::periods:
+      return cli::periods(ctx, line.periods);
+    case Command::history:
+      return cli::history(ctx, line.read);
+    case Command::ingest:
+      return cli::ingest(ctx, line.ingest);
+    case Command::serve:
+      return cli::serve(ctx, line.serve);
+  }
+  return static_cast<int>(bk::ExitCode::usage);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"boardkeeper: the whole life of Redis leaderboards", "boardkeeper"};
+  CommandLine line;
+  const Subcommands subcommands = set_up_commands(app, line);
   register_url_arguments(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return exit_for(app, e, {log_format == "json", json});
+    return exit_for(app, e, {line.log_format == "json", line.json});
   }
-  const ErrorForm form{log_format == "json", json};
-  if (!tick_args.pushgateway.empty()) bk::add_url_secrets(tick_args.pushgateway);
-
+  const ErrorForm form{line.log_format == "json", line.json};
+  if (!line.tick.pushgateway.empty()) bk::add_url_secrets(line.tick.pushgateway);
   try {
-    const auto format = log_format == "json" ? bk::cli::Format::json : bk::cli::Format::text;
-    bk::cli::setup_logging(log_level, format);
-    bk::Clock clock;
-    if (!now_text.empty()) {
-      const auto now = bk::parse_rfc3339(now_text);
-      if (!now) throw bk::UsageError("--now '" + now_text + "' is not an RFC 3339 time");
-      clock = bk::Clock(*now);
-    }
-    if (config_path.empty()) {
-      config_path = env("BOARDKEEPER_CONFIG").value_or("/etc/boardkeeper/boardkeeper.yaml");
-    }
-    bk::ConfigOverrides overrides{env("BOARDKEEPER_REDIS_URL"), env("BOARDKEEPER_POSTGRES_URL")};
-    for (const auto& url : {overrides.redis_url, overrides.postgres_url}) {
-      if (url) bk::add_url_secrets(*url);
-    }
-    bk::Config config = bk::load_config(config_path, overrides);
-    check_urls(config, overrides);
+    const auto log_format =
+        line.log_format == "json" ? bk::cli::Format::json : bk::cli::Format::text;
+    bk::cli::setup_logging(line.log_level, log_format);
+    const bk::Clock clock = clock_from(line.now_text);
+    bk::Config config = load_checked_config(line.config_path);
     bk::cli::Context ctx(std::move(config), clock,
-                         json ? bk::cli::Format::json : bk::cli::Format::text);
-
-    if (*check) return bk::cli::check_config(ctx);
-    if (*migrate) return bk::cli::migrate(ctx);
-    if (*tick) return bk::cli::tick(ctx, tick_args);
-    if (*add) return bk::cli::add(ctx, add_args);
-    if (*top) return bk::cli::top(ctx, read);
-    if (*rank) return bk::cli::rank(ctx, read);
-    if (*around) return bk::cli::around(ctx, read);
-    if (*periods) return bk::cli::periods(ctx, periods_args);
-    if (*history) return bk::cli::history(ctx, read);
-    if (*ingest) return bk::cli::ingest(ctx, ingest_args);
-    if (*serve) return bk::cli::serve(ctx, serve_args);
-    return static_cast<int>(ExitCode::usage);
+                         line.json ? bk::cli::Format::json : bk::cli::Format::text);
+    const auto command = command_given(subcommands);
+    return command ? run(*command, ctx, line) : static_cast<int>(bk::ExitCode::usage);
   } catch (const bk::Error& e) {
     return fail_with(form, e.what(), static_cast<int>(e.exit_code()));
   } catch (const std::exception& e) {
     return fail_with(form, std::string("unexpected error: ") + e.what(),
-                     static_cast<int>(ExitCode::failed));
+                     static_cast<int>(bk::ExitCode::failed));
   }
 }
 

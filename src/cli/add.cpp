@@ -1,13 +1,53 @@
-// add: one update applied to every period of the board.
+// add: one update applied to every period of the board, and what is printed for it.
+#include "cli/add.h"
+
 #include <charconv>
 #include <iostream>
 
-#include "cli/commands.h"
 #include "cli/output.h"
 
 namespace bk::cli {
+namespace {
 
-int add(Context& ctx, const AddArgs& args) {
+// {"status", "board", "member"}, the start of every JSON answer of add.
+JsonLine answer(std::string_view status, const service::Update& u) {
+  JsonLine line;
+  line.str("status", status).str("board", u.board).str("member", u.member);
+  return line;
+}
+
+std::string applied_text(const service::Update& u, const service::UpdateResult& r, bool json) {
+  if (json) {
+    std::string points = "[";
+    for (const auto& p : r.points) {
+      points += (points.size() > 1 ? "," : "") + JsonLine()
+                                                     .str("period", p.period)
+                                                     .str("period_id", p.period_id)
+                                                     .num("points", p.points)
+                                                     .done();
+    }
+    return answer("applied", u).raw("periods", points + "]").done() + "\n";
+  }
+  std::string text = "applied to " + u.board + " / " + printable(u.member) + ":";
+  for (const auto& p : r.points) {
+    text += "  " + p.period + " " + p.period_id + " = " + std::to_string(p.points);
+  }
+  return text + "\n";
+}
+
+// A lasting refusal (exit 1): the reason on stderr, and the JSON answer on stdout.
+AddReport refusal(std::string_view status, const service::Update& u, const service::UpdateResult& r,
+                  bool json) {
+  AddReport report;
+  if (json) report.out = answer(status, u).str("reason", r.reason).done() + "\n";
+  report.err = std::string(status) + ": " + r.reason + "\n";
+  report.exit_code = 1;
+  return report;
+}
+
+}  // namespace
+
+service::Update update_from(const AddArgs& args) {
   service::Update u;
   u.board = args.board;
   u.member = args.member;
@@ -26,78 +66,38 @@ int add(Context& ctx, const AddArgs& args) {
       throw UsageError("--at '" + *args.at + "' is not an RFC 3339 time (2026-11-22T14:03:00Z)");
     u.at = at;
   }
-  // A board no entry of the config covers is a configuration matter (exit 2), not a
-  // refused event.
-  service::board_entry(ctx.config(), u.board);
-  const service::UpdateResult r = ctx.leaderboards().apply(u);
-  const bool json = ctx.format() == Format::json;
+  return u;
+}
+
+AddReport report_of(const service::Update& u, const service::UpdateResult& r, bool json) {
   switch (r.status) {
     case service::UpdateStatus::applied:
-      if (json) {
-        std::string points = "[";
-        for (const auto& p : r.points) {
-          points += (points.size() > 1 ? "," : "") + JsonLine()
-                                                         .str("period", p.period)
-                                                         .str("period_id", p.period_id)
-                                                         .num("points", p.points)
-                                                         .done();
-        }
-        std::cout << JsonLine()
-                         .str("status", "applied")
-                         .str("board", u.board)
-                         .str("member", u.member)
-                         .raw("periods", points + "]")
-                         .done()
-                  << "\n";
-      } else {
-        std::cout << "applied to " << u.board << " / " << printable(u.member) << ":";
-        for (const auto& p : r.points) {
-          std::cout << "  " << p.period << " " << p.period_id << " = " << p.points;
-        }
-        std::cout << "\n";
-      }
-      return 0;
+      return AddReport{applied_text(u, r, json), "", 0};
     case service::UpdateStatus::duplicate:
-      if (json) {
-        std::cout << JsonLine()
-                         .str("status", "duplicate")
-                         .str("board", u.board)
-                         .str("member", u.member)
-                         .done()
-                  << "\n";
-      } else {
-        std::cout << "not applied again: " << r.reason << "\n";
-      }
-      return 0;
+      return AddReport{
+          json ? answer("duplicate", u).done() + "\n" : "not applied again: " + r.reason + "\n", "",
+          0};
     case service::UpdateStatus::refused:
       break;
     case service::UpdateStatus::failed:  // the board's keys refused it: lasting (exit 1)
-      if (json) {
-        std::cout << JsonLine()
-                         .str("status", "failed")
-                         .str("board", u.board)
-                         .str("member", u.member)
-                         .str("reason", r.reason)
-                         .done()
-                  << "\n";
-      }
-      std::cerr << "failed: " << r.reason << "\n";
-      return 1;
+      return refusal("failed", u, r, json);
     case service::UpdateStatus::unavailable:
     case service::UpdateStatus::waiting:  // only events with an order token (streams) wait
       throw UnavailableError(r.reason);
   }
-  if (json) {
-    std::cout << JsonLine()
-                     .str("status", "refused")
-                     .str("board", u.board)
-                     .str("member", u.member)
-                     .str("reason", r.reason)
-                     .done()
-              << "\n";
-  }
-  std::cerr << "refused: " << r.reason << "\n";
-  return 1;
+  return refusal("refused", u, r, json);
+}
+
+int add(Context& ctx, const AddArgs& args) {
+  const service::Update u = update_from(args);
+  // A board no entry of the config covers is a configuration matter (exit 2), not a
+  // refused event.
+  service::board_entry(ctx.config(), u.board);
+  const service::UpdateResult r = ctx.leaderboards().apply(u);
+  const AddReport report = report_of(u, r, ctx.format() == Format::json);
+  std::cout << report.out;
+  std::cerr << report.err;
+  return report.exit_code;
 }
 
 }  // namespace bk::cli

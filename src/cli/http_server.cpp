@@ -24,6 +24,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "cli/http_parts.h"
 #include "cli/net.h"
 #include "core/error.h"
 #include "core/json.h"
@@ -46,109 +47,22 @@ constexpr std::size_t kMaxBuffered = kMaxRequestLine + kMaxHeaderBlock + 2 * kRe
 constexpr Millis kStopGrace{4000};  // answers in progress at stop get this
 constexpr Millis kLinger{1000};     // reading what a refused client still sends
 constexpr std::size_t kMaxLinger = std::size_t{1024} * 1024;  // ... at most this much
-constexpr std::size_t kMaxRefusing = 256;             // connections over the limit being answered
-constexpr Millis kAcceptPause{100};                   // out of descriptors: accept again after
-constexpr std::string_view kPreflightMaxAge = "600";  // seconds a browser keeps a preflight
+constexpr std::size_t kMaxRefusing = 256;  // connections over the limit being answered
+constexpr Millis kAcceptPause{100};        // out of descriptors: accept again after
+
+using http_parts::block_signals;
+using http_parts::Exchange;
+using http_parts::header_safe;
+using http_parts::http_date;
+using http_parts::json_error;
+using http_parts::seconds_text;
+using http_parts::WorkerPool;
 
 // A request the HTTP layer answers itself, with a JSON error, then closes the connection.
 struct Refusal {
   int status;
   std::string message;
   std::vector<std::pair<std::string, std::string>> headers{};
-};
-
-// What an answer needs to know of its request.
-struct Exchange {
-  bool head = false;        // HEAD: the answer has no body
-  bool read = false;        // GET or HEAD: an answer the handler calls cacheable may be cached
-  bool keep_alive = false;  // as the client asked (HTTP/1.1 default, 1.0 only when asked)
-  unsigned version = 11;
-  std::string origin;  // the Origin header, "" without
-};
-
-void block_signals() {
-  // Signals (SIGTERM, SIGINT) belong to the main thread, which stops the server.
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
-}
-
-// The IMF-fixdate of now ("Sun, 06 Nov 1994 08:49:37 GMT"), made once a second per thread.
-const std::string& http_date() {
-  thread_local std::time_t cached_at = 0;
-  thread_local std::string text;
-  const std::time_t now = std::time(nullptr);
-  if (now != cached_at) {
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buf[64];
-    text.assign(buf, std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm));
-    cached_at = now;
-  }
-  return text;
-}
-
-HttpServer::Response json_error(int status, const std::string& message) {
-  HttpServer::Response r;
-  r.status = status;
-  r.body = JsonLine().str("error", message).done() + "\n";
-  return r;
-}
-
-std::string seconds_text(Millis d) {
-  const auto tenths = d.count() / 100;
-  return std::to_string(tenths / 10) + (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "");
-}
-
-bool header_safe(const std::string& s) {
-  return s.find_first_of("\r\n") == std::string::npos;
-}
-
-// A fixed set of threads running tasks in the order given; finish() runs what is queued.
-class WorkerPool {
- public:
-  void start(std::size_t threads) {
-    for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
-  }
-  void submit(std::function<void()> task) {
-    {
-      const std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(task));
-    }
-    cv_.notify_one();
-  }
-  void finish() {
-    {
-      const std::lock_guard<std::mutex> lock(mu_);
-      finishing_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) {
-      if (t.joinable()) t.join();
-    }
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  bool finishing_ = false;
-  std::vector<std::thread> threads_;
-
-  void run() {
-    block_signals();
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return finishing_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        task = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      task();
-    }
-  }
 };
 
 std::string_view view(boost::beast::string_view s) {
@@ -202,12 +116,6 @@ struct Server {
     const auto& paths = options.inline_paths;
     return std::find(paths.begin(), paths.end(), path) != paths.end();
   }
-  bool origin_allowed(const std::string& origin) const {
-    const auto& list = options.cors_origins;
-    return !origin.empty() && std::any_of(list.begin(), list.end(), [&](const std::string& o) {
-      return o == "*" || o == origin;
-    });
-  }
   // The handler's answer; an exception becomes a 500 whose text is logged, not sent.
   Response run(const Request& request) const {
     try {
@@ -221,8 +129,12 @@ struct Server {
     }
     return json_error(500, "internal error (logged)");
   }
-  std::string serialize(const Response& r, const Exchange& x, bool close) const;
-  Response options_answer(const Exchange& x) const;
+  std::string serialize(const Response& r, const Exchange& x, bool close) const {
+    return http_parts::serialize(r, x, close, options);
+  }
+  Response options_answer(const Exchange& x) const {
+    return http_parts::options_answer(x, options, allow);
+  }
 };
 
 // One client connection: reads a request (head, then body, each under its deadline), has it
@@ -611,56 +523,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     read();
   }
 };
-
-std::string Server::serialize(const Response& r, const Exchange& x, bool close) const {
-  std::string out;
-  out.reserve(r.body.size() + 256);
-  const auto status = static_cast<http::status>(r.status);
-  out += "HTTP/1.1 " + std::to_string(r.status) + " " + std::string(http::obsolete_reason(status)) +
-         "\r\nDate: " + http_date() + "\r\n";
-  const bool no_body = r.status == 204 || r.status == 304;
-  if (!no_body) {
-    out += "Content-Type: " + r.content_type +
-           "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
-  }
-  const bool cache = r.cacheable && x.read && r.status == 200 && options.cache_max_age.count() > 0;
-  out += cache ? "Cache-Control: max-age=" + std::to_string(options.cache_max_age.count()) + "\r\n"
-               : std::string("Cache-Control: no-store\r\n");
-  if (close) {
-    out += "Connection: close\r\n";
-  } else if (x.version == 10) {
-    out += "Connection: keep-alive\r\n";
-  }
-  if (origin_allowed(x.origin)) {
-    out += "Access-Control-Allow-Origin: " + x.origin + "\r\nVary: Origin\r\n";
-  }
-  for (const auto& [name, value] : r.headers) {
-    if (header_safe(name) && header_safe(value))
-      out.append(name).append(": ").append(value) += "\r\n";
-  }
-  out += "\r\n";
-  if (!x.head && !no_body) out += r.body;
-  return out;
-}
-
-// OPTIONS: a CORS preflight from a listed origin is allowed (204 with what may be sent),
-// from another origin refused (403); without an Origin, the methods served.
-Response Server::options_answer(const Exchange& x) const {
-  Response r;
-  r.status = 204;
-  if (x.origin.empty()) {
-    r.headers = {{"Allow", allow}};
-    return r;
-  }
-  if (!origin_allowed(x.origin)) {
-    return json_error(403, "this origin may not read here (serve.cors_origins does not list it)");
-  }
-  r.headers = {{"Access-Control-Allow-Methods", options.post ? "GET, HEAD, POST" : "GET, HEAD"},
-               {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
-               {"Access-Control-Max-Age", std::string(kPreflightMaxAge)},
-               {"Allow", allow}};
-  return r;
-}
 
 void Server::listen(const std::string& text) {
   const net::HostPort where = net::parse_host_port(text, options.flag);

@@ -15,6 +15,7 @@
 #include "core/json.h"
 #include "core/redact.h"
 #include "redis/connection.h"
+#include "redis/ping.h"
 
 namespace bk::cli {
 namespace {
@@ -141,9 +142,9 @@ class RedisProbe {
   bool ping(std::string& why) {
     try {
       if (!conn_.connected()) conn_.reconnect();
-      const redis::Reply r = conn_.command({"PING"});
-      if (!r.is_error()) return true;
-      why = "PING answered " + r.str;
+      const auto refused = redis::ping(conn_);
+      if (!refused) return true;
+      why = "PING answered " + *refused;
     } catch (const Error& e) {
       why = e.what();
     }

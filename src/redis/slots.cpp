@@ -1,3 +1,4 @@
+// Redis Cluster's key space: CRC16 slots, hash tags and the routing key of a command.
 #include "redis/slots.h"
 
 #include <array>
@@ -38,15 +39,16 @@ std::uint16_t crc16(std::string_view data) {
   return crc;
 }
 
-int key_slot(std::string_view key) {
+std::string_view hash_tag(std::string_view key) {
   const auto open = key.find('{');
-  if (open != std::string_view::npos) {
-    const auto close = key.find('}', open + 1);
-    if (close != std::string_view::npos && close > open + 1) {
-      key = key.substr(open + 1, close - open - 1);
-    }
-  }
-  return crc16(key) & (kClusterSlots - 1);
+  const auto close = open == std::string_view::npos ? open : key.find('}', open + 1);
+  if (close == std::string_view::npos || close == open + 1) return std::string_view();
+  return key.substr(open + 1, close - open - 1);
+}
+
+int key_slot(std::string_view key) {
+  const std::string_view tag = hash_tag(key);
+  return crc16(tag.empty() ? key : tag) & (kClusterSlots - 1);
 }
 
 std::optional<std::string_view> routing_key(const std::vector<std::string>& args) {

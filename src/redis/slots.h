@@ -14,8 +14,11 @@ constexpr int kClusterSlots = 16384;
 // CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), the checksum Redis Cluster uses.
 std::uint16_t crc16(std::string_view data);
 
-// The key's slot: CRC16 mod 16384 of its hash tag (what lies between the first '{' and the
-// next '}', when that is not empty), or of the whole key.
+// The key's hash tag as Redis Cluster reads it: what lies between the first '{' and the next
+// '}', when that is not empty; "" when the key has none. Keys with one tag share a slot.
+std::string_view hash_tag(std::string_view key);
+
+// The key's slot: CRC16 mod 16384 of its hash tag, or of the whole key when it has none.
 int key_slot(std::string_view key);
 
 // The key a command is routed by (its first key), or nullopt for a command without one

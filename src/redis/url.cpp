@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/percent.h"
+#include "core/text.h"
 
 namespace bk::redis {
 namespace {
@@ -16,10 +17,6 @@ constexpr std::string_view kUnix = "unix://";
 
 [[noreturn]] void bad(const std::string& what) {
   throw UsageError("redis URL: " + what);
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
 }
 
 // A decimal number in [low, high], digits only.
@@ -130,6 +127,67 @@ Options parse_url(std::string_view url) {
   take_host_port(rest.substr(0, slash), o);
   if (slash != std::string_view::npos) o.db = database(rest.substr(slash + 1));
   return o;
+}
+
+Options parse_url(std::string_view url, std::string_view source) {
+  try {
+    return parse_url(url);
+  } catch (const UsageError& e) {
+    throw UsageError(e.what() + std::string(source));
+  }
+}
+
+namespace {
+
+// The "/db" part of a redis:// or rediss:// URL, "" when it has none (the user info, which
+// may hold '/', ends at the last '@').
+std::string_view database_part(std::string_view url) {
+  const auto scheme_end = url.find("://");
+  std::string_view rest = url.substr(scheme_end == std::string_view::npos ? 0 : scheme_end + 3);
+  const auto at = rest.rfind('@');
+  if (at != std::string_view::npos) rest = rest.substr(at + 1);
+  const auto slash = rest.find('/');
+  return slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+}
+
+// The scheme followed by something.
+bool has_scheme(std::string_view url, std::string_view scheme) {
+  return starts_with(url, scheme) && url.size() > scheme.size();
+}
+
+}  // namespace
+
+std::optional<std::string> scheme_problem(std::string_view url) {
+  for (const std::string_view scheme : {kRedis, kRediss, kUnix}) {
+    if (has_scheme(url, scheme)) return std::nullopt;
+  }
+  return "is not a Redis URL (" + describe_url_scheme(url) +
+         "); expected redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or "
+         "unix:///path/to/socket[?db=N]";
+}
+
+std::optional<std::string> seed_problem(std::string_view seed, std::string_view url) {
+  if (!has_scheme(seed, kRedis) && !has_scheme(seed, kRediss)) {
+    return "each seed must be a redis:// or rediss:// URL (host and port), but " +
+           describe_url_scheme(seed);
+  }
+  const bool tls = starts_with(url, kRediss);
+  if (starts_with(seed, kRediss) != tls) {
+    return "a seed's scheme must be the url's (" + std::string(tls ? kRediss : kRedis) +
+           "): every node of a cluster is reached the same way";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> cluster_url_problem(std::string_view url) {
+  if (starts_with(url, kUnix)) {
+    return std::string(
+        "a Redis Cluster is reached over TCP (redis://host:port), not a unix socket");
+  }
+  if (const std::string_view db = database_part(url); !db.empty() && db != "0") {
+    return std::string("a Redis Cluster has only database 0; remove the /db from the URL");
+  }
+  return std::nullopt;
 }
 
 namespace {

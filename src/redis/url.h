@@ -1,5 +1,6 @@
 // Redis connection options and the URL form they are written in.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,6 +44,24 @@ struct Options {
 // User, password and host are percent-decoded. Throws UsageError naming the part that is wrong
 // (scheme, user, password, host, port, database number, query) without echoing any of the URL.
 Options parse_url(std::string_view url);
+
+// parse_url, its UsageError ending with where the URL came from: `source` is appended as is,
+// e.g. " (from BOARDKEEPER_REDIS_URL)".
+Options parse_url(std::string_view url, std::string_view source);
+
+// The quick checks a config file gets at each URL's own line (parse_url reads the rest later).
+// Each returns why the URL is refused, or nullopt; the text never quotes the URL.
+
+// Not redis://..., rediss://... or unix://... with something after the scheme: "is not a
+// Redis URL (it starts with 'http://'); expected redis://...".
+std::optional<std::string> scheme_problem(std::string_view url);
+
+// A seed of a Redis Cluster (redis.nodes) reached through `url`: a redis:// or rediss:// URL
+// with the same scheme as `url` (every node of a cluster is reached the same way).
+std::optional<std::string> seed_problem(std::string_view seed, std::string_view url);
+
+// A URL a Redis Cluster cannot be reached through: a unix socket, or a database other than 0.
+std::optional<std::string> cluster_url_problem(std::string_view url);
 
 // The server's address for messages: "host:port", "[::1]:port" or the socket path.
 std::string endpoint(const Options& options);

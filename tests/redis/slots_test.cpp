@@ -25,6 +25,16 @@ TEST(Slots, KeySlotHashesTheTagWhenThereIsOne) {
   EXPECT_EQ(key_slot("{}"), crc16("{}") % kClusterSlots);
 }
 
+TEST(Slots, HashTagIsWhatLiesBetweenTheFirstBraceAndTheNextClosingOne) {
+  EXPECT_EQ(hash_tag("lb:{events}"), "events");
+  EXPECT_EQ(hash_tag("foo{bar}{zap}"), "bar");
+  EXPECT_EQ(hash_tag("foo{{bar}}zap"), "{bar");
+  EXPECT_EQ(hash_tag("foo{}{bar}"), "");  // an empty tag: none
+  EXPECT_EQ(hash_tag("lb:events"), "");
+  EXPECT_EQ(hash_tag("lb:{events"), "");
+  EXPECT_EQ(hash_tag("lb:}x{"), "");
+}
+
 TEST(Slots, RoutingKeyOfEachCommandForm) {
   using A = std::vector<std::string>;
   EXPECT_EQ(routing_key(A{"ZADD", "k", "1", "m"}), "k");

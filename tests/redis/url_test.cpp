@@ -134,6 +134,63 @@ TEST(RedisUrl, BadUrlsNameThePartWithoutEchoingIt) {
   }
 }
 
+TEST(RedisUrl, ParseUrlWithASourceEndsItsErrorWithTheSource) {
+  EXPECT_EQ(parse_url("redis://h:7/2", " (from X)").db, 2);
+  try {
+    parse_url("redis://:Sq1pw@h:0", " (from BOARDKEEPER_REDIS_URL)");
+    FAIL() << "a bad port must throw";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "redis URL: bad port (expected a number from 1 to 65535) (from "
+              "BOARDKEEPER_REDIS_URL)");
+  }
+}
+
+TEST(RedisUrl, SchemeProblemAcceptsTheThreeSchemesWithSomethingAfterThem) {
+  for (const char* url : {"redis://h", "rediss://h:1/2", "unix:///run/r.sock", "redis://x"}) {
+    EXPECT_EQ(scheme_problem(url), std::nullopt) << url;
+  }
+  EXPECT_EQ(scheme_problem("http://u:Sq1pw@h"),
+            "is not a Redis URL (it starts with 'http://'); expected "
+            "redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or "
+            "unix:///path/to/socket[?db=N]");
+  for (const char* url : {"redis://", "rediss://", "unix://", "", "Sq1pw", "h:6379"}) {
+    const auto problem = scheme_problem(url);
+    ASSERT_TRUE(problem.has_value()) << url;
+    EXPECT_EQ(problem->rfind("is not a Redis URL (", 0), 0U) << *problem;
+  }
+  EXPECT_NE(scheme_problem("h:6379")->find("(it starts with 'h:')"), std::string::npos);
+  EXPECT_NE(scheme_problem("//Sq1pw@h")->find("(it has no scheme)"), std::string::npos);
+}
+
+TEST(RedisUrl, SeedProblemWantsTcpAndTheUrlsScheme) {
+  EXPECT_EQ(seed_problem("redis://10.0.0.2:6379", "redis://10.0.0.1:6379"), std::nullopt);
+  EXPECT_EQ(seed_problem("rediss://10.0.0.2:6379", "rediss://10.0.0.1:6379"), std::nullopt);
+  EXPECT_EQ(seed_problem("unix:///run/r.sock", "redis://h"),
+            "each seed must be a redis:// or rediss:// URL (host and port), but it starts with "
+            "'unix://'");
+  EXPECT_NE(seed_problem("redis://", "redis://h")->find("each seed must be"), std::string::npos);
+  EXPECT_EQ(seed_problem("rediss://h2", "redis://h"),
+            "a seed's scheme must be the url's (redis://): every node of a cluster is reached "
+            "the same way");
+  EXPECT_EQ(seed_problem("redis://h2", "rediss://h"),
+            "a seed's scheme must be the url's (rediss://): every node of a cluster is reached "
+            "the same way");
+}
+
+TEST(RedisUrl, ClusterUrlProblemRefusesSocketsAndDatabasesOtherThanZero) {
+  for (const char* url : {"redis://h:1", "redis://h:1/", "redis://h:1/0", "rediss://a/b@h:1/0"}) {
+    EXPECT_EQ(cluster_url_problem(url), std::nullopt) << url;
+  }
+  EXPECT_EQ(cluster_url_problem("unix:///run/r.sock"),
+            "a Redis Cluster is reached over TCP (redis://host:port), not a unix socket");
+  for (const char* url : {"redis://h:1/3", "redis://u:p/1@h/00", "rediss://h/x"}) {
+    EXPECT_EQ(cluster_url_problem(url),
+              "a Redis Cluster has only database 0; remove the /db from the URL")
+        << url;
+  }
+}
+
 }  // namespace
 TEST(Version, RedisBefore7IsRefusedWithItsVersion) {
   EXPECT_EQ(version_problem("# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n"),

@@ -1,0 +1,150 @@
+// The HTTP server's connection-free parts (cli/http_parts.h).
+#include "cli/http_parts.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <ctime>
+#include <ostream>  // before Beast's status.hpp, which needs it
+
+#include <boost/beast/http/status.hpp>
+
+#include "core/json.h"
+
+namespace bk::cli::http_parts {
+
+void block_signals() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
+const std::string& http_date() {
+  thread_local std::time_t cached_at = 0;
+  thread_local std::string text;
+  const std::time_t now = std::time(nullptr);
+  if (now != cached_at) {
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[64];
+    text.assign(buf, std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm));
+    cached_at = now;
+  }
+  return text;
+}
+
+HttpServer::Response json_error(int status, const std::string& message) {
+  HttpServer::Response r;
+  r.status = status;
+  r.body = JsonLine().str("error", message).done() + "\n";
+  return r;
+}
+
+std::string seconds_text(std::chrono::milliseconds d) {
+  const auto tenths = d.count() / 100;
+  return std::to_string(tenths / 10) + (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "");
+}
+
+bool header_safe(const std::string& s) {
+  return s.find_first_of("\r\n") == std::string::npos;
+}
+
+bool origin_allowed(const HttpServer::Options& options, const std::string& origin) {
+  const auto& list = options.cors_origins;
+  return !origin.empty() && std::any_of(list.begin(), list.end(), [&](const std::string& o) {
+    return o == "*" || o == origin;
+  });
+}
+
+std::string serialize(const HttpServer::Response& r, const Exchange& x, bool close,
+                      const HttpServer::Options& options) {
+  std::string out;
+  out.reserve(r.body.size() + 256);
+  const auto status = static_cast<boost::beast::http::status>(r.status);
+  out += "HTTP/1.1 " + std::to_string(r.status) + " " +
+         std::string(boost::beast::http::obsolete_reason(status)) + "\r\nDate: " + http_date() +
+         "\r\n";
+  const bool no_body = r.status == 204 || r.status == 304;
+  if (!no_body) {
+    out += "Content-Type: " + r.content_type +
+           "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
+  }
+  const bool cache = r.cacheable && x.read && r.status == 200 && options.cache_max_age.count() > 0;
+  out += cache ? "Cache-Control: max-age=" + std::to_string(options.cache_max_age.count()) + "\r\n"
+               : std::string("Cache-Control: no-store\r\n");
+  if (close) {
+    out += "Connection: close\r\n";
+  } else if (x.version == 10) {
+    out += "Connection: keep-alive\r\n";
+  }
+  if (origin_allowed(options, x.origin)) {
+    out += "Access-Control-Allow-Origin: " + x.origin + "\r\nVary: Origin\r\n";
+  }
+  for (const auto& [name, value] : r.headers) {
+    if (header_safe(name) && header_safe(value))
+      out.append(name).append(": ").append(value) += "\r\n";
+  }
+  out += "\r\n";
+  if (!x.head && !no_body) out += r.body;
+  return out;
+}
+
+HttpServer::Response options_answer(const Exchange& x, const HttpServer::Options& options,
+                                    const std::string& allow) {
+  constexpr std::string_view kPreflightMaxAge = "600";  // seconds a browser keeps a preflight
+  HttpServer::Response r;
+  r.status = 204;
+  if (x.origin.empty()) {
+    r.headers = {{"Allow", allow}};
+    return r;
+  }
+  if (!origin_allowed(options, x.origin)) {
+    return json_error(403, "this origin may not read here (serve.cors_origins does not list it)");
+  }
+  r.headers = {{"Access-Control-Allow-Methods", options.post ? "GET, HEAD, POST" : "GET, HEAD"},
+               {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
+               {"Access-Control-Max-Age", std::string(kPreflightMaxAge)},
+               {"Allow", allow}};
+  return r;
+}
+
+void WorkerPool::start(std::size_t threads) {
+  for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+}
+
+void WorkerPool::submit(std::function<void()> task) {
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+void WorkerPool::finish() {
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    finishing_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void WorkerPool::run() {
+  block_signals();
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return finishing_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
+}  // namespace bk::cli::http_parts

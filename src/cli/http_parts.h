@@ -1,0 +1,73 @@
+// The HTTP server's parts that need no connection (cli/http_server.cpp): the worker pool
+// that runs handlers, and the texts of answers (status line and headers, OPTIONS, errors).
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/http_server.h"
+
+namespace bk::cli::http_parts {
+
+// Blocks every signal in the calling thread: signals (SIGTERM, SIGINT) belong to the main
+// thread, which stops the server.
+void block_signals();
+
+// The IMF-fixdate of now ("Sun, 06 Nov 1994 08:49:37 GMT"), made once a second per thread.
+const std::string& http_date();
+
+// {"error": message} with the status.
+HttpServer::Response json_error(int status, const std::string& message);
+
+// Whole seconds, with tenths when there are any: "4", "0.5", "1.2".
+std::string seconds_text(std::chrono::milliseconds d);
+
+// No CR or LF: the text may go into a header line.
+bool header_safe(const std::string& s);
+
+// What an answer needs to know of its request.
+struct Exchange {
+  bool head = false;        // HEAD: the answer has no body
+  bool read = false;        // GET or HEAD: an answer the handler calls cacheable may be cached
+  bool keep_alive = false;  // as the client asked (HTTP/1.1 default, 1.0 only when asked)
+  unsigned version = 11;
+  std::string origin;  // the Origin header, "" without
+};
+
+// A non-empty origin serve.cors_origins lists (or "*").
+bool origin_allowed(const HttpServer::Options& options, const std::string& origin);
+
+// The answer's bytes: status line, Date, content headers, caching, connection, CORS, the
+// handler's headers (those without CR or LF) and the body (none for HEAD, 204, 304).
+std::string serialize(const HttpServer::Response& r, const Exchange& x, bool close,
+                      const HttpServer::Options& options);
+
+// OPTIONS: a CORS preflight from a listed origin is allowed (204 with what may be sent),
+// from another origin refused (403); without an Origin, the methods served (`allow`).
+HttpServer::Response options_answer(const Exchange& x, const HttpServer::Options& options,
+                                    const std::string& allow);
+
+// A fixed set of threads running tasks in the order given; finish() runs what is queued.
+class WorkerPool {
+ public:
+  void start(std::size_t threads);
+  void submit(std::function<void()> task);
+  void finish();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool finishing_ = false;
+  std::vector<std::thread> threads_;
+
+  void run();
+};
+
+}  // namespace bk::cli::http_parts

@@ -1,0 +1,88 @@
+// The HTTP server's answer texts without a socket: the bytes of an answer (headers, caching,
+// CORS, HEAD), OPTIONS' answer, and the seconds shown in messages.
+#include "cli/http_parts.h"
+
+#include <gtest/gtest.h>
+
+namespace bk::cli::http_parts {
+namespace {
+
+// The answer without its Date line, which changes every second.
+std::string without_date(std::string text) {
+  const auto at = text.find("Date: ");
+  if (at != std::string::npos) text.erase(at, text.find("\r\n", at) + 2 - at);
+  return text;
+}
+
+TEST(HttpPartsTest, SerializeWritesStatusContentCachingAndTheHandlersSafeHeaders) {
+  HttpServer::Options options;
+  HttpServer::Response r;
+  r.body = "{}\n";
+  r.headers = {{"Retry-After", "2"}, {"X-Bad", "a\r\nInjected: 1"}};
+  EXPECT_EQ(without_date(serialize(r, Exchange{}, false, options)),
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 3\r\n"
+            "Cache-Control: no-store\r\nRetry-After: 2\r\n\r\n{}\n");
+  EXPECT_NE(serialize(r, Exchange{}, false, options).find("\r\nDate: "), std::string::npos);
+}
+
+TEST(HttpPartsTest, SerializeCachesOnlySuccessfulReadsAndOmitsTheBodyOfHead) {
+  HttpServer::Options options;
+  options.cache_max_age = std::chrono::seconds(30);
+  HttpServer::Response r;
+  r.body = "{}";
+  r.cacheable = true;
+  Exchange head;
+  head.head = true;
+  head.read = true;
+  EXPECT_EQ(without_date(serialize(r, head, true, options)),
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+            "Cache-Control: max-age=30\r\nConnection: close\r\n\r\n");
+  Exchange post;
+  post.version = 10;
+  EXPECT_EQ(without_date(serialize(r, post, false, options)),
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+            "Cache-Control: no-store\r\nConnection: keep-alive\r\n\r\n{}");
+  r.status = 204;
+  EXPECT_EQ(without_date(serialize(r, head, false, options)),
+            "HTTP/1.1 204 No Content\r\nCache-Control: no-store\r\n\r\n");
+}
+
+TEST(HttpPartsTest, CorsAnswersOnlyListedOrigins) {
+  HttpServer::Options options;
+  options.cors_origins = {"https://app.example.com"};
+  Exchange x;
+  x.origin = "https://app.example.com";
+  EXPECT_TRUE(origin_allowed(options, x.origin));
+  EXPECT_FALSE(origin_allowed(options, "https://evil.example.com"));
+  EXPECT_FALSE(origin_allowed(options, ""));
+  EXPECT_NE(serialize(HttpServer::Response{}, x, false, options)
+                .find("Access-Control-Allow-Origin: https://app.example.com\r\nVary: Origin\r\n"),
+            std::string::npos);
+  const auto preflight = options_answer(x, options, "GET, HEAD, OPTIONS");
+  EXPECT_EQ(preflight.status, 204);
+  EXPECT_EQ(preflight.headers, (std::vector<std::pair<std::string, std::string>>{
+                                   {"Access-Control-Allow-Methods", "GET, HEAD"},
+                                   {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
+                                   {"Access-Control-Max-Age", "600"},
+                                   {"Allow", "GET, HEAD, OPTIONS"}}));
+  x.origin = "https://evil.example.com";
+  EXPECT_EQ(options_answer(x, options, "GET").status, 403);
+  x.origin.clear();
+  const auto plain = options_answer(x, options, "GET, HEAD, OPTIONS");
+  EXPECT_EQ(plain.status, 204);
+  EXPECT_EQ(plain.headers,
+            (std::vector<std::pair<std::string, std::string>>{{"Allow", "GET, HEAD, OPTIONS"}}));
+  options.cors_origins = {"*"};
+  EXPECT_TRUE(origin_allowed(options, "https://any.example"));
+}
+
+TEST(HttpPartsTest, SecondsTextShowsTenthsOnlyWhenThereAreAny) {
+  EXPECT_EQ(seconds_text(std::chrono::milliseconds(4000)), "4");
+  EXPECT_EQ(seconds_text(std::chrono::milliseconds(500)), "0.5");
+  EXPECT_EQ(seconds_text(std::chrono::milliseconds(1250)), "1.2");
+  EXPECT_EQ(json_error(413, "too big").body, "{\"error\":\"too big\"}\n");
+  EXPECT_EQ(json_error(413, "too big").status, 413);
+}
+
+}  // namespace
+}  // namespace bk::cli::http_parts
