@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "cold/cold_store.h"
-#include "cold/defaults.h"
+#include "core/defaults.h"
 #include "core/time.h"
 
 namespace bk::cold {

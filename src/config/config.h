@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/defaults.h"
 #include "core/error.h"
 #include "core/period.h"
 #include "core/policy.h"
@@ -95,7 +96,7 @@ struct HistoryConfig {
   std::map<std::string, std::optional<Millis>> retention;
   // `history.large_period_rows`: a period archived with at least this many members gets a
   // history table of its own (sql/006_history_large.sql).
-  std::int64_t large_period_rows = 100000;
+  std::int64_t large_period_rows = kDefaultLargePeriodRows;
 
   // The retention of periods called `period`, or nullopt when they are kept forever.
   std::optional<Millis> retention_for(const std::string& period) const;
