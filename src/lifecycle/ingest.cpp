@@ -17,6 +17,8 @@
 #include <set>
 #include <thread>
 
+#include "hot/consumer_group.h"
+#include "lifecycle/stream_event.h"
 #include "redis/error.h"
 
 namespace bk::lifecycle {
@@ -60,83 +62,14 @@ struct Entry {
   bool deleted = false;  // pending, but gone from the stream (XDEL, trimming): nothing to do
 };
 
-// The entries of one stream's list (their strings moved out of the reply).
-std::vector<Entry> entries_of(redis::Reply&& list, std::size_t stream) {
+// The entries of one stream, as read from it (their strings moved).
+std::vector<Entry> entries_of(std::vector<hot::StreamEntry>&& read, std::size_t stream) {
   std::vector<Entry> out;
-  out.reserve(list.elements.size());
-  for (redis::Reply& e : list.elements) {
-    if (e.type != redis::Reply::Type::array || e.elements.size() < 2) continue;
-    e.at(0).as_string();  // checks the type
-    Entry entry{stream, std::move(e.elements[0].str), {}, e.elements[1].is_nil()};
-    redis::Reply& f = e.elements[1];
-    entry.fields.reserve(f.elements.size() / 2);
-    for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
-      f.at(i).as_string();
-      f.at(i + 1).as_string();
-      entry.fields.emplace_back(std::move(f.elements[i].str), std::move(f.elements[i + 1].str));
-    }
-    out.push_back(std::move(entry));
+  out.reserve(read.size());
+  for (hot::StreamEntry& e : read) {
+    out.push_back({stream, std::move(e.id), std::move(e.fields), e.deleted});
   }
   return out;
-}
-
-// An event from an entry, or why it is not one. `qualifier` names the entry's stream in its
-// order token: empty for the first stream, "<stream>:" for the others. `redelivered`: read
-// again from a pending list (it may have been applied before).
-std::optional<std::string> parse(const Entry& e, const std::string& stream,
-                                 const std::string& qualifier, bool redelivered,
-                                 service::Update& u) {
-  u.stream = stream;
-  u.redelivered = redelivered;
-  bool has_board = false, has_member = false, has_value = false;
-  std::set<std::string_view> seen;
-  for (const auto& [k, v] : e.fields) {
-    // Two of one field: which one was meant is a guess, so none is taken.
-    if (!seen.insert(k).second) return "field '" + k + "' appears more than once";
-    if (k == "board") {
-      u.board = v;
-      has_board = true;
-    } else if (k == "member") {
-      u.member = v;
-      has_member = true;
-    } else if (k == "value") {
-      const auto r = std::from_chars(v.data(), v.data() + v.size(), u.value);
-      if (v.empty() || r.ec != std::errc{} || r.ptr != v.data() + v.size()) {
-        return "value '" + v + "' is not a whole number";
-      }
-      has_value = true;
-    } else if (k == "at") {
-      std::int64_t ms = 0;
-      const auto r = std::from_chars(v.data(), v.data() + v.size(), ms);
-      if (!v.empty() && r.ec == std::errc{} && r.ptr == v.data() + v.size()) {
-        u.at = from_epoch_ms(ms);
-      } else if (auto t = parse_rfc3339(v)) {
-        u.at = t;
-      } else {
-        return "at '" + v + "' is neither RFC 3339 nor epoch milliseconds";
-      }
-    } else if (k == "id") {
-      u.event_id = v;
-    } else if (k == "name") {
-      u.name = v;  // checked with the update: a bad one refuses it, with the reason
-    } else if (k == "meta") {
-      u.meta = v;
-    } else {
-      return "unknown field '" + k + "'";
-    }
-  }
-  if (!has_board) return std::string("no board field");
-  if (!has_member) return std::string("no member field");
-  if (!has_value) return std::string("no value field");
-  // A later event of the member waits while this one is held: stream order is kept. And
-  // the entry leaves an in-flight marker on its board (one marker set per stream) when
-  // applied, which makes a redelivery harmless however long the entry stays pending.
-  u.order_token = qualifier + e.id;
-  return std::nullopt;
-}
-
-bool starts_with(const std::string& text, std::string_view prefix) {
-  return text.compare(0, prefix.size(), prefix) == 0;
 }
 
 redis::Options with_role(redis::Options options, const char* role) {
@@ -374,7 +307,7 @@ class Consumer {
   // created again (on every stream that lacks it), and the command repeated.
   redis::Reply group_command(const redis::Args& args) {
     redis::Reply r = redis_.command(args);
-    if (r.is_error() && starts_with(r.str, "NOGROUP")) {
+    if (hot::is_no_group(r)) {
       create_groups();
       r = redis_.command(args);
     }
@@ -389,7 +322,7 @@ class Consumer {
     std::vector<redis::Reply> replies = redis_.pipeline(commands);
     bool created = false;
     for (std::size_t i = 0; i < replies.size(); ++i) {
-      if (!replies[i].is_error() || !starts_with(replies[i].str, "NOGROUP")) continue;
+      if (!hot::is_no_group(replies[i])) continue;
       if (!created) create_groups();
       created = true;
       replies[i] = redis_.command(commands[i]);
@@ -414,10 +347,7 @@ class Consumer {
 
   void create_groups() {
     for (const Stream& s : streams_) {
-      const redis::Reply created =
-          redis_.command({"XGROUP", "CREATE", s.key, o_.group, "0", "MKSTREAM"});
-      if (created.is_error() && starts_with(created.str, "BUSYGROUP")) continue;
-      created.checked();
+      if (hot::create_group(redis_, ref(s)) == hot::GroupCreation::existed) continue;
       if (stats_.read > 0) {
         spdlog::warn(
             "ingest: consumer group {} of stream {} was gone (Redis lost its data?); created "
@@ -428,6 +358,8 @@ class Consumer {
       }
     }
   }
+
+  hot::GroupRef ref(const Stream& s) const { return {s.key, o_.group}; }
 
   std::size_t index_of(const std::string& key) const {
     for (std::size_t i = 0; i < streams_.size(); ++i) {
@@ -440,10 +372,9 @@ class Consumer {
   // indexes of the streams that had some.
   std::vector<Entry> entries_of_read(redis::Reply r, std::vector<bool>* answered = nullptr) {
     std::vector<Entry> entries;
-    for (redis::Reply& s : r.elements) {
-      const std::size_t i = index_of(s.at(0).as_string());
-      s.at(1);  // checks there is one
-      auto more = entries_of(std::move(s.elements[1]), i);
+    for (hot::StreamEntries& s : hot::parse_group_read(std::move(r))) {
+      const std::size_t i = index_of(s.stream);
+      auto more = entries_of(std::move(s.entries), i);
       if (answered != nullptr && !more.empty()) (*answered)[i] = true;
       entries.insert(entries.end(), std::make_move_iterator(more.begin()),
                      std::make_move_iterator(more.end()));
@@ -467,17 +398,13 @@ class Consumer {
     // One read per group of streams still in the pass.
     std::vector<redis::Args> reads;
     for (const auto& group : groups_) {
-      std::vector<const Stream*> in_pass;
+      hot::GroupRead read{o_.group, o_.consumer, o_.batch, std::nullopt, {}};
       for (const std::size_t i : group) {
-        if (!streams_[i].own_cursor.empty()) in_pass.push_back(&streams_[i]);
+        const Stream& st = streams_[i];
+        if (!st.own_cursor.empty()) read.streams.emplace_back(st.key, st.own_cursor);
       }
-      if (in_pass.empty()) continue;
-      redis::Args read{"XREADGROUP", "GROUP", o_.group,
-                       o_.consumer,  "COUNT", std::to_string(o_.batch),
-                       "STREAMS"};
-      for (const Stream* st : in_pass) read.push_back(st->key);
-      for (const Stream* st : in_pass) read.push_back(st->own_cursor);
-      reads.push_back(std::move(read));
+      if (read.streams.empty()) continue;
+      reads.push_back(hot::read_group(read));
     }
     if (reads.empty()) return {};
     std::vector<bool> answered(streams_.size(), false);
@@ -556,13 +483,11 @@ class Consumer {
     for (std::size_t i = 0; i < streams_.size(); ++i) {
       Stream& s = streams_[i];
       if (s.claim_cursor == "0-0" && Steady::now() < s.next_claim) continue;
-      redis::Reply claimed = group_command({"XAUTOCLAIM", s.key, o_.group, o_.consumer,
-                                            std::to_string(o_.reclaim_idle.count()), s.claim_cursor,
-                                            "COUNT", std::to_string(o_.batch)});
-      s.claim_cursor = claimed.at(0).as_string();
+      hot::TakenOver claimed = hot::parse_take_over(group_command(
+          hot::take_over(ref(s), {o_.consumer, o_.reclaim_idle, s.claim_cursor, o_.batch})));
+      s.claim_cursor = std::move(claimed.cursor);
       if (s.claim_cursor == "0-0") s.next_claim = Steady::now() + o_.reclaim_idle / 2;
-      claimed.at(1);  // checks there is one
-      auto more = entries_of(std::move(claimed.elements[1]), i);
+      auto more = entries_of(std::move(claimed.entries), i);
       entries.insert(entries.end(), std::make_move_iterator(more.begin()),
                      std::make_move_iterator(more.end()));
     }
@@ -573,16 +498,9 @@ class Consumer {
   // (none: not waiting).
   redis::Args read_new_command(const std::vector<std::size_t>& group,
                                std::optional<Millis> block) const {
-    redis::Args read{"XREADGROUP", "GROUP", o_.group,
-                     o_.consumer,  "COUNT", std::to_string(o_.batch)};
-    if (block) {
-      read.push_back("BLOCK");
-      read.push_back(std::to_string(block->count()));
-    }
-    read.push_back("STREAMS");
-    for (const std::size_t i : group) read.push_back(streams_[i].key);
-    for (std::size_t i = 0; i < group.size(); ++i) read.push_back(">");
-    return read;
+    hot::GroupRead read{o_.group, o_.consumer, o_.batch, block, {}};
+    for (const std::size_t i : group) read.streams.emplace_back(streams_[i].key, ">");
+    return hot::read_group(read);
   }
 
   std::vector<Entry> read_new() {
@@ -655,13 +573,15 @@ class Consumer {
   std::unique_ptr<Batch> still_ours(const Batch& b) {
     const auto age = std::chrono::duration_cast<Millis>(Steady::now() - b.read_at);
     const Stream& s = streams_.at(0);  // read ahead: one stream
-    redis::Args claim{
-        "XCLAIM", s.key, o_.group, o_.consumer,
-        std::to_string(std::max<std::int64_t>(0, (age - o_.reclaim_idle / 2).count()))};
-    for (const Entry& e : b.entries) claim.push_back(e.id);
-    claim.push_back("JUSTID");
+    std::vector<std::string> ids;
+    ids.reserve(b.entries.size());
+    for (const Entry& e : b.entries) ids.push_back(e.id);
+    const Millis min_idle = std::max(Millis{0}, age - o_.reclaim_idle / 2);
     std::set<std::string> kept;
-    for (const redis::Reply& id : group_command(claim).elements) kept.insert(id.as_string());
+    for (std::string& id : hot::parse_claimed_ids(
+             group_command(hot::claim_ids(ref(s), o_.consumer, min_idle, ids)))) {
+      kept.insert(std::move(id));
+    }
     std::vector<Entry> entries;
     for (const Entry& e : b.entries) {
       if (kept.count(e.id) != 0) entries.push_back(e);
@@ -694,7 +614,7 @@ class Consumer {
   // dead) consumer whose entries become ours once idle for reclaim_idle.
   bool nothing_pending() {
     return std::all_of(streams_.begin(), streams_.end(), [this](const Stream& s) {
-      return group_command({"XPENDING", s.key, o_.group}).at(0).as_int() == 0;
+      return hot::parse_pending_count(group_command(hot::pending_summary(ref(s)))) == 0;
     });
   }
 
@@ -713,15 +633,16 @@ class Consumer {
     b.index.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
       if (b.entries[i].deleted) continue;  // acknowledged: nothing left to apply
-      service::Update u;
       const Stream& from = streams_[b.entries[i].stream];
-      if (auto why = parse(b.entries[i], from.key, from.qualifier, redelivered, u)) {
+      StreamEvent event = parse_stream_event(b.entries[i].fields, b.entries[i].id,
+                                             {from.key, from.qualifier, redelivered});
+      if (!event.update) {
         b.verdicts[i] = Verdict::dead_letter;
-        b.reasons[i] = "malformed event: " + *why;
-        b.labels[i] = "malformed";
+        b.reasons[i] = malformed_reason(event.malformed);
+        b.labels[i] = std::string(kMalformedLabel);
         continue;
       }
-      b.updates.push_back(std::move(u));
+      b.updates.push_back(std::move(*event.update));
       b.index.push_back(i);
     }
     return b;
@@ -856,13 +777,13 @@ class Consumer {
   bool acknowledge(const std::vector<Entry>& entries, const std::vector<Verdict>& verdicts) {
     std::vector<redis::Args> acks;
     for (std::size_t s = 0; s < streams_.size(); ++s) {
-      redis::Args ack{"XACK", streams_[s].key, o_.group};
+      std::vector<std::string> ids;
       for (std::size_t i = 0; i < entries.size(); ++i) {
         if (entries[i].stream == s && verdicts[i] == Verdict::acknowledge) {
-          ack.push_back(entries[i].id);
+          ids.push_back(entries[i].id);
         }
       }
-      if (ack.size() > 3) acks.push_back(std::move(ack));
+      if (auto ack = hot::acknowledge(ref(streams_[s]), ids)) acks.push_back(std::move(*ack));
     }
     if (acks.empty()) return false;
     for (const redis::Reply& r : redis_.pipeline(acks)) r.checked();
@@ -957,8 +878,9 @@ class Consumer {
     for (const Stream& s : streams_) {
       std::string count;
       try {
-        const redis::Reply r = redis_.command({"XPENDING", s.key, o_.group});
-        count = r.is_error() ? "unknown (" + r.str + ")" : std::to_string(r.at(0).as_int());
+        const redis::Reply r = redis_.command(hot::pending_summary(ref(s)));
+        count =
+            r.is_error() ? "unknown (" + r.str + ")" : std::to_string(hot::parse_pending_count(r));
       } catch (const Error& e) {
         if (e.backend() == Backend::none) throw;
         count = "unknown (" + std::string(e.what()) + ")";
