@@ -14,7 +14,7 @@ ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
   redis::Connection& redis = job.redis;
   hot::HotBoard& hot = job.hot;
   cold::ColdStore& cold = job.cold;
-  const SpillTarget& target = job.target;
+  const BoardPeriod& target = job.target;
   const std::int64_t chunk = job.chunk;
   const hot::BoardKeys board_keys(hot.key_prefix(), target.board);
   const hot::PeriodKeys keys(board_keys, target.spec->name, target.period.id);

@@ -53,7 +53,7 @@ SpillStats spill_beyond(const PeriodJob& job, std::int64_t keep) {
   redis::Connection& redis = job.redis;
   hot::HotBoard& hot = job.hot;
   cold::ColdStore& cold = job.cold;
-  const SpillTarget& target = job.target;
+  const BoardPeriod& target = job.target;
   const std::int64_t chunk = job.chunk;
   // The caller holds the period lock (cold::Archive::try_lock_period): no other spill or
   // archive of this period runs meanwhile.

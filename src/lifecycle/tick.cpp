@@ -261,7 +261,7 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
     if (period->end + config->grace <= now) {
       const Timed timed(timings.archive);
       const ArchiveStats a =
-          archive_period(PeriodJob{redis_, hot_, cold_, SpillTarget{config, spec, board, *period},
+          archive_period(PeriodJob{redis_, hot_, cold_, BoardPeriod{config, spec, board, *period},
                                    options.chunk, options.dry_run},
                          archive_, options.archive_progress);
       const std::string rows = std::to_string(a.hot + a.cold) + " rows (" + std::to_string(a.hot) +
@@ -323,7 +323,7 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
         }
       } unlock{archive_, {board, spec->name, period->id}, !options.dry_run};
       const SpillStats s =
-          spill_beyond(PeriodJob{redis_, hot_, cold_, SpillTarget{config, spec, board, *period},
+          spill_beyond(PeriodJob{redis_, hot_, cold_, BoardPeriod{config, spec, board, *period},
                                  options.chunk, options.dry_run},
                        config->hot_keep);
       pr.hot_before = s.hot_before;

@@ -16,6 +16,7 @@
 #include "lifecycle/archive.h"
 #include "lifecycle/backend.h"
 #include "lifecycle/profiles.h"
+#include "lifecycle/spill.h"
 #include "redis/connection.h"
 
 namespace bk::lifecycle {
@@ -24,7 +25,7 @@ using Seconds = std::chrono::duration<double>;
 
 struct TickOptions {
   bool dry_run = false;
-  std::int64_t chunk = 5000;             // members per cold-tier transaction
+  std::int64_t chunk = kDefaultChunk;    // members per cold-tier transaction
   ArchiveProgressFn archive_progress{};  // optional: progress of each period's archive
 };
 
