@@ -101,8 +101,17 @@ class Tick {
   Clock clock_;
   hot::HotBoard hot_;
 
+  struct BoardPass;  // one board's run (tick.cpp)
   void run_board(const std::string& board, const std::vector<cold::PeriodKey>& with_rows,
                  const TickOptions& options, BoardReport& report, TickTimings& timings);
+  void find_periods(BoardPass& pass, const std::vector<cold::PeriodKey>& with_rows);
+  std::vector<std::string> live_keys(const hot::BoardKeys& keys);
+  void profiles_before_archive(BoardPass& pass);
+  void profiles_after(BoardPass& pass);
+  void run_period(BoardPass& pass, const std::string& name);
+  void archive_into(BoardPass& pass, const PeriodJob& job, const std::string& name,
+                    PeriodReport& pr);
+  void spill_into(BoardPass& pass, const PeriodJob& job, PeriodReport& pr);
   std::int64_t fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run);
   void prune_history(const TickOptions& options, TickReport& report);
   void count_busy(const hot::BoardKeys& keys, const std::map<std::string, std::int64_t>& streaks,
