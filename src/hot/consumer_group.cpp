@@ -6,8 +6,9 @@
 namespace bk::hot {
 namespace {
 
-bool starts_with(const std::string& text, std::string_view prefix) {
-  return text.compare(0, prefix.size(), prefix) == 0;
+// An error reply of this kind ("NOGROUP ...", "BUSYGROUP ...").
+bool error_of_kind(const redis::Reply& reply, std::string_view kind) {
+  return reply.is_error() && reply.str.compare(0, kind.size(), kind) == 0;
 }
 
 // The entries of a list [[id, [field, value...] or nil]...]; malformed items are skipped.
@@ -108,13 +109,13 @@ std::optional<redis::Args> acknowledge(const GroupRef& ref, const std::vector<st
 }
 
 bool is_no_group(const redis::Reply& reply) {
-  return reply.is_error() && starts_with(reply.str, "NOGROUP");
+  return error_of_kind(reply, "NOGROUP");
 }
 
 GroupCreation create_group(redis::Connection& conn, const GroupRef& ref) {
   const redis::Reply created =
       conn.command({"XGROUP", "CREATE", ref.stream, ref.group, "0", "MKSTREAM"});
-  if (created.is_error() && starts_with(created.str, "BUSYGROUP")) return GroupCreation::existed;
+  if (error_of_kind(created, "BUSYGROUP")) return GroupCreation::existed;
   created.checked();
   return GroupCreation::created;
 }
