@@ -67,6 +67,51 @@ Totals totals_of(const lifecycle::TickReport& report, const std::optional<Abort>
   return t;
 }
 
+std::string archive_rows(std::int64_t hot, std::int64_t cold) {
+  return std::to_string(hot + cold) + " rows (" + std::to_string(hot) + " hot + " +
+         std::to_string(cold) + " cold)";
+}
+
+// What became of the period, for people; empty for a spill (its counts say it).
+std::string period_note(const lifecycle::PeriodReport& p) {
+  using lifecycle::PeriodOutcome;
+  std::string note;
+  switch (p.outcome) {
+    case PeriodOutcome::spilled:
+      break;
+    case PeriodOutcome::not_in_config:
+      note = "not a period of the board's config entry; left alone";
+      break;
+    case PeriodOutcome::archived:
+      note = "archived " + archive_rows(p.archived_hot, p.archived_cold);
+      if (p.hot_lost) {
+        note +=
+            "; HOT PART LOST: Redis had lost this period's data (its points that "
+            "lived only in Redis are missing; recorded in periods)";
+      }
+      break;
+    case PeriodOutcome::would_archive:
+      note = "would archive " + archive_rows(p.would_archive_hot, p.would_archive_cold);
+      break;
+    case PeriodOutcome::already_archived:
+      note = "already archived; hot keys freed";
+      break;
+    case PeriodOutcome::busy_archiving:
+      note = "being archived by another tick; skipped";
+      break;
+    case PeriodOutcome::busy_spilling:
+      note = "being spilled or archived by another tick; skipped";
+      break;
+    case PeriodOutcome::lost:
+      note = "LOST: its hot key vanished before it was archived (recorded in periods)";
+      break;
+  }
+  if (p.busy && p.busy_streak > 1) {
+    note += " (" + std::to_string(p.busy_streak) + " ticks in a row)";
+  }
+  return note;
+}
+
 void print_board_json(const lifecycle::BoardReport& b) {
   for (const auto& p : b.periods) {
     std::cout << JsonLine()
@@ -83,7 +128,7 @@ void print_board_json(const lifecycle::BoardReport& b) {
                      .flag("hot_lost", p.hot_lost)
                      .flag("busy", p.busy)
                      .num("busy_streak", p.busy_streak)
-                     .str("note", p.note)
+                     .str("note", period_note(p))
                      .done()
               << "\n";
   }
@@ -96,8 +141,8 @@ void print_board_text(const Context& ctx, const lifecycle::BoardReport& b, bool 
   std::cout << b.board << (b.error.empty() ? "" : "  FAILED: " + b.error) << "\n";
   for (const auto& p : b.periods) {
     std::cout << "  " << p.period << " " << p.period_id << ": ";
-    if (!p.note.empty()) {
-      std::cout << p.note;
+    if (const std::string note = period_note(p); !note.empty()) {
+      std::cout << note;
     } else {
       std::cout << (dry_run ? "would spill " : "spilled ") << p.spilled << " of " << p.hot_before
                 << " hot (hot_keep " << ctx.config().board_for(b.board)->hot_keep << ")";

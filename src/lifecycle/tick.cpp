@@ -163,9 +163,6 @@ void Tick::count_busy(const hot::BoardKeys& keys,
     // A claim that is never released (a tick stuck, or a lock PostgreSQL did not free) shows
     // as a streak that keeps growing, instead of a quiet skip each time.
     report.busy_streak = hot::note_busy(redis_, keys, registry_member);
-    if (report.busy_streak > 1) {
-      report.note += " (" + std::to_string(report.busy_streak) + " ticks in a row)";
-    }
   } else if (streaks.count(registry_member) != 0) {
     hot::end_busy(redis_, keys, registry_member);
   }
@@ -316,7 +313,7 @@ void Tick::run_period(BoardPass& pass, const std::string& name) {
   const PeriodSpec* spec = nullptr;
   const auto period = period_of(pass.config, name, &spec);
   if (!period) {
-    pr.note = "not a period of the board's config entry; left alone";
+    pr.outcome = PeriodOutcome::not_in_config;
     pass.report.error = "registry entry '" + name;
     pass.report.error += "' of board '" + pass.board;
     pass.report.error += "' does not match its config entry (" + pass.config.where + ")";
@@ -350,8 +347,6 @@ void Tick::run_period(BoardPass& pass, const std::string& name) {
 void Tick::archive_into(BoardPass& pass, const PeriodJob& job, const std::string& name,
                         PeriodReport& pr) {
   const ArchiveStats a = archive_period(job, archive_, pass.options.archive_progress);
-  const std::string rows = std::to_string(a.hot + a.cold) + " rows (" + std::to_string(a.hot) +
-                           " hot + " + std::to_string(a.cold) + " cold)";
   switch (a.outcome) {
     case ArchiveStats::Outcome::archived:
       pass.moved_members = true;
@@ -360,11 +355,8 @@ void Tick::archive_into(BoardPass& pass, const PeriodJob& job, const std::string
       pr.archived_hot = a.hot;
       pr.archived_cold = a.cold;
       pr.hot_lost = a.hot_lost;
-      pr.note = "archived " + rows;
+      pr.outcome = PeriodOutcome::archived;
       if (a.hot_lost) {
-        pr.note +=
-            "; HOT PART LOST: Redis had lost this period's data (its points that "
-            "lived only in Redis are missing; recorded in periods)";
         spdlog::warn(
             "tick: board '{}' period {}: archived from the cold tier after Redis "
             "lost its data; points that lived only in Redis are missing",
@@ -372,19 +364,21 @@ void Tick::archive_into(BoardPass& pass, const PeriodJob& job, const std::string
       }
       break;
     case ArchiveStats::Outcome::would_archive:
-      pr.note = "would archive " + rows;
+      pr.outcome = PeriodOutcome::would_archive;
+      pr.would_archive_hot = a.hot;
+      pr.would_archive_cold = a.cold;
       break;
     case ArchiveStats::Outcome::already:
       pass.moved_members = true;
-      pr.note = "already archived; hot keys freed";
+      pr.outcome = PeriodOutcome::already_archived;
       break;
     case ArchiveStats::Outcome::busy:
       pr.busy = true;
-      pr.note = "being archived by another tick; skipped";
+      pr.outcome = PeriodOutcome::busy_archiving;
       break;
     case ArchiveStats::Outcome::lost:
       pr.lost = true;
-      pr.note = "LOST: its hot key vanished before it was archived (recorded in periods)";
+      pr.outcome = PeriodOutcome::lost;
       pass.report.error = "period " + name +
                           " was lost (hot key gone before archive: retention "
                           "too short or tick not run in time)";
@@ -397,7 +391,7 @@ void Tick::spill_into(BoardPass& pass, const PeriodJob& job, PeriodReport& pr) {
   const cold::PeriodKey key{pass.board, job.target.spec->name, job.target.period.id};
   if (!pass.options.dry_run && !archive_.try_lock_period(key)) {
     pr.busy = true;
-    pr.note = "being spilled or archived by another tick; skipped";
+    pr.outcome = PeriodOutcome::busy_spilling;
     return;
   }
   const PeriodUnlock unlock{archive_, key, !pass.options.dry_run};

@@ -29,6 +29,18 @@ struct TickOptions {
   ArchiveProgressFn archive_progress{};  // optional: progress of each period's archive
 };
 
+// What became of a period in a tick, beyond its counts (src/cli/tick.cpp words it).
+enum class PeriodOutcome {
+  spilled,           // spilled what was ranked past hot_keep (perhaps nothing)
+  not_in_config,     // its registry entry matches no period of the board's config: left alone
+  archived,          // written to history by this tick
+  would_archive,     // dry run: would be archived
+  already_archived,  // archived before; its hot keys freed now
+  busy_archiving,    // skipped: another tick is archiving it
+  busy_spilling,     // skipped: another tick is spilling or archiving it
+  lost,              // its hot key vanished before the archive, no cold rows (recorded)
+};
+
 struct PeriodReport {
   std::string period;
   std::string period_id;
@@ -44,7 +56,10 @@ struct PeriodReport {
   bool lost = false;               // its hot key vanished before it could be archived, no cold rows
   bool busy = false;               // skipped: another tick was spilling or archiving it
   std::int64_t busy_streak = 0;    // busy: ticks in a row that found it so, this one included
-  std::string note;                // what happened, for people
+  PeriodOutcome outcome = PeriodOutcome::spilled;
+  // would_archive: the rows the archive would take from each tier.
+  std::int64_t would_archive_hot = 0;
+  std::int64_t would_archive_cold = 0;
 };
 
 struct BoardReport {
