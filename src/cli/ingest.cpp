@@ -292,52 +292,31 @@ lifecycle::IngestOptions options_for(const IngestConfig& config, const IngestArg
   return o;
 }
 
-}  // namespace
-
-int ingest(Context& ctx, const IngestArgs& args) {
+void stop_on_signals() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sa.sa_flags = SA_RESTART;  // a blocking read resumes; the loop checks the flag after it
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
+}
 
-  const lifecycle::IngestOptions o =
-      options_for(ctx.config().ingest, args, ctx.config().redis.cluster);
+// Before connecting, so probes answer (not ready) while Redis is being reached; none when
+// there is no --listen.
+std::unique_ptr<HttpServer> serve_probes(const IngestArgs& args, IngestMetrics& observed) {
+  if (args.listen.empty()) return nullptr;
+  HttpServer::Options options;
+  options.inline_paths = {"/metrics", "/healthz", "/readyz"};  // none of them blocks
+  auto server = std::make_unique<HttpServer>(
+      args.listen,
+      [&observed](const HttpServer::Request& request) { return observed.answer(request.path); },
+      options);
+  spdlog::info("ingest: serving /metrics, /healthz and /readyz on http://{}", server->address());
+  return server;
+}
 
-  IngestMetrics observed(o.block, o.streams);
-  std::unique_ptr<HttpServer> server;
-  if (!args.listen.empty()) {
-    // Before connecting, so probes answer (not ready) while Redis is being reached.
-    HttpServer::Options options;
-    options.inline_paths = {"/metrics", "/healthz", "/readyz"};  // none of them blocks
-    server = std::make_unique<HttpServer>(
-        args.listen,
-        [&observed](const HttpServer::Request& request) { return observed.answer(request.path); },
-        options);
-    spdlog::info("ingest: serving /metrics, /healthz and /readyz on http://{}", server->address());
-  }
-  spdlog::info("ingest: stream{} {} group {} consumer {}{}{}", o.streams.size() == 1 ? "" : "s",
-               fmt::join(o.streams, ", "), o.group, o.consumer, o.trim ? "" : " (not trimming)",
-               o.drain ? " (until drained)" : "");
-  // A connection of its own, made by the loop (with backoff, like every reconnection), so
-  // that an unreachable Redis at start is waited out too.
-  const redis::Options options = redis_options(ctx.config().redis);
-  spdlog::debug("ingest: redis at {}", redis::describe(options));
-  redis::Connection redis(options, redis::Connect::later);
-  service::Leaderboards boards(
-      ctx.config(), redis, ctx.clock(),
-      std::function<cold::ColdStore&()>(
-          [&ctx, &redis]() -> cold::ColdStore& { return ctx.cold(redis); }));
-  const lifecycle::IngestStats s = lifecycle::ingest(redis, boards, o, g_stop, &observed);
-  const std::string message = fmt::format(
-      "ingest: {} read, {} applied, {} duplicates, {} dead-lettered, {} reclaimed, {} left "
-      "pending (cold tier unreachable), {} left pending (an earlier event held), {} left "
-      "pending (dead letter refused), {} left pending (their board failing), {} rehydrated, {} "
-      "trimmed, {} read ahead and taken over by another consumer{}",
-      s.read, s.applied, s.duplicates, s.dead, s.reclaimed, s.unavailable, s.waiting,
-      s.dead_letter_failures, s.board_failed, s.rehydrated, s.trimmed, s.taken_over,
-      g_stop.load() ? " (stopped by signal)" : "");
+// The run's figures as JSON fields (the log line's, and --format json's output).
+JsonLine figures_of(const lifecycle::IngestStats& s) {
   JsonLine numbers;
   numbers.num("read", s.read)
       .num("applied", s.applied)
@@ -357,18 +336,55 @@ int ingest(Context& ctx, const IngestArgs& args) {
     for (const std::string& why : s.stuck) left += (left.size() > 1 ? "," : "") + json_string(why);
     numbers.raw("stuck", left + "]");
   }
+  return numbers;
+}
+
+// The summary of the run (log, and stdout with --format json); the exit code: 3 when a drain
+// gave up (unavailable), saying what is left and why.
+int report(const Context& ctx, const lifecycle::IngestOptions& o, const lifecycle::IngestStats& s) {
+  const std::string message = fmt::format(
+      "ingest: {} read, {} applied, {} duplicates, {} dead-lettered, {} reclaimed, {} left "
+      "pending (cold tier unreachable), {} left pending (an earlier event held), {} left "
+      "pending (dead letter refused), {} left pending (their board failing), {} rehydrated, {} "
+      "trimmed, {} read ahead and taken over by another consumer{}",
+      s.read, s.applied, s.duplicates, s.dead, s.reclaimed, s.unavailable, s.waiting,
+      s.dead_letter_failures, s.board_failed, s.rehydrated, s.trimmed, s.taken_over,
+      g_stop.load() ? " (stopped by signal)" : "");
+  JsonLine numbers = figures_of(s);
   log_info_with_fields(message, numbers.fields());
   if (ctx.format() == Format::json) std::cout << numbers.done() << "\n";
-  if (!s.stuck.empty()) {
-    // A drain that could not finish: unavailable (exit 3), saying what is left and why.
-    std::cerr << fmt::format(
-        "ingest: --drain gave up after {:g} s without progress; left "
-        "pending:\n",
-        static_cast<double>(o.max_wait.count()) / 1000);
-    for (const std::string& why : s.stuck) std::cerr << "  " << why << "\n";
-    return 3;
-  }
-  return 0;
+  if (s.stuck.empty()) return 0;
+  std::cerr << fmt::format(
+      "ingest: --drain gave up after {:g} s without progress; left "
+      "pending:\n",
+      static_cast<double>(o.max_wait.count()) / 1000);
+  for (const std::string& why : s.stuck) std::cerr << "  " << why << "\n";
+  return 3;
+}
+
+}  // namespace
+
+int ingest(Context& ctx, const IngestArgs& args) {
+  stop_on_signals();
+  const lifecycle::IngestOptions o =
+      options_for(ctx.config().ingest, args, ctx.config().redis.cluster);
+
+  IngestMetrics observed(o.block, o.streams);
+  const std::unique_ptr<HttpServer> server = serve_probes(args, observed);
+  spdlog::info("ingest: stream{} {} group {} consumer {}{}{}", o.streams.size() == 1 ? "" : "s",
+               fmt::join(o.streams, ", "), o.group, o.consumer, o.trim ? "" : " (not trimming)",
+               o.drain ? " (until drained)" : "");
+  // A connection of its own, made by the loop (with backoff, like every reconnection), so
+  // that an unreachable Redis at start is waited out too.
+  const redis::Options options = redis_options(ctx.config().redis);
+  spdlog::debug("ingest: redis at {}", redis::describe(options));
+  redis::Connection redis(options, redis::Connect::later);
+  service::Leaderboards boards(
+      ctx.config(), redis, ctx.clock(),
+      std::function<cold::ColdStore&()>(
+          [&ctx, &redis]() -> cold::ColdStore& { return ctx.cold(redis); }));
+  const lifecycle::IngestStats s = lifecycle::ingest(redis, boards, o, g_stop, &observed);
+  return report(ctx, o, s);
 }
 
 }  // namespace bk::cli

@@ -67,54 +67,96 @@ Totals totals_of(const lifecycle::TickReport& report, const std::optional<Abort>
   return t;
 }
 
-void print_report(const Context& ctx, const lifecycle::TickReport& report, bool dry_run) {
-  const bool json = ctx.format() == Format::json;
-  for (const auto& b : report.boards) {
-    for (const auto& p : b.periods) {
-      if (json) {
-        std::cout << JsonLine()
-                         .str("board", b.board)
-                         .str("period", p.period)
-                         .str("period_id", p.period_id)
-                         .num("hot_before", p.hot_before)
-                         .num("spilled", p.spilled)
-                         .num("kept_hot", p.kept_in_place)
-                         .num("ttl_fixed", p.ttl_fixed)
-                         .num("rows_archived", p.archived_rows)
-                         .flag("archived", p.archived)
-                         .flag("lost", p.lost)
-                         .flag("hot_lost", p.hot_lost)
-                         .flag("busy", p.busy)
-                         .num("busy_streak", p.busy_streak)
-                         .str("note", p.note)
-                         .done()
-                  << "\n";
+std::string archive_rows(std::int64_t hot, std::int64_t cold) {
+  return std::to_string(hot + cold) + " rows (" + std::to_string(hot) + " hot + " +
+         std::to_string(cold) + " cold)";
+}
+
+// What became of the period, for people; empty for a spill (its counts say it).
+std::string period_note(const lifecycle::PeriodReport& p) {
+  using lifecycle::PeriodOutcome;
+  std::string note;
+  switch (p.outcome) {
+    case PeriodOutcome::spilled:
+      break;
+    case PeriodOutcome::not_in_config:
+      note = "not a period of the board's config entry; left alone";
+      break;
+    case PeriodOutcome::archived:
+      note = "archived " + archive_rows(p.archived_hot, p.archived_cold);
+      if (p.hot_lost) {
+        note +=
+            "; HOT PART LOST: Redis had lost this period's data (its points that "
+            "lived only in Redis are missing; recorded in periods)";
       }
-    }
-    if (json) {
-      if (!b.error.empty()) {
-        std::cout << JsonLine().str("board", b.board).str("error", b.error).done() << "\n";
-      }
-      continue;
-    }
-    std::cout << b.board << (b.error.empty() ? "" : "  FAILED: " + b.error) << "\n";
-    for (const auto& p : b.periods) {
-      std::cout << "  " << p.period << " " << p.period_id << ": ";
-      if (!p.note.empty()) {
-        std::cout << p.note;
-      } else {
-        std::cout << (dry_run ? "would spill " : "spilled ") << p.spilled << " of " << p.hot_before
-                  << " hot (hot_keep " << ctx.config().board_for(b.board)->hot_keep << ")";
-        if (p.kept_in_place > 0)
-          std::cout << ", " << p.kept_in_place << " updated meanwhile stay hot";
-      }
-      if (p.ttl_fixed > 0)
-        std::cout << ", " << p.ttl_fixed << " TTL" << (p.ttl_fixed == 1 ? "" : "s")
-                  << (dry_run ? " to fix" : " fixed");
-      std::cout << "\n";
-    }
+      break;
+    case PeriodOutcome::would_archive:
+      note = "would archive " + archive_rows(p.would_archive_hot, p.would_archive_cold);
+      break;
+    case PeriodOutcome::already_archived:
+      note = "already archived; hot keys freed";
+      break;
+    case PeriodOutcome::busy_archiving:
+      note = "being archived by another tick; skipped";
+      break;
+    case PeriodOutcome::busy_spilling:
+      note = "being spilled or archived by another tick; skipped";
+      break;
+    case PeriodOutcome::lost:
+      note = "LOST: its hot key vanished before it was archived (recorded in periods)";
+      break;
   }
-  const lifecycle::HistoryReport& h = report.history;
+  if (p.busy && p.busy_streak > 1) {
+    note += " (" + std::to_string(p.busy_streak) + " ticks in a row)";
+  }
+  return note;
+}
+
+void print_board_json(const lifecycle::BoardReport& b) {
+  for (const auto& p : b.periods) {
+    std::cout << JsonLine()
+                     .str("board", b.board)
+                     .str("period", p.period)
+                     .str("period_id", p.period_id)
+                     .num("hot_before", p.hot_before)
+                     .num("spilled", p.spilled)
+                     .num("kept_hot", p.kept_in_place)
+                     .num("ttl_fixed", p.ttl_fixed)
+                     .num("rows_archived", p.archived_rows)
+                     .flag("archived", p.archived)
+                     .flag("lost", p.lost)
+                     .flag("hot_lost", p.hot_lost)
+                     .flag("busy", p.busy)
+                     .num("busy_streak", p.busy_streak)
+                     .str("note", period_note(p))
+                     .done()
+              << "\n";
+  }
+  if (!b.error.empty()) {
+    std::cout << JsonLine().str("board", b.board).str("error", b.error).done() << "\n";
+  }
+}
+
+void print_board_text(const Context& ctx, const lifecycle::BoardReport& b, bool dry_run) {
+  std::cout << b.board << (b.error.empty() ? "" : "  FAILED: " + b.error) << "\n";
+  for (const auto& p : b.periods) {
+    std::cout << "  " << p.period << " " << p.period_id << ": ";
+    if (const std::string note = period_note(p); !note.empty()) {
+      std::cout << note;
+    } else {
+      std::cout << (dry_run ? "would spill " : "spilled ") << p.spilled << " of " << p.hot_before
+                << " hot (hot_keep " << ctx.config().board_for(b.board)->hot_keep << ")";
+      if (p.kept_in_place > 0)
+        std::cout << ", " << p.kept_in_place << " updated meanwhile stay hot";
+    }
+    if (p.ttl_fixed > 0)
+      std::cout << ", " << p.ttl_fixed << " TTL" << (p.ttl_fixed == 1 ? "" : "s")
+                << (dry_run ? " to fix" : " fixed");
+    std::cout << "\n";
+  }
+}
+
+void print_history(const lifecycle::HistoryReport& h, bool json, bool dry_run) {
   if (h.periods == 0 && h.error.empty()) return;
   if (json) {
     JsonLine line;
@@ -135,13 +177,23 @@ void print_report(const Context& ctx, const lifecycle::TickReport& report, bool 
   }
 }
 
+void print_report(const Context& ctx, const lifecycle::TickReport& report, bool dry_run) {
+  const bool json = ctx.format() == Format::json;
+  for (const auto& b : report.boards) {
+    if (json) {
+      print_board_json(b);
+    } else {
+      print_board_text(ctx, b, dry_run);
+    }
+  }
+  print_history(report.history, json, dry_run);
+}
+
 // The pass as metrics. Gauges, not counters: each tick is its own process and these are
 // the values of this pass (a counter that restarts every run defeats rate()).
-std::string render_metrics(const lifecycle::TickReport& report, const Totals& t, int exit_code,
-                           bool dry_run, lifecycle::Seconds took,
-                           std::optional<double> last_success) {
-  metrics::Registry r;
-  add_build_info(r);
+// How the pass ended, when, and where its time went.
+void add_run_gauges(metrics::Registry& r, const lifecycle::TickReport& report, int exit_code,
+                    bool dry_run, lifecycle::Seconds took, std::optional<double> last_success) {
   const auto gauge = [&r](const char* name, const char* help, double v) {
     r.gauge(name, help).set(v);
   };
@@ -166,6 +218,13 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
   phases.set(report.timings.spill.count(), {{"phase", "spill"}});
   phases.set(report.timings.archive.count(), {{"phase", "archive"}});
   phases.set(report.timings.retention.count(), {{"phase", "retention"}});
+}
+
+// What the pass did to boards and periods.
+void add_period_gauges(metrics::Registry& r, const lifecycle::TickReport& report, const Totals& t) {
+  const auto gauge = [&r](const char* name, const char* help, double v) {
+    r.gauge(name, help).set(v);
+  };
   gauge("boardkeeper_tick_boards", "Boards the last tick processed.",
         static_cast<double>(report.boards.size()));
   gauge("boardkeeper_tick_boards_failed",
@@ -204,6 +263,14 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
         "(another tick spilling or archiving it); 0 when none was. Growing: a claim that is "
         "never released.",
         static_cast<double>(t.busy_streak_max));
+}
+
+// What the pass archived and pruned, and the errors that failed it.
+void add_history_gauges(metrics::Registry& r, const lifecycle::TickReport& report,
+                        const Totals& t) {
+  const auto gauge = [&r](const char* name, const char* help, double v) {
+    r.gauge(name, help).set(v);
+  };
   auto& rows = r.gauge("boardkeeper_tick_rows_archived",
                        "History rows the last tick archived, by the tier they came from.");
   rows.set(static_cast<double>(t.rows_hot), {{"tier", "hot"}});
@@ -224,6 +291,16 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
   gauge("boardkeeper_tick_postgres_errors",
         "PostgreSQL errors that failed a board or the last tick.",
         static_cast<double>(t.postgres_errors));
+}
+
+std::string render_metrics(const lifecycle::TickReport& report, const Totals& t, int exit_code,
+                           bool dry_run, lifecycle::Seconds took,
+                           std::optional<double> last_success) {
+  metrics::Registry r;
+  add_build_info(r);
+  add_run_gauges(r, report, exit_code, dry_run, took, last_success);
+  add_period_gauges(r, report, t);
+  add_history_gauges(r, report, t);
   return r.render();
 }
 
@@ -265,37 +342,26 @@ bool publish(const TickArgs& args, const std::optional<HttpUrl>& gateway,
   return written;
 }
 
-}  // namespace
-
-int tick(Context& ctx, const TickArgs& args) {
-  std::optional<HttpUrl> gateway;
-  if (!args.pushgateway.empty()) gateway = parse_http_url(args.pushgateway, "--pushgateway");
-  if (!args.metrics_file.empty()) check_writable_dir(args.metrics_file, "--metrics-file");
-  const auto started = std::chrono::steady_clock::now();
-
-  lifecycle::TickReport report;
-  std::optional<Abort> abort;
-  std::exception_ptr failure;
+// Runs the pass into `report`; how it ended when it did not end normally (and the exception,
+// rethrown once the pass is reported).
+std::optional<Abort> run_pass(Context& ctx, const TickArgs& args, lifecycle::TickReport& report,
+                              std::exception_ptr& failure) {
   try {
     lifecycle::Tick t(ctx.config(), ctx.redis(), ctx.cold(), ctx.archive(), ctx.clock());
     t.run({args.dry_run, args.chunk, archive_progress_display()}, report);
   } catch (const Error& e) {
     failure = std::current_exception();
-    abort = Abort{static_cast<int>(e.exit_code()), lifecycle::backend_of(e), e.what()};
+    return Abort{static_cast<int>(e.exit_code()), lifecycle::backend_of(e), e.what()};
   } catch (const std::exception& e) {
     failure = std::current_exception();
-    abort = Abort{static_cast<int>(ExitCode::failed), Backend::none, e.what()};
+    return Abort{static_cast<int>(ExitCode::failed), Backend::none, e.what()};
   }
-  const lifecycle::Seconds took = std::chrono::steady_clock::now() - started;
-  if (!abort) print_report(ctx, report, args.dry_run);
-  // The report is complete on stdout before the summary goes to stderr, so the two never
-  // interleave mid-line when both go to one file.
-  std::cout.flush();
+  return std::nullopt;
+}
 
-  const Totals t = totals_of(report, abort);
-  int code = abort                 ? abort->exit_code
-             : report.any_failed() ? static_cast<int>(ExitCode::failed)
-                                   : 0;
+// The one-line summary of the pass (stderr), with its figures as fields.
+void log_summary(const TickArgs& args, const lifecycle::TickReport& report, const Totals& t,
+                 bool aborted, int code, lifecycle::Seconds took) {
   const std::string message = fmt::format(
       "tick{}: {} boards, {} periods, {} members spilled, {} periods archived ({} rows), {} "
       "lost, {} TTLs fixed{}{}{}",
@@ -309,7 +375,7 @@ int tick(Context& ctx, const TickArgs& args) {
                         "part lost (Redis had lost data)",
                         t.recovered, t.hot_lost)
           : "",
-      abort                 ? ", ABORTED (exit " + std::to_string(code) + ")"
+      aborted               ? ", ABORTED (exit " + std::to_string(code) + ")"
       : report.any_failed() ? ", some boards FAILED"
                             : "");
   log_info_with_fields(message, JsonLine()
@@ -331,7 +397,30 @@ int tick(Context& ctx, const TickArgs& args) {
                                     .raw("duration_seconds", metrics::format_value(took.count()))
                                     .num("exit_code", code)
                                     .fields());
+}
 
+}  // namespace
+
+int tick(Context& ctx, const TickArgs& args) {
+  std::optional<HttpUrl> gateway;
+  if (!args.pushgateway.empty()) gateway = parse_http_url(args.pushgateway, "--pushgateway");
+  if (!args.metrics_file.empty()) check_writable_dir(args.metrics_file, "--metrics-file");
+  const auto started = std::chrono::steady_clock::now();
+
+  lifecycle::TickReport report;
+  std::exception_ptr failure;
+  const std::optional<Abort> abort = run_pass(ctx, args, report, failure);
+  const lifecycle::Seconds took = std::chrono::steady_clock::now() - started;
+  if (!abort) print_report(ctx, report, args.dry_run);
+  // The report is complete on stdout before the summary goes to stderr, so the two never
+  // interleave mid-line when both go to one file.
+  std::cout.flush();
+
+  const Totals t = totals_of(report, abort);
+  int code = abort                 ? abort->exit_code
+             : report.any_failed() ? static_cast<int>(ExitCode::failed)
+                                   : 0;
+  log_summary(args, report, t, abort.has_value(), code, took);
   if (!publish(args, gateway, report, t, code, took) && code == 0) {
     code = static_cast<int>(ExitCode::failed);  // the pass worked but could not be reported
   }

@@ -5,52 +5,145 @@
 
 #include <algorithm>
 #include <future>
+#include <optional>
 #include <vector>
 
 namespace bk::lifecycle {
+namespace {
 
-ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
-                            const ArchiveProgressFn& progress) {
-  redis::Connection& redis = job.redis;
-  hot::HotBoard& hot = job.hot;
-  cold::ColdStore& cold = job.cold;
-  const SpillTarget& target = job.target;
-  const std::int64_t chunk = job.chunk;
-  const hot::BoardKeys board_keys(hot.key_prefix(), target.board);
-  const hot::PeriodKeys keys(board_keys, target.spec->name, target.period.id);
+// One period's archive: what its steps share.
+struct ArchiveRun {
+  const PeriodJob& job;
+  cold::Archive& archive;
+  const ArchiveProgressFn& progress;
+  const BoardPeriod& target = job.target;
+  const hot::BoardKeys board_keys{job.hot.key_prefix(), target.board};
+  const hot::PeriodKeys keys{board_keys, target.spec->name, target.period.id};
   const std::string registry_member = hot::registry_member(target.spec->name, target.period.id);
   const cold::PeriodInfo info{
       {target.board, target.spec->name, target.period.id}, target.period.start, target.period.end};
+
+  // Frees the period's hot keys and its registry entry.
+  void release() const { job.hot.release(job.redis, keys, board_keys.registry(), registry_member); }
+};
+
+// A dry run: what would be archived, or that it already was.
+ArchiveStats dry_run(const ArchiveRun& run, cold::PeriodStatus status) {
   ArchiveStats stats;
-  const cold::PeriodStatus status = archive.status(info.key);
-  if (job.dry_run) {
-    stats.outcome = status == cold::PeriodStatus::open ? ArchiveStats::Outcome::would_archive
-                                                       : ArchiveStats::Outcome::already;
-    stats.hot = hot.size(redis, keys.live);
-    stats.cold = cold.reader().count(info.key);
-    return stats;
+  stats.outcome = status == cold::PeriodStatus::open ? ArchiveStats::Outcome::would_archive
+                                                     : ArchiveStats::Outcome::already;
+  stats.hot = run.job.hot.size(run.job.redis, run.keys.live);
+  stats.cold = run.job.cold.reader().count(run.info.key);
+  return stats;
+}
+
+// The hot key expired, was deleted, or Redis lost its data. What the cold tier holds is
+// archived all the same (PostgreSQL is the safety net), flagged; with no cold rows either,
+// the period is recorded lost, never silently dropped (the outcome returned). (Unless a
+// concurrent tick archived the period and freed its keys since we looked: then the lost
+// record does not take, as it never overrides an archived period.)
+std::optional<ArchiveStats::Outcome> without_hot_key(const ArchiveRun& run) {
+  if (run.job.cold.reader().count(run.info.key) != 0) return std::nullopt;
+  const bool lost = run.archive.record_lost(
+      run.info, "the hot key was gone at archive time (expired or deleted), no cold rows");
+  run.release();
+  return lost ? ArchiveStats::Outcome::lost : ArchiveStats::Outcome::already;
+}
+
+// Ends the progress display however the archive ends.
+struct ProgressDone {
+  const ArchiveProgressFn& fn;
+  ArchiveProgress& p;
+  ~ProgressDone() {
+    if (!fn) return;
+    p.done = true;
+    try {
+      fn(p);
+    } catch (...) {
+      // A display that failed must not change the archive's outcome.
+    }
   }
+};
+
+// Only the hot members travel: they are copied into the archive's transaction, where one
+// statement merges them with the cold rows. Reading (Redis) and writing (the COPY) overlap:
+// the next chunk is read on a worker thread while this one is written. How many were read.
+std::int64_t copy_hot_members(const ArchiveRun& run, cold::Archive::Transaction& txn,
+                              ArchiveProgress& shown) {
+  const PeriodJob& job = run.job;
+  const ScoreCodec codec(run.target.config->layout_for(*run.target.spec));
+  const std::int64_t n = std::max<std::int64_t>(job.chunk, 1);
+  std::int64_t offset = 0;
+  auto read_chunk = [&, n](std::int64_t from) {
+    return job.hot.slice(job.redis, run.keys.live, from, n);
+  };
+  std::future<std::vector<ScoredMember>> next = std::async(std::launch::async, read_chunk, 0);
+  for (;;) {
+    const std::vector<ScoredMember> members = next.get();
+    offset += static_cast<std::int64_t>(members.size());
+    const bool last = static_cast<std::int64_t>(members.size()) < n;
+    if (!last) next = std::async(std::launch::async, read_chunk, offset);
+    for (const ScoredMember& m : members) {
+      const Decoded d = codec.decode(m.encoded, run.target.period.start);
+      txn.write_hot({m.member, m.encoded, d.points, d.achieved_at});
+    }
+    if (run.progress && !members.empty()) {
+      shown.hot_copied = offset;
+      run.progress(shown);
+    }
+    if (last) break;
+  }
+  return offset;
+}
+
+// The claimed archive's transaction filled and committed: its counts in `stats`.
+void fill_and_commit(const ArchiveRun& run, cold::Archive::Transaction& txn,
+                     std::int64_t frozen_size, ArchiveStats& stats) {
+  ArchiveProgress shown;
+  shown.target = &run.target;
+  shown.hot_total = frozen_size;
+  const ProgressDone done{run.progress, shown};
+  if (run.progress) {
+    shown.cold_total = run.job.cold.reader().count(run.info.key);  // one more query, only then
+    run.progress(shown);                                           // the start
+  }
+  const std::int64_t read = copy_hot_members(run, txn, shown);
+  if (read != frozen_size) {
+    // The frozen key changed under the archive (expired mid-way?): commit nothing.
+    throw Error("period " + run.registry_member + " of board '" + run.target.board + "' had " +
+                std::to_string(frozen_size) + " hot members when frozen but " +
+                std::to_string(read) + " were read; not archived, will retry");
+  }
+  if (run.progress) {
+    shown.merging = true;
+    run.progress(shown);
+  }
+  const cold::Archive::Counts counts = txn.commit(stats.hot_lost);
+  stats.hot = counts.hot;
+  stats.cold = counts.cold;
+}
+
+}  // namespace
+
+ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
+                            const ArchiveProgressFn& progress) {
+  const ArchiveRun run{job, archive, progress};
+  const BoardPeriod& target = job.target;
+  ArchiveStats stats;
+  const cold::PeriodStatus status = archive.status(run.info.key);
+  if (job.dry_run) return dry_run(run, status);
   if (status != cold::PeriodStatus::open) {
     // Committed by an earlier tick that did not get to free the keys.
-    hot.release(redis, keys, board_keys.registry(), registry_member);
+    run.release();
     stats.outcome = ArchiveStats::Outcome::already;
     return stats;
   }
   const Instant expire_at = target.period.end + target.config->retention_for(*target.spec);
-  const hot::HotBoard::Frozen frozen = hot.freeze(redis, keys, expire_at);
+  const hot::HotBoard::Frozen frozen = job.hot.freeze(job.redis, run.keys, expire_at);
   stats.hot_lost = frozen.recovered;
   if (!frozen.exists) {
-    // The hot key expired, was deleted, or Redis lost its data. What the cold tier holds is
-    // archived all the same (PostgreSQL is the safety net), flagged; with no cold rows
-    // either, the period is recorded lost, never silently dropped. (Unless a concurrent
-    // tick archived the period and freed its keys since we looked: then the lost record
-    // does not take, as it never overrides an archived period.)
-    const std::int64_t cold_rows = cold.reader().count(info.key);
-    if (cold_rows == 0) {
-      const bool lost = archive.record_lost(
-          info, "the hot key was gone at archive time (expired or deleted), no cold rows");
-      hot.release(redis, keys, board_keys.registry(), registry_member);
-      stats.outcome = lost ? ArchiveStats::Outcome::lost : ArchiveStats::Outcome::already;
+    if (const auto outcome = without_hot_key(run)) {
+      stats.outcome = *outcome;
       return stats;
     }
     stats.hot_lost = true;
@@ -58,78 +151,20 @@ ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
   archive.ensure_partitions(target.period.start, target.period.start + Millis{1});
   cold::Archive::Claim claim = cold::Archive::Claim::busy;
   // Rolls back unless committed, however this ends.
-  const std::unique_ptr<cold::Archive::Transaction> txn = archive.begin(info, claim);
+  const std::unique_ptr<cold::Archive::Transaction> txn = archive.begin(run.info, claim);
   switch (claim) {
     case cold::Archive::Claim::busy:
       stats.outcome = ArchiveStats::Outcome::busy;
       return stats;
     case cold::Archive::Claim::done:
-      hot.release(redis, keys, board_keys.registry(), registry_member);
+      run.release();
       stats.outcome = ArchiveStats::Outcome::already;
       return stats;
     case cold::Archive::Claim::claimed:
       break;
   }
-  {
-    ArchiveProgress shown;
-    shown.target = &target;
-    shown.hot_total = frozen.size;
-    // Ends the progress display however the archive ends.
-    struct Done {
-      const ArchiveProgressFn& fn;
-      ArchiveProgress& p;
-      ~Done() {
-        if (!fn) return;
-        p.done = true;
-        try {
-          fn(p);
-        } catch (...) {
-          // A display that failed must not change the archive's outcome.
-        }
-      }
-    } done{progress, shown};
-    if (progress) {
-      shown.cold_total = cold.reader().count(info.key);  // one more query, only then
-      progress(shown);                                   // the start
-    }
-    // Only the hot members travel: they are copied into the archive's transaction, where one
-    // statement merges them with the cold rows. Reading (Redis) and writing (the COPY)
-    // overlap: the next chunk is read on a worker thread while this one is written.
-    const ScoreCodec codec(target.config->layout_for(*target.spec));
-    const std::int64_t n = std::max<std::int64_t>(chunk, 1);
-    std::int64_t offset = 0;
-    auto read_chunk = [&, n](std::int64_t from) { return hot.slice(redis, keys.live, from, n); };
-    std::future<std::vector<ScoredMember>> next = std::async(std::launch::async, read_chunk, 0);
-    for (;;) {
-      const std::vector<ScoredMember> members = next.get();
-      offset += static_cast<std::int64_t>(members.size());
-      const bool last = static_cast<std::int64_t>(members.size()) < n;
-      if (!last) next = std::async(std::launch::async, read_chunk, offset);
-      for (const ScoredMember& m : members) {
-        const Decoded d = codec.decode(m.encoded, target.period.start);
-        txn->write_hot({m.member, m.encoded, d.points, d.achieved_at});
-      }
-      if (progress && !members.empty()) {
-        shown.hot_copied = offset;
-        progress(shown);
-      }
-      if (last) break;
-    }
-    if (offset != frozen.size) {
-      // The frozen key changed under the archive (expired mid-way?): commit nothing.
-      throw Error("period " + registry_member + " of board '" + target.board + "' had " +
-                  std::to_string(frozen.size) + " hot members when frozen but " +
-                  std::to_string(offset) + " were read; not archived, will retry");
-    }
-    if (progress) {
-      shown.merging = true;
-      progress(shown);
-    }
-    const cold::Archive::Counts counts = txn->commit(stats.hot_lost);
-    stats.hot = counts.hot;
-    stats.cold = counts.cold;
-  }
-  hot.release(redis, keys, board_keys.registry(), registry_member);
+  fill_and_commit(run, *txn, frozen.size, stats);
+  run.release();
   return stats;
 }
 

@@ -27,7 +27,7 @@ struct ArchiveStats {
 
 // How far the archive of one period has come, for people watching a long one.
 struct ArchiveProgress {
-  const SpillTarget* target = nullptr;
+  const BoardPeriod* target = nullptr;
   std::int64_t hot_copied = 0;  // hot members copied into the archive's transaction so far
   std::int64_t hot_total = 0;   // the period's hot members (as frozen)
   // Its cold rows: an upper bound of what they add, as cold rows of members that are hot

@@ -1,23 +1,24 @@
 // The ingest loop: one turn reads entries of every stream (this consumer's own pending ones
 // when a retry is due, else abandoned ones of other consumers, else new ones) and processes
 // them as one batch; every second or so it looks at the streams' bounds and trims them; a
-// failure of Redis or PostgreSQL is waited out with backoff, never fatal.
+// failure of Redis or PostgreSQL is waited out with backoff, never fatal. Reading, applying
+// and acknowledging are parts in lifecycle/consumer/; this file composes them.
 #include "lifecycle/ingest.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <deque>
-#include <iterator>
-#include <map>
-#include <optional>
+#include <functional>
+#include <memory>
 #include <random>
 #include <set>
 #include <thread>
 
-#include "redis/error.h"
+#include "lifecycle/consumer/acknowledger.h"
+#include "lifecycle/consumer/applier.h"
+#include "lifecycle/consumer/failing_boards.h"
+#include "lifecycle/consumer/reader.h"
 
 namespace bk::lifecycle {
 
@@ -51,134 +52,32 @@ IngestStats& IngestStats::operator+=(const IngestStats& other) {
 
 namespace {
 
-using Steady = std::chrono::steady_clock;
-
-struct Entry {
-  std::size_t stream = 0;  // index into the consumer's streams
-  std::string id;          // stream entry id
-  std::vector<std::pair<std::string, std::string>> fields;
-  bool deleted = false;  // pending, but gone from the stream (XDEL, trimming): nothing to do
-};
-
-// The entries of one stream's list (their strings moved out of the reply).
-std::vector<Entry> entries_of(redis::Reply&& list, std::size_t stream) {
-  std::vector<Entry> out;
-  out.reserve(list.elements.size());
-  for (redis::Reply& e : list.elements) {
-    if (e.type != redis::Reply::Type::array || e.elements.size() < 2) continue;
-    e.at(0).as_string();  // checks the type
-    Entry entry{stream, std::move(e.elements[0].str), {}, e.elements[1].is_nil()};
-    redis::Reply& f = e.elements[1];
-    entry.fields.reserve(f.elements.size() / 2);
-    for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
-      f.at(i).as_string();
-      f.at(i + 1).as_string();
-      entry.fields.emplace_back(std::move(f.elements[i].str), std::move(f.elements[i + 1].str));
-    }
-    out.push_back(std::move(entry));
-  }
-  return out;
-}
-
-// An event from an entry, or why it is not one. `qualifier` names the entry's stream in its
-// order token: empty for the first stream, "<stream>:" for the others. `redelivered`: read
-// again from a pending list (it may have been applied before).
-std::optional<std::string> parse(const Entry& e, const std::string& stream,
-                                 const std::string& qualifier, bool redelivered,
-                                 service::Update& u) {
-  u.stream = stream;
-  u.redelivered = redelivered;
-  bool has_board = false, has_member = false, has_value = false;
-  std::set<std::string_view> seen;
-  for (const auto& [k, v] : e.fields) {
-    // Two of one field: which one was meant is a guess, so none is taken.
-    if (!seen.insert(k).second) return "field '" + k + "' appears more than once";
-    if (k == "board") {
-      u.board = v;
-      has_board = true;
-    } else if (k == "member") {
-      u.member = v;
-      has_member = true;
-    } else if (k == "value") {
-      const auto r = std::from_chars(v.data(), v.data() + v.size(), u.value);
-      if (v.empty() || r.ec != std::errc{} || r.ptr != v.data() + v.size()) {
-        return "value '" + v + "' is not a whole number";
-      }
-      has_value = true;
-    } else if (k == "at") {
-      std::int64_t ms = 0;
-      const auto r = std::from_chars(v.data(), v.data() + v.size(), ms);
-      if (!v.empty() && r.ec == std::errc{} && r.ptr == v.data() + v.size()) {
-        u.at = from_epoch_ms(ms);
-      } else if (auto t = parse_rfc3339(v)) {
-        u.at = t;
-      } else {
-        return "at '" + v + "' is neither RFC 3339 nor epoch milliseconds";
-      }
-    } else if (k == "id") {
-      u.event_id = v;
-    } else if (k == "name") {
-      u.name = v;  // checked with the update: a bad one refuses it, with the reason
-    } else if (k == "meta") {
-      u.meta = v;
-    } else {
-      return "unknown field '" + k + "'";
-    }
-  }
-  if (!has_board) return std::string("no board field");
-  if (!has_member) return std::string("no member field");
-  if (!has_value) return std::string("no value field");
-  // A later event of the member waits while this one is held: stream order is kept. And
-  // the entry leaves an in-flight marker on its board (one marker set per stream) when
-  // applied, which makes a redelivery harmless however long the entry stays pending.
-  u.order_token = qualifier + e.id;
-  return std::nullopt;
-}
-
-bool starts_with(const std::string& text, std::string_view prefix) {
-  return text.compare(0, prefix.size(), prefix) == 0;
-}
-
-redis::Options with_role(redis::Options options, const char* role) {
-  options.role = role;
-  return options;
-}
+using consumer::Batch;
+using consumer::Entry;
+using consumer::Steady;
+using consumer::Verdict;
 
 const char* name_of(Backend backend) {
   return backend == Backend::redis ? "redis" : backend == Backend::postgres ? "postgresql" : "?";
 }
 
-// What becomes of each entry of a batch.
-enum class Verdict {
-  acknowledge,  // applied, a duplicate, or gone from the stream
-  dead_letter,  // refused or malformed: to <stream>:dead, acknowledged with it
-  done,         // its dead letter written and the entry acknowledged (one script)
-  hold,         // stays pending at this consumer and is read again (a retry pass)
-};
-
-// Dead letters are logged one by one up to this many per batch, then summed up.
-constexpr int kLoggedPerBatch = 10;
-
+// The loop: composes the reader, the applier and the acknowledger, and decides what each turn
+// reads (a batch read ahead, a pass over this consumer's pending entries, a take-over, new
+// entries), when a pass is due, and how failures of Redis and PostgreSQL are waited out.
 class Consumer {
  public:
   Consumer(redis::Connection& redis, service::Leaderboards& boards, const IngestOptions& o,
            const std::atomic<bool>& stop, IngestObserver& observer)
       : redis_(redis),
-        reader_(with_role(redis.options(), "read-ahead"), redis::Connect::later),
         boards_(boards),
         o_(o),
         stop_(stop),
-        observer_(observer) {
-    if (o.streams.empty()) throw Error("ingest: no stream to consume");
-    for (std::size_t i = 0; i < o.streams.size(); ++i) {
-      Stream s;
-      s.key = o.streams[i];
-      s.dead = s.key + ":dead";
-      s.qualifier = i == 0 ? "" : s.key + ":";
-      streams_.push_back(std::move(s));
-    }
-    groups_ = redis_.key_groups(o.streams);
-  }
+        observer_(observer),
+        streams_(checked_streams(o)),
+        reader_(redis, o, streams_, stats_, observer),
+        failing_boards_(o.retry_pending, observer),
+        applier_(boards, failing_boards_, streams_.size()),
+        acknowledger_(redis, boards, o, streams_, observer) {}
 
   IngestStats run() {
     // A batch already read ahead is processed before a stop (it is pending at this consumer).
@@ -205,8 +104,6 @@ class Consumer {
 
  private:
   redis::Connection& redis_;
-  // Reads the next batch of new entries while the current one applies (see next_).
-  redis::Connection reader_;
   service::Leaderboards& boards_;
   const IngestOptions& o_;
   const std::atomic<bool>& stop_;
@@ -214,58 +111,21 @@ class Consumer {
   IngestStats stats_;
   std::mt19937_64 rng_{std::random_device{}()};
   bool reconnect_ = false;  // a transient reply (LOADING, READONLY...): use a new connection
-  hot::StreamKeeper keeper_;
-
-  struct Stream {
-    std::string key;
-    std::string dead;       // <key>:dead
-    std::string qualifier;  // in default event ids and order tokens (see IngestOptions)
-    // Entries left pending by consumers that died are looked for at the start, then every
-    // half reclaim_idle and whenever the streams have nothing new: a scan of the pending
-    // list per batch would cost more than the batch.
-    std::string claim_cursor = "0-0";
-    Steady::time_point next_claim = Steady::now();
-    // The running pass over this consumer's own pending entries: the last id it read here;
-    // empty once this stream has nothing more for the pass.
-    std::string own_cursor;
-    // Every entry below is acknowledged by the group (as last looked at); nullopt while the
-    // group does not exist. What in-flight state of entries below it may be forgotten.
-    std::optional<hot::StreamId> acknowledged_below;
-    // Bounds seen whose writes the replicas of the stream's node may not hold yet (oldest
-    // first, see prune_once_replicated), of one replication history and one connection.
-    struct Unreplicated {
-      hot::StreamId bound;
-      std::int64_t offset = 0;  // the node's replication offset once it was seen
-    };
-    std::deque<Unreplicated> unreplicated;
-    std::string replid;
-    std::uint64_t generation = 0;
-    bool replication_refused = false;  // warned once
-  };
-  std::vector<Stream> streams_;
-  // The streams that one XREADGROUP can read together (indexes into streams_): all of them,
-  // but on a cluster those of each hash slot. With several groups each turn reads every
-  // group in one round trip (different nodes), and, with nothing new anywhere, waits on one
-  // group in turn for at most kSliceWait, so that an entry on another is not kept waiting
-  // longer than that.
-  std::vector<std::vector<std::size_t>> groups_;
-  std::size_t next_wait_ = 0;  // the group waited on next
-  static constexpr Millis kSliceWait{100};
+  const std::vector<consumer::StreamNames> streams_;
+  consumer::StreamReader reader_;
+  consumer::FailingBoards failing_boards_;
+  consumer::Applier applier_;
+  consumer::Acknowledger acknowledger_;
 
   // Re-reads of this consumer's own pending entries: a pass reads them oldest first (stream
   // order, which keeps each member's events in order) and runs before any new entry.
   struct OwnPending {
     bool scheduled = false;  // a pass starts at `at`
     Steady::time_point at;
-    bool running = false;     // a pass is under way (Stream::own_cursor tells where)
+    bool running = false;     // a pass is under way (the reader's cursors tell where)
     bool left = false;        // the running pass left entries pending again
     std::int64_t passes = 0;  // passes in a row that left entries pending
   } own_;
-
-  // The streams' bounds are looked at every bounds_every, and sooner when the consumer is
-  // idle after acknowledging something (so a drained stream is trimmed at once).
-  Steady::time_point next_bounds_ = Steady::now();
-  bool acknowledged_since_bounds_ = false;
 
   struct Failing {
     std::int64_t in_a_row = 0;
@@ -273,49 +133,26 @@ class Consumer {
   } redis_failing_, postgres_failing_;
   std::string redis_error_;  // the last Redis failure, while it fails
 
-  // Boards whose script calls got a lasting error (service::UpdateStatus::failed), by name.
-  // Their events stay pending, in stream order: they are sent again only by a pass over this
-  // consumer's pending entries that starts once the board's own backoff is over (a pass reads
-  // them oldest first; sending one read anew, or one met in the middle of a pass, could apply
-  // a member's later event before an earlier one). Every other board goes on.
-  struct FailingState {
-    std::string error;
-    Steady::time_point since;
-    std::chrono::system_clock::time_point since_wall;
-    std::int64_t attempts = 0;  // failed calls in a row
-    Steady::time_point next_retry;
-    std::int64_t waited = 0;  // events left pending meanwhile (counted each time)
-  };
-  std::map<std::string, FailingState> failing_boards_;
-  std::set<std::string> retry_in_pass_;  // failing boards the running pass sends again
-  // Dead-letter streams that refused a dead letter, and why (until one is written there).
-  std::map<std::string, std::string> dead_refused_;
   // The last time something moved (an entry applied, dead-lettered or acknowledged): a drain
   // gives up after max_wait without.
   Steady::time_point last_progress_ = Steady::now();
 
-  // A batch: its entries, and what parsing made of them.
-  struct Batch {
-    std::vector<Entry> entries;
-    std::int64_t reclaimed = 0;  // of them, taken over from other consumers
-    std::vector<Verdict> verdicts;
-    std::vector<std::string> reasons;
-    std::vector<std::string> labels;  // why each dead letter is dead
-    std::vector<service::Update> updates;
-    std::vector<std::size_t> index;  // entry of each update
-    // Planned while the batch before it applied (read ahead), or not yet.
-    std::optional<service::Leaderboards::Prepared> prepared;
-    Steady::time_point read_at = Steady::now();
-  };
-  // Read ahead: the next batch of new entries, read (on reader_) and planned while the
-  // current batch's script calls run at the server, so that the client's work overlaps
-  // Redis's. Its entries are pending at this consumer from the moment they are read, so a
-  // batch read ahead is always the next one processed: before a pass over the pending list
-  // (which would meet them too) and before a stop. A failure to read ahead leaves them
-  // pending for such a pass, scheduled at once.
+  // Read ahead: the next batch of new entries, read (on the reader's second connection) and
+  // planned while the current batch's script calls run at the server, so that the client's
+  // work overlaps Redis's. Its entries are pending at this consumer from the moment they are
+  // read, so a batch read ahead is always the next one processed: before a pass over the
+  // pending list (which would meet them too) and before a stop. A failure to read ahead
+  // leaves them pending for such a pass, scheduled at once.
   std::unique_ptr<Batch> next_;  // read and planned, not processed yet
-  bool reading_ahead_ = false;   // a read was sent on reader_, its reply not read yet
-  bool reader_broken_ = false;   // reader_ must reconnect before its next read
+
+  static std::vector<consumer::StreamNames> checked_streams(const IngestOptions& o) {
+    if (o.streams.empty()) throw Error("ingest: no stream to consume");
+    return consumer::stream_names(o.streams);
+  }
+
+  Batch parsed(std::vector<Entry> entries, std::int64_t reclaimed, bool redelivered) const {
+    return consumer::parse_batch(std::move(entries), streams_, reclaimed, redelivered);
+  }
 
   // One read and its batch; false when draining found nothing left.
   bool turn() {
@@ -323,132 +160,63 @@ class Consumer {
       redis_.reconnect();
       reconnect_ = false;
     }
-    if (next_) {
-      std::unique_ptr<Batch> next = std::move(next_);
-      const bool aged = Steady::now() - next->read_at >= o_.reclaim_idle / 2;
-      if (aged) next = still_ours(*next);
-      process(*next, !aged);
-      bound_streams_if_due(false);
-      return true;
-    }
+    if (next_) return process_read_ahead();
+    if (own_pass_due() && process_own_pending()) return true;
     std::vector<Entry> entries;
     std::int64_t reclaimed = 0;
-    if (own_.running || (own_.scheduled && Steady::now() >= own_.at)) {
-      entries = read_own();
-      if (!entries.empty()) {
-        Batch batch = parsed(std::move(entries), 0, true);
-        process(batch, false, true);
-        bound_streams_if_due(false);
-        return true;
-      }
-      end_own_pass();
-    }
-    if (claim_due()) {
-      entries = reclaim();
+    if (reader_.claim_due()) {
+      entries = reader_.reclaim();
       reclaimed = static_cast<std::int64_t>(entries.size());
     }
     const bool fresh = entries.empty();  // new entries, not taken over from others
-    if (fresh) entries = read_new();
+    if (fresh) entries = reader_.read_new();
     if (!entries.empty()) {
       Batch batch = parsed(std::move(entries), reclaimed, reclaimed > 0);
       process(batch, fresh);
-      bound_streams_if_due(false);
+      acknowledger_.bound_streams_if_due(false, stats_);
       return true;
     }
-    bound_streams_if_due(true);
-    if (o_.drain && !claim_running() && !own_.scheduled && nothing_pending()) return false;
+    return idle();
+  }
+
+  bool process_read_ahead() {
+    std::unique_ptr<Batch> next = std::move(next_);
+    const bool aged = Steady::now() - next->read_at >= o_.reclaim_idle / 2;
+    if (aged) next = still_ours(*next);
+    process(*next, !aged);
+    acknowledger_.bound_streams_if_due(false, stats_);
+    return true;
+  }
+
+  bool own_pass_due() const { return own_.running || (own_.scheduled && Steady::now() >= own_.at); }
+
+  // The pass's next batch; false once the pass is over.
+  bool process_own_pending() {
+    std::vector<Entry> entries = read_own();
+    if (entries.empty()) {
+      end_own_pass();
+      return false;
+    }
+    Batch batch = parsed(std::move(entries), 0, true);
+    process(batch, false, true);
+    acknowledger_.bound_streams_if_due(false, stats_);
+    return true;
+  }
+
+  // Nothing was read; false when draining is done.
+  bool idle() {
+    acknowledger_.bound_streams_if_due(true, stats_);
+    if (o_.drain && !reader_.claim_running() && !own_.scheduled && reader_.nothing_pending()) {
+      return false;
+    }
     if (o_.drain) {
       // Draining reads do not block: wait here instead of polling Redis in a tight loop
       // while entries pending elsewhere become idle enough to take over.
       pause(std::min<Millis>(o_.block, Millis{100}));
     }
-    // Nothing new: a good moment to look for abandoned entries (with streams on several
-    // slots, once every slot was waited on, not after every short wait).
-    if (next_wait_ % groups_.size() == 0) {
-      for (Stream& s : streams_) s.next_claim = Steady::now();
-    }
+    // Nothing new: a good moment to look for abandoned entries.
+    reader_.claim_soon();
     return true;
-  }
-
-  // A command on the group; a group Redis lost (restart without persistence, FLUSHALL) is
-  // created again (on every stream that lacks it), and the command repeated.
-  redis::Reply group_command(const redis::Args& args) {
-    redis::Reply r = redis_.command(args);
-    if (r.is_error() && starts_with(r.str, "NOGROUP")) {
-      create_groups();
-      r = redis_.command(args);
-    }
-    r.checked();
-    redis_ok();
-    return r;
-  }
-
-  // Several commands on the group in one round trip, as group_command does one: only those
-  // that found their group gone are sent again (the others' reads were delivered).
-  std::vector<redis::Reply> group_pipeline(const std::vector<redis::Args>& commands) {
-    std::vector<redis::Reply> replies = redis_.pipeline(commands);
-    bool created = false;
-    for (std::size_t i = 0; i < replies.size(); ++i) {
-      if (!replies[i].is_error() || !starts_with(replies[i].str, "NOGROUP")) continue;
-      if (!created) create_groups();
-      created = true;
-      replies[i] = redis_.command(commands[i]);
-    }
-    for (const redis::Reply& r : replies) r.checked();
-    redis_ok();
-    return replies;
-  }
-
-  // The entries of reads of several groups, in the order of the reads.
-  std::vector<Entry> entries_of_reads(const std::vector<redis::Args>& reads,
-                                      std::vector<bool>* answered = nullptr) {
-    if (reads.size() == 1) return entries_of_read(group_command(reads.front()), answered);
-    std::vector<Entry> entries;
-    for (redis::Reply& r : group_pipeline(reads)) {
-      auto more = entries_of_read(std::move(r), answered);
-      entries.insert(entries.end(), std::make_move_iterator(more.begin()),
-                     std::make_move_iterator(more.end()));
-    }
-    return entries;
-  }
-
-  void create_groups() {
-    for (const Stream& s : streams_) {
-      const redis::Reply created =
-          redis_.command({"XGROUP", "CREATE", s.key, o_.group, "0", "MKSTREAM"});
-      if (created.is_error() && starts_with(created.str, "BUSYGROUP")) continue;
-      created.checked();
-      if (stats_.read > 0) {
-        spdlog::warn(
-            "ingest: consumer group {} of stream {} was gone (Redis lost its data?); created "
-            "again, reading the stream from its start",
-            o_.group, s.key);
-      } else {
-        spdlog::info("ingest: created consumer group {} of stream {}", o_.group, s.key);
-      }
-    }
-  }
-
-  std::size_t index_of(const std::string& key) const {
-    for (std::size_t i = 0; i < streams_.size(); ++i) {
-      if (streams_[i].key == key) return i;
-    }
-    throw redis::ReplyError("ingest: Redis answered for stream '" + key + "', which was not read");
-  }
-
-  // The entries of an XREADGROUP reply ([[stream, entries]...]); `answered` collects the
-  // indexes of the streams that had some.
-  std::vector<Entry> entries_of_read(redis::Reply r, std::vector<bool>* answered = nullptr) {
-    std::vector<Entry> entries;
-    for (redis::Reply& s : r.elements) {
-      const std::size_t i = index_of(s.at(0).as_string());
-      s.at(1);  // checks there is one
-      auto more = entries_of(std::move(s.elements[1]), i);
-      if (answered != nullptr && !more.empty()) (*answered)[i] = true;
-      entries.insert(entries.end(), std::make_move_iterator(more.begin()),
-                     std::make_move_iterator(more.end()));
-    }
-    return entries;
   }
 
   std::vector<Entry> read_own() {
@@ -456,51 +224,21 @@ class Consumer {
       own_.running = true;
       own_.scheduled = false;
       own_.left = false;
-      for (Stream& s : streams_) s.own_cursor = "0";
+      reader_.start_own_pass();
       // The failing boards retried in this pass: those whose backoff is over now.
-      retry_in_pass_.clear();
-      const auto now = Steady::now();
-      for (const auto& [board, f] : failing_boards_) {
-        if (now >= f.next_retry) retry_in_pass_.insert(board);
-      }
+      failing_boards_.start_pass(Steady::now());
     }
-    // One read per group of streams still in the pass.
-    std::vector<redis::Args> reads;
-    for (const auto& group : groups_) {
-      std::vector<const Stream*> in_pass;
-      for (const std::size_t i : group) {
-        if (!streams_[i].own_cursor.empty()) in_pass.push_back(&streams_[i]);
-      }
-      if (in_pass.empty()) continue;
-      redis::Args read{"XREADGROUP", "GROUP", o_.group,
-                       o_.consumer,  "COUNT", std::to_string(o_.batch),
-                       "STREAMS"};
-      for (const Stream* st : in_pass) read.push_back(st->key);
-      for (const Stream* st : in_pass) read.push_back(st->own_cursor);
-      reads.push_back(std::move(read));
-    }
-    if (reads.empty()) return {};
-    std::vector<bool> answered(streams_.size(), false);
-    std::vector<Entry> entries = entries_of_reads(reads, &answered);
-    // A stream that had nothing more is done for this pass; the others go on after the last
-    // entry read.
-    for (std::size_t i = 0; i < streams_.size(); ++i) {
-      if (!answered[i]) streams_[i].own_cursor.clear();
-    }
-    for (const Entry& e : entries) streams_[e.stream].own_cursor = e.id;
-    return entries;
+    return reader_.read_own();
   }
 
   void end_own_pass() {
     own_.running = false;
-    for (Stream& s : streams_) s.own_cursor.clear();
+    reader_.end_own_pass();
     // A failing board this pass retried and that did not fail again: whatever became of its
     // events (applied, refused, waiting for PostgreSQL, deleted from the stream, or none
     // pending any more), nothing of it is held for its key: back, so that its next retry
     // does not pull every later pass forward.
-    const std::set<std::string> retried = std::move(retry_in_pass_);
-    retry_in_pass_.clear();
-    for (const std::string& board : retried) board_back(board, "nothing of it is held any more");
+    failing_boards_.end_pass();
     if (own_.left) {
       ++own_.passes;
       schedule_own_pass();
@@ -518,10 +256,18 @@ class Consumer {
     if (own_.scheduled) return;
     own_.scheduled = true;
     const auto now = Steady::now();
-    own_.at = now + o_.retry_pending.delay(own_.passes + 1, unit());
     // No later than a failing board's own retry is due (its backoff decides, not the pass's).
-    for (const auto& [board, f] : failing_boards_)
-      own_.at = std::min(own_.at, std::max(now, f.next_retry));
+    own_.at =
+        failing_boards_.first_retry(now, now + o_.retry_pending.delay(own_.passes + 1, unit()));
+  }
+
+  // A pass over the pending entries, from their start, right away (what a failure or a lost
+  // read ahead left pending is read again, in order, before anything new).
+  void restart_own_pass_now() {
+    own_.running = false;
+    reader_.end_own_pass();
+    own_.scheduled = true;
+    own_.at = Steady::now();
   }
 
   // Entries of this batch stay pending: a pass reads them again, soon.
@@ -538,105 +284,26 @@ class Consumer {
     return std::max(Millis{0}, std::chrono::duration_cast<Millis>(own_.at - Steady::now()));
   }
 
-  // A scan of some stream's pending list is under way (its cursor is not back at the start).
-  bool claim_running() const {
-    return std::any_of(streams_.begin(), streams_.end(),
-                       [](const Stream& s) { return s.claim_cursor != "0-0"; });
-  }
-
-  bool claim_due() const {
-    const auto now = Steady::now();
-    return std::any_of(streams_.begin(), streams_.end(), [now](const Stream& s) {
-      return s.claim_cursor != "0-0" || now >= s.next_claim;
-    });
-  }
-
-  std::vector<Entry> reclaim() {
-    std::vector<Entry> entries;
-    for (std::size_t i = 0; i < streams_.size(); ++i) {
-      Stream& s = streams_[i];
-      if (s.claim_cursor == "0-0" && Steady::now() < s.next_claim) continue;
-      redis::Reply claimed = group_command({"XAUTOCLAIM", s.key, o_.group, o_.consumer,
-                                            std::to_string(o_.reclaim_idle.count()), s.claim_cursor,
-                                            "COUNT", std::to_string(o_.batch)});
-      s.claim_cursor = claimed.at(0).as_string();
-      if (s.claim_cursor == "0-0") s.next_claim = Steady::now() + o_.reclaim_idle / 2;
-      claimed.at(1);  // checks there is one
-      auto more = entries_of(std::move(claimed.elements[1]), i);
-      entries.insert(entries.end(), std::make_move_iterator(more.begin()),
-                     std::make_move_iterator(more.end()));
-    }
-    return entries;
-  }
-
-  // XREADGROUP of new entries of one group of streams; waiting up to `block` for some
-  // (none: not waiting).
-  redis::Args read_new_command(const std::vector<std::size_t>& group,
-                               std::optional<Millis> block) const {
-    redis::Args read{"XREADGROUP", "GROUP", o_.group,
-                     o_.consumer,  "COUNT", std::to_string(o_.batch)};
-    if (block) {
-      read.push_back("BLOCK");
-      read.push_back(std::to_string(block->count()));
-    }
-    read.push_back("STREAMS");
-    for (const std::size_t i : group) read.push_back(streams_[i].key);
-    for (std::size_t i = 0; i < group.size(); ++i) read.push_back(">");
-    return read;
-  }
-
-  std::vector<Entry> read_new() {
-    // With --drain an empty read ends the run, so it does not wait for new entries.
-    if (groups_.size() == 1) {
-      return entries_of_read(group_command(
-          read_new_command(groups_.front(), o_.drain ? std::nullopt : std::optional(o_.block))));
-    }
-    std::vector<redis::Args> reads;
-    for (const auto& group : groups_) reads.push_back(read_new_command(group, std::nullopt));
-    std::vector<Entry> entries = entries_of_reads(reads);
-    if (!entries.empty() || o_.drain) return entries;
-    const auto& group = groups_[next_wait_++ % groups_.size()];
-    return entries_of_read(
-        group_command(read_new_command(group, std::min<Millis>(o_.block, kSliceWait))));
-  }
-
-  // Sends the read of the batch after `current` on reader_ when that batch will be the next
-  // one anyway: new entries (no pass over the pending list or take-over due), one stream,
-  // not stopping. Never blocks: with nothing new, the next turn reads (and waits) as usual.
+  // Sends the read of the batch after `current` ahead when that batch will be the next one
+  // anyway: new entries (no pass over the pending list or take-over due), one stream, not
+  // stopping. Never blocks: with nothing new, the next turn reads (and waits) as usual.
   bool start_read_ahead(bool current_is_fresh) {
-    if (!current_is_fresh || streams_.size() != 1 || stop_.load() || own_.running ||
-        (own_.scheduled && Steady::now() >= own_.at) || claim_due()) {
+    if (!current_is_fresh || streams_.size() != 1 || stop_.load() || own_pass_due() ||
+        reader_.claim_due()) {
       return false;
     }
-    try {
-      if (reader_broken_ || !reader_.connected()) {
-        reader_.reconnect();
-        reader_broken_ = false;
-      }
-      reader_.send({read_new_command(groups_.front(), std::nullopt)});
-    } catch (const Error& e) {
-      if (e.backend() == Backend::none) throw;
-      reader_broken_ = true;
-      spdlog::debug("ingest: no read ahead: {}", e.what());
-      return false;  // nothing was read: the next turn reads as usual
-    }
-    reading_ahead_ = true;
-    return true;
+    return reader_.send_read_ahead();
   }
 
   // While the current batch applies: the read ahead's entries, parsed and planned. Never
   // throws a server's failure (the current batch's replies are still to be read): the
   // entries stay pending, and a pass over them is scheduled now.
   void finish_read_ahead() {
-    if (!reading_ahead_) return;
-    reading_ahead_ = false;
+    if (!reader_.reading_ahead()) return;
     try {
-      redis::Reply r = reader_.receive();
-      r.checked();
-      redis_ok();
-      auto next = std::make_unique<Batch>(parsed(entries_of_read(std::move(r)), 0, false));
+      auto next = std::make_unique<Batch>(parsed(reader_.receive_read_ahead(), 0, false));
       if (next->entries.empty()) return;
-      next->prepared = boards_.prepare(next->updates, kStatusOnly);
+      applier_.prepare(*next);
       next_ = std::move(next);
     } catch (const Error& e) {
       if (e.backend() == Backend::none) throw;
@@ -654,14 +321,11 @@ class Consumer {
   // whoever has them.
   std::unique_ptr<Batch> still_ours(const Batch& b) {
     const auto age = std::chrono::duration_cast<Millis>(Steady::now() - b.read_at);
-    const Stream& s = streams_.at(0);  // read ahead: one stream
-    redis::Args claim{
-        "XCLAIM", s.key, o_.group, o_.consumer,
-        std::to_string(std::max<std::int64_t>(0, (age - o_.reclaim_idle / 2).count()))};
-    for (const Entry& e : b.entries) claim.push_back(e.id);
-    claim.push_back("JUSTID");
-    std::set<std::string> kept;
-    for (const redis::Reply& id : group_command(claim).elements) kept.insert(id.as_string());
+    std::vector<std::string> ids;
+    ids.reserve(b.entries.size());
+    for (const Entry& e : b.entries) ids.push_back(e.id);
+    const std::set<std::string> kept =
+        reader_.still_ours(ids, std::max(Millis{0}, age - o_.reclaim_idle / 2));
     std::vector<Entry> entries;
     for (const Entry& e : b.entries) {
       if (kept.count(e.id) != 0) entries.push_back(e);
@@ -679,52 +343,11 @@ class Consumer {
 
   // What a read ahead may have delivered is pending at this consumer: a pass reads it.
   void read_ahead_failed(const std::string& why) {
-    reading_ahead_ = false;
-    reader_broken_ = true;
+    reader_.read_ahead_failed();
     next_.reset();
     spdlog::warn(
         "ingest: reading ahead failed: {}; its entries are read again from the pending list", why);
-    own_.running = false;
-    for (Stream& s : streams_) s.own_cursor.clear();
-    own_.scheduled = true;
-    own_.at = Steady::now();
-  }
-
-  // No entry pending in the whole group, on any stream: not here, nor at another (perhaps
-  // dead) consumer whose entries become ours once idle for reclaim_idle.
-  bool nothing_pending() {
-    return std::all_of(streams_.begin(), streams_.end(), [this](const Stream& s) {
-      return group_command({"XPENDING", s.key, o_.group}).at(0).as_int() == 0;
-    });
-  }
-
-  // The events of `entries`; the malformed ones are dead letters. `redelivered`: the entries
-  // were read again from a pending list (this consumer's own, or taken over from another):
-  // some may have been applied before.
-  Batch parsed(std::vector<Entry> entries, std::int64_t reclaimed, bool redelivered) const {
-    Batch b;
-    b.entries = std::move(entries);
-    b.reclaimed = reclaimed;
-    const std::size_t n = b.entries.size();
-    b.verdicts.assign(n, Verdict::acknowledge);
-    b.reasons.resize(n);
-    b.labels.resize(n);
-    b.updates.reserve(n);
-    b.index.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (b.entries[i].deleted) continue;  // acknowledged: nothing left to apply
-      service::Update u;
-      const Stream& from = streams_[b.entries[i].stream];
-      if (auto why = parse(b.entries[i], from.key, from.qualifier, redelivered, u)) {
-        b.verdicts[i] = Verdict::dead_letter;
-        b.reasons[i] = "malformed event: " + *why;
-        b.labels[i] = "malformed";
-        continue;
-      }
-      b.updates.push_back(std::move(u));
-      b.index.push_back(i);
-    }
-    return b;
+    restart_own_pass_now();
   }
 
   // Applies the batch, writes its dead letters, acknowledges what is done and leaves the
@@ -736,216 +359,44 @@ class Consumer {
     IngestStats batch;
     batch.read = static_cast<std::int64_t>(b.entries.size());
     batch.reclaimed = b.reclaimed;
-    const std::vector<Entry>& entries = b.entries;
-    std::vector<Verdict>& verdicts = b.verdicts;
-    std::vector<std::string>& reasons = b.reasons;
-    std::vector<std::string>& labels = b.labels;
 
-    withhold_failing(b, own_pass, batch);
-    const auto results = apply_batch(b, start_read_ahead(fresh));
-    std::string cold_reason;  // why the cold tier failed, as the service said it
-    std::map<std::string, std::string> failed_now;  // board -> its error, this batch
-    std::set<std::string> worked_now;               // boards whose calls went through
-    for (std::size_t k = 0; k < results.size(); ++k) {
-      const std::size_t i = b.index[k];
-      switch (results[k].status) {
-        case service::UpdateStatus::applied:
-          ++batch.applied;
-          worked_now.insert(b.updates[k].board);
-          break;
-        case service::UpdateStatus::duplicate:
-          ++batch.duplicates;
-          worked_now.insert(b.updates[k].board);
-          break;
-        case service::UpdateStatus::failed:
-          verdicts[i] = Verdict::hold;
-          ++batch.board_failed;
-          failed_now.emplace(b.updates[k].board, results[k].reason);
-          break;
-        case service::UpdateStatus::refused:
-          verdicts[i] = Verdict::dead_letter;
-          reasons[i] = results[k].reason;
-          labels[i] = service::refusal_label(results[k].refusal);
-          break;
-        case service::UpdateStatus::unavailable:
-          verdicts[i] = Verdict::hold;
-          if (cold_reason.empty()) cold_reason = results[k].reason;
-          ++batch.unavailable;
-          worked_now.insert(b.updates[k].board);  // its keys answered; PostgreSQL did not
-          break;
-        case service::UpdateStatus::waiting:
-          verdicts[i] = Verdict::hold;
-          ++batch.waiting;
-          worked_now.insert(b.updates[k].board);
-          break;
-      }
-    }
-    for (const auto& [board, error] : failed_now) board_failed(board, error, batch);
-    for (const std::string& board : worked_now) {
-      if (failed_now.count(board) == 0) board_back(board, "works again");
-    }
-    write_dead_letters(entries, verdicts, reasons, labels, batch);
-    if (acknowledge(entries, verdicts) || batch.applied + batch.duplicates + batch.dead > 0) {
-      last_progress_ = Steady::now();
-    }
-    if (std::find(verdicts.begin(), verdicts.end(), Verdict::hold) != verdicts.end()) {
-      held_pending();
-    }
+    applier_.withhold_failing(b, own_pass, batch);
+    std::function<void()> while_applying;
+    if (start_read_ahead(fresh)) while_applying = [this] { finish_read_ahead(); };
+    const consumer::Applied applied = applier_.apply(b, while_applying, batch);
+    note_boards(applied, batch);
+    settle(b, batch);
 
     const service::Leaderboards::Counters& after = boards_.counters();
     batch.rehydrated = after.rehydrated - before.rehydrated;
-    note_cold_tier(before, after, cold_reason, batch);
+    note_cold_tier(before, after, applied.cold_reason, batch);
     stats_ += batch;
     observer_.batch_done(batch, Steady::now() - started);
     spdlog::debug("ingest: {} read, {} applied, {} dead so far", stats_.read, stats_.applied,
                   stats_.dead);
   }
 
-  // Each dead letter is written and its entry acknowledged in one script per stream (see
-  // hot::StreamKeeper::dead_letter): an entry whose dead letter Redis refused (OOM at
-  // maxmemory, a key of the wrong type...) stays pending, reported, and is retried; a
-  // consumer killed midway leaves no entry both dead-lettered and pending. Each dead-letter
-  // stream is capped near dead_maxlen (MAXLEN ~ drops whole radix-tree nodes only, which
-  // costs little).
-  void write_dead_letters(const std::vector<Entry>& entries, std::vector<Verdict>& verdicts,
-                          const std::vector<std::string>& reasons,
-                          const std::vector<std::string>& labels, IngestStats& batch) {
-    std::int64_t refused = 0;
-    for (std::size_t s = 0; s < streams_.size(); ++s) {
-      std::vector<hot::DeadLetter> letters;
-      std::vector<std::size_t> which;
-      for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (entries[i].stream != s || verdicts[i] != Verdict::dead_letter) continue;
-        letters.push_back({entries[i].id, reasons[i], &entries[i].fields});
-        which.push_back(i);
-      }
-      if (letters.empty()) continue;
-      const Stream& st = streams_[s];
-      const std::vector<std::string> errors =
-          keeper_.dead_letter(redis_, {st.key, o_.group}, st.dead, o_.dead_maxlen, letters);
-      redis_ok();
-      acknowledged_since_bounds_ = true;
-      for (std::size_t j = 0; j < errors.size(); ++j) {
-        const std::size_t i = which[j];
-        if (errors[j].empty()) {
-          dead_refused_.erase(st.dead);
-          verdicts[i] = Verdict::done;
-          ++batch.dead;
-          ++batch.dead_by_reason[labels[i]];
-          continue;
-        }
-        verdicts[i] = Verdict::hold;
-        dead_refused_[st.dead] = errors[j];
-        if (++refused <= kLoggedPerBatch) {
-          spdlog::error(
-              "ingest: stream entry {} of {} ({}) is left pending: its dead letter could not be "
-              "written to {}: {}",
-              entries[i].id, st.key, labels[i], st.dead, errors[j]);
-        }
-      }
+  // Boards that failed this batch, and those whose calls went through (back, if failing).
+  void note_boards(const consumer::Applied& applied, IngestStats& batch) {
+    for (const auto& [board, error] : applied.failed_now) {
+      ++batch.board_failures;
+      failing_boards_.failed(board, error, unit());
     }
-    if (refused > kLoggedPerBatch) {
-      spdlog::error("ingest: {} more entries of this batch are left pending for the same reason",
-                    refused - kLoggedPerBatch);
+    for (const std::string& board : applied.worked_now) {
+      if (applied.failed_now.count(board) == 0) failing_boards_.back(board, "works again");
     }
-    batch.dead_letter_failures = refused;
   }
 
-  // One XACK per stream that has something to acknowledge, in one round trip; whether there
-  // was something.
-  bool acknowledge(const std::vector<Entry>& entries, const std::vector<Verdict>& verdicts) {
-    std::vector<redis::Args> acks;
-    for (std::size_t s = 0; s < streams_.size(); ++s) {
-      redis::Args ack{"XACK", streams_[s].key, o_.group};
-      for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (entries[i].stream == s && verdicts[i] == Verdict::acknowledge) {
-          ack.push_back(entries[i].id);
-        }
-      }
-      if (ack.size() > 3) acks.push_back(std::move(ack));
+  // Dead letters written, the rest acknowledged or left pending for a pass.
+  void settle(Batch& b, IngestStats& batch) {
+    acknowledger_.dead_letter({b.entries, b.verdicts, b.reasons, b.labels}, batch);
+    if (acknowledger_.acknowledge(b.entries, b.verdicts) ||
+        batch.applied + batch.duplicates + batch.dead > 0) {
+      last_progress_ = Steady::now();
     }
-    if (acks.empty()) return false;
-    for (const redis::Reply& r : redis_.pipeline(acks)) r.checked();
-    redis_ok();
-    acknowledged_since_bounds_ = true;
-    return true;
-  }
-
-  // The events of boards that fail and are not retried now stay pending without being sent:
-  // taken out of the batch (held), their members held on their boards (so that another
-  // consumer's later events of them wait too). A failing board is retried only by the
-  // entries of a pass that decided so at its start (see read_own).
-  void withhold_failing(Batch& b, bool own_pass, IngestStats& batch) {
-    const auto withheld = [&](const service::Update& u) {
-      return failing_boards_.count(u.board) != 0 &&
-             !(own_pass && retry_in_pass_.count(u.board) != 0);
-    };
-    if (std::none_of(b.updates.begin(), b.updates.end(), withheld)) return;
-    std::vector<service::Update> kept, held;
-    std::vector<std::size_t> index;
-    for (std::size_t k = 0; k < b.updates.size(); ++k) {
-      if (!withheld(b.updates[k])) {
-        kept.push_back(std::move(b.updates[k]));
-        index.push_back(b.index[k]);
-        continue;
-      }
-      b.verdicts[b.index[k]] = Verdict::hold;
-      ++failing_boards_[b.updates[k].board].waited;
-      ++batch.board_failed;
-      held.push_back(std::move(b.updates[k]));
+    if (std::find(b.verdicts.begin(), b.verdicts.end(), Verdict::hold) != b.verdicts.end()) {
+      held_pending();
     }
-    b.updates = std::move(kept);
-    b.index = std::move(index);
-    b.prepared.reset();  // planned with the updates as they were
-    boards_.hold(held);
-  }
-
-  std::vector<FailingBoard> failing_list() const {
-    std::vector<FailingBoard> out;
-    out.reserve(failing_boards_.size());
-    for (const auto& [board, f] : failing_boards_) {
-      out.push_back({board, f.error, f.since_wall, f.attempts});
-    }
-    return out;
-  }
-
-  // A call of `board` failed with a lasting error: failing (logged when it starts, or when
-  // its error changes), retried after its own backoff.
-  void board_failed(const std::string& board, const std::string& error, IngestStats& batch) {
-    ++batch.board_failures;
-    retry_in_pass_.erase(board);  // the rest of its events in this pass stay pending
-    auto [it, started] = failing_boards_.try_emplace(board);
-    FailingState& f = it->second;
-    const auto now = Steady::now();
-    ++f.attempts;
-    f.next_retry = now + o_.retry_pending.delay(f.attempts, unit());
-    if (started) {
-      f.since = now;
-      f.since_wall = std::chrono::system_clock::now();
-      spdlog::error(
-          "ingest: board '{}' fails: {}; its events stay pending, in order, and are retried "
-          "with backoff; the other boards go on",
-          board, error);
-    } else if (error != f.error) {
-      spdlog::error("ingest: board '{}' still fails, now: {}", board, error);
-    }
-    const bool changed = started || error != f.error;
-    f.error = error;
-    if (changed) observer_.failing_boards(failing_list());
-  }
-
-  // A call of `board` went through: no longer failing, if it was.
-  void board_back(const std::string& board, const char* how) {
-    const auto it = failing_boards_.find(board);
-    if (it == failing_boards_.end()) return;
-    const std::chrono::duration<double> took = Steady::now() - it->second.since;
-    spdlog::info(
-        "ingest: board '{}' {} after {:.1f} s ({} failed calls; its events were left pending "
-        "{} times meanwhile)",
-        board, how, took.count(), it->second.attempts, it->second.waited);
-    failing_boards_.erase(it);
-    retry_in_pass_.erase(board);
-    observer_.failing_boards(failing_list());
   }
 
   // A drain that has not progressed for max_wait.
@@ -954,22 +405,12 @@ class Consumer {
   // A drain gives up: what is left pending, and why, in stats_.stuck (and the log).
   void give_up() {
     std::vector<std::string>& why = stats_.stuck;
-    for (const Stream& s : streams_) {
-      std::string count;
-      try {
-        const redis::Reply r = redis_.command({"XPENDING", s.key, o_.group});
-        count = r.is_error() ? "unknown (" + r.str + ")" : std::to_string(r.at(0).as_int());
-      } catch (const Error& e) {
-        if (e.backend() == Backend::none) throw;
-        count = "unknown (" + std::string(e.what()) + ")";
-      }
-      why.push_back("stream " + s.key + ": " + count + " pending in group " + o_.group);
+    for (const consumer::StreamNames& s : streams_) {
+      why.push_back("stream " + s.key + ": " + reader_.pending_count(s) + " pending in group " +
+                    o_.group);
     }
-    for (const auto& [board, f] : failing_boards_) {
-      why.push_back("board '" + board + "' fails (" + std::to_string(f.attempts) +
-                    " calls in a row): " + f.error);
-    }
-    for (const auto& [dead, error] : dead_refused_) {
+    failing_boards_.describe(why);
+    for (const auto& [dead, error] : acknowledger_.refusing()) {
       why.push_back("dead-letter stream " + dead + " refuses dead letters: " + error);
     }
     if (redis_failing_.in_a_row > 0) {
@@ -984,117 +425,6 @@ class Consumer {
                   o_.max_wait.count(), fmt::join(why, "; "));
   }
 
-  // Points are not used here.
-  static constexpr auto kStatusOnly = service::Leaderboards::Detail::status;
-
-  // The batch's updates; `read_ahead`: a read was sent on reader_, finished while the
-  // batch's script calls run (one stream only).
-  std::vector<service::UpdateResult> apply_batch(Batch& b, bool read_ahead) {
-    if (!read_ahead && !b.prepared) return apply_per_stream(b.updates);
-    if (!b.prepared) b.prepared = boards_.prepare(b.updates, kStatusOnly);
-    service::Leaderboards::Prepared prepared = std::move(*b.prepared);
-    b.prepared.reset();
-    if (!read_ahead) return boards_.apply(std::move(prepared));
-    auto results = boards_.apply(std::move(prepared), [this] { finish_read_ahead(); });
-    finish_read_ahead();  // a no-op: the service ran it (kept so a reply is never left unread)
-    return results;
-  }
-
-  // The updates of each stream in one call (the service takes one stream's entries per
-  // board and call; the order between streams is not kept anyway), results in order.
-  std::vector<service::UpdateResult> apply_per_stream(const std::vector<service::Update>& updates) {
-    if (streams_.size() == 1) return boards_.apply(updates, kStatusOnly);
-    std::map<std::string, std::vector<std::size_t>> of_stream;
-    for (std::size_t k = 0; k < updates.size(); ++k) of_stream[updates[k].stream].push_back(k);
-    std::vector<service::UpdateResult> results(updates.size());
-    for (const auto& [stream, ks] : of_stream) {
-      std::vector<service::Update> part;
-      part.reserve(ks.size());
-      for (const std::size_t k : ks) part.push_back(updates[k]);
-      auto got = boards_.apply(part, kStatusOnly);
-      for (std::size_t j = 0; j < ks.size(); ++j) results[ks[j]] = std::move(got[j]);
-    }
-    return results;
-  }
-
-  void bound_streams_if_due(bool idle) {
-    if (Steady::now() >= next_bounds_ || (idle && acknowledged_since_bounds_)) bound_streams();
-  }
-
-  // Each stream's bounds, looked at (and trimmed) in one script call per stream.
-  void bound_streams() {
-    const hot::Trim trim = o_.trim ? hot::Trim::acknowledged : hot::Trim::keep;
-    for (Stream& s : streams_) {
-      const hot::StreamBounds b = keeper_.bounds(redis_, {s.key, o_.group}, trim);
-      redis_ok();
-      s.acknowledged_below = b.acknowledged_below;
-      if (b.acknowledged_below) {
-        stats_.acknowledged_below[s.key] = *b.acknowledged_below;
-        prune_once_replicated(s, *b.acknowledged_below);
-      } else {
-        stats_.acknowledged_below.erase(s.key);
-      }
-      stats_.trimmed += b.trimmed;
-      observer_.stream_bounds(s.key, b);
-      spdlog::debug("ingest: stream {}: {} entries, {} trimmed, lag {}, {} pending", s.key,
-                    b.length, b.trimmed, b.lag ? std::to_string(*b.lag) : "unknown", b.pending);
-    }
-    acknowledged_since_bounds_ = false;
-    next_bounds_ = Steady::now() + o_.bounds_every;
-  }
-
-  // In-flight markers of entries below `bound` may go (see service::Update::order_token) once
-  // every replica of the stream's node holds the writes that made it the bound (the
-  // acknowledgements, the deliveries, whoever made them): a replica promoted without them
-  // would deliver those entries again, and without their markers they would count twice.
-  // The node's replication offset read now (after the bounds) covers those writes; the
-  // bound is passed on once the replicas' offsets reach it, typically at the next look
-  // (replicas report theirs every second), at once without replicas. Not while a replica is
-  // cut off or down (markers are kept longer). A new replication history (a failover) or
-  // connection (the server restarted, perhaps from an older file) starts over.
-  void prune_once_replicated(Stream& s, hot::StreamId bound) {
-    hot::Replication r;
-    try {
-      r = hot::replication_of(redis_, s.key);
-    } catch (const redis::ReplyError& e) {
-      // A service that refuses INFO or CLUSTER NODES: pruned at once, as before replicas
-      // were asked (markers cannot grow without end).
-      if (!s.replication_refused) {
-        spdlog::warn(
-            "ingest: stream {}: its node refuses to say what its replicas hold ({}); in-flight "
-            "markers go once entries are acknowledged, so a failover to a lagging replica may "
-            "count some events twice",
-            s.key, e.what());
-      }
-      s.replication_refused = true;
-      boards_.acknowledged_below(s.key, static_cast<std::int64_t>(bound.ms));
-      return;
-    }
-    s.replication_refused = false;
-    if (r.replid != s.replid || redis_.generation() != s.generation) {
-      s.unreplicated.clear();
-      s.replid = r.replid;
-      s.generation = redis_.generation();
-    }
-    if (s.unreplicated.empty() || s.unreplicated.back().bound != bound) {
-      s.unreplicated.push_back({bound, r.offset});
-    }
-    // Bounded: dropping the oldest only prunes later.
-    constexpr std::size_t kMostUnreplicated = 64;
-    if (s.unreplicated.size() > kMostUnreplicated) s.unreplicated.pop_front();
-    std::optional<hot::StreamId> held;
-    while (!s.unreplicated.empty() && r.held_by_all &&
-           s.unreplicated.front().offset <= *r.held_by_all) {
-      held = s.unreplicated.front().bound;
-      s.unreplicated.pop_front();
-    }
-    if (held) boards_.acknowledged_below(s.key, static_cast<std::int64_t>(held->ms));
-    spdlog::debug("ingest: stream {}: bound {} at offset {}; replicas hold {}; {} bounds wait",
-                  s.key, bound.text(), r.offset,
-                  r.held_by_all ? std::to_string(*r.held_by_all) : "not all",
-                  s.unreplicated.size());
-  }
-
   // A clean stop: the streams' bounds once more (a drained stream ends trimmed), then leave
   // each group where nothing is pending at this consumer, so stopped consumers do not pile
   // up in the group. Skipped while Redis fails: a stop must not wait for it.
@@ -1105,28 +435,11 @@ class Consumer {
       return;
     }
     try {
-      bound_streams();
-      for (const Stream& s : streams_) leave(s);
+      acknowledger_.bound_streams(stats_);
+      acknowledger_.leave_groups();
     } catch (const Error& e) {
       if (e.backend() == Backend::none) throw;
       spdlog::warn("ingest: could not leave group {} cleanly: {}", o_.group, e.what());
-    }
-  }
-
-  void leave(const Stream& s) {
-    switch (keeper_.leave(redis_, {s.key, o_.group}, o_.consumer)) {
-      case hot::Departure::left:
-        spdlog::info("ingest: consumer {} left group {} of stream {}", o_.consumer, o_.group,
-                     s.key);
-        break;
-      case hot::Departure::pending:
-        spdlog::warn(
-            "ingest: consumer {} stays in group {} of stream {}: entries are pending at it (a "
-            "consumer takes them over after reclaim_idle)",
-            o_.consumer, o_.group, s.key);
-        break;
-      case hot::Departure::no_group:
-        break;
     }
   }
 
@@ -1166,8 +479,6 @@ class Consumer {
     observer_.backend_failures(backend, 0);
   }
 
-  void redis_ok() { observer_.redis_round_trip(); }
-
   // A server failed this turn: whatever was read and not acknowledged is still pending at
   // this consumer (or, when Redis lost it, gone with everything else), so a pass reads it
   // again, in order, before anything new. Then wait, and (Redis) reconnect.
@@ -1181,13 +492,9 @@ class Consumer {
     if (backend == Backend::redis) redis_error_ = e.what();
     // A read ahead sent and not read (the failure came first), or read: its entries are
     // pending, for the pass below.
-    if (reading_ahead_) reader_broken_ = true;
-    reading_ahead_ = false;
+    reader_.drop_read_ahead();
     next_.reset();
-    own_.running = false;
-    for (Stream& s : streams_) s.own_cursor.clear();
-    own_.scheduled = true;
-    own_.at = Steady::now();
+    restart_own_pass_now();
     pause(wait);
   }
 

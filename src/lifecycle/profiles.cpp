@@ -1,8 +1,18 @@
+// Member profiles in tick: moved from Redis to PostgreSQL once their member is hot nowhere,
+// copied before an archive, and the "moved" mark set again after Redis lost data.
 #include "lifecycle/profiles.h"
 
 #include <utility>
 
+#include "hot/profile_hashes.h"
+
 namespace bk::lifecycle {
+namespace {
+
+// Fields asked for per page of a profile hash.
+constexpr std::int64_t kProfilesPerPage = 1000;
+
+}  // namespace
 
 ProfileStats sync_profiles(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
                            const std::string& board, const std::vector<std::string>& live,
@@ -14,17 +24,12 @@ ProfileStats sync_profiles(redis::Connection& redis, hot::HotBoard& hot, cold::C
        {std::pair{keys.names(), Field::name}, std::pair{keys.metadata(), Field::metadata}}) {
     std::string cursor = "0";
     do {
-      const redis::Reply r = redis.command({"HSCAN", hash, cursor, "COUNT", "1000"}).checked();
-      cursor = r.at(0).as_string();
-      const redis::Reply& fields = r.at(1);
-      hot::HotBoard::Holds pairs;  // (member, value)
+      hot::ProfilePage page = hot::profile_page(redis, hash, cursor, kProfilesPerPage);
+      cursor = std::move(page.cursor);
+      hot::HotBoard::Holds& pairs = page.profiles;  // (member, value)
       std::vector<std::string> members;
-      for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
-        std::string member = fields.at(i).as_string();
-        if (member.empty()) continue;  // the marker
-        members.push_back(member);
-        pairs.emplace_back(std::move(member), fields.at(i + 1).as_string());
-      }
+      members.reserve(pairs.size());
+      for (const auto& pair : pairs) members.push_back(pair.first);
       hot::HotBoard::Holds moving;
       for (const std::size_t i : hot.hot_nowhere(redis, hash, live, members)) {
         moving.push_back(pairs[i]);
@@ -44,8 +49,8 @@ void mark_profiles(redis::Connection& redis, cold::ColdStore& cold, const std::s
   using Field = cold::ColdStore::ProfileField;
   for (const auto& [hash, field] :
        {std::pair{keys.names(), Field::name}, std::pair{keys.metadata(), Field::metadata}}) {
-    if (redis.command({"HEXISTS", hash, ""}).checked().as_int() == 1) continue;
-    if (cold.has_profiles(board, field)) redis.command({"HSET", hash, "", "1"}).checked();
+    if (hot::has_moved_mark(redis, hash)) continue;
+    if (cold.has_profiles(board, field)) hot::set_moved_mark(redis, hash);
   }
 }
 

@@ -47,76 +47,100 @@ void commit_rows(cold::ColdStore& cold, const cold::PeriodKey& key, const ScoreC
   cold.upsert(key, rows, known_absent(taken));
 }
 
+// The chunks of one spill: taken from Redis, committed on the worker, then removed.
+class Spiller {
+ public:
+  Spiller(const PeriodJob& job, const hot::PeriodKeys& keys, Instant expire_at, SpillStats& stats)
+      : job_(job),
+        keys_(keys),
+        expire_at_(expire_at),
+        stats_(stats),
+        codec_(job.target.config->layout_for(*job.target.spec)),
+        cold_key_{job.target.board, job.target.spec->name, job.target.period.id} {}
+
+  // Moves the members ranked past `keep`, one chunk committing while the next is taken.
+  void run(std::int64_t keep) {
+    std::optional<Chunk> pending;  // committing on the worker; still in Redis
+    // Each pass removes members or counts those left in place, so it ends; the cap only
+    // guards against writers adding members as fast as we move them.
+    const std::int64_t max_passes = stats_.hot_before / job_.chunk + 100;
+    for (std::int64_t pass = 0; pass < max_passes; ++pass) {
+      Chunk next =
+          take(pending ? pending->start + static_cast<std::int64_t>(pending->taken->members.size())
+                       : keep + stats_.kept_in_place);
+      if (pending) pending->committed.get();  // rethrows the commit's failure
+      if (!next.taken->members.empty()) start_commit(next);
+      if (pending) {
+        // A failure here leaves next's commit running: the future's destructor waits for it
+        // (its rows are then cold and still hot, as after a kill; the next spill cleans up).
+        next.start -= remove_chunk(*pending);
+        pending.reset();
+      }
+      if (next.taken->members.empty()) break;
+      pending = std::move(next);
+    }
+    if (pending) {
+      pending->committed.get();
+      remove_chunk(*pending);
+    }
+  }
+
+ private:
+  const PeriodJob& job_;
+  const hot::PeriodKeys& keys_;
+  const Instant expire_at_;
+  SpillStats& stats_;
+  const ScoreCodec codec_;
+  const cold::PeriodKey cold_key_;
+
+  Chunk take(std::int64_t start) {
+    Chunk c;
+    c.start = start;
+    c.taken = std::make_shared<const hot::HotBoard::SpillTake>(
+        job_.hot.take_for_spill(job_.redis, keys_, c.start, job_.chunk, expire_at_));
+    return c;
+  }
+
+  void start_commit(Chunk& c) {
+    c.committed = std::async(std::launch::async,
+                             [this, period_start = job_.target.period.start, taken = c.taken] {
+                               commit_rows(job_.cold, cold_key_, codec_, period_start, *taken);
+                             });
+  }
+
+  // Removes a committed chunk from Redis. Returns how many members left the hot key.
+  std::int64_t remove_chunk(const Chunk& c) {
+    const auto& members = c.taken->members;
+    const std::int64_t removed =
+        std::max<std::int64_t>(0, job_.hot.remove_spilled(job_.redis, keys_, c.start, members));
+    const auto n = static_cast<std::int64_t>(members.size());
+    stats_.spilled += removed;
+    stats_.kept_in_place += n - removed;
+    const BoardPeriod& t = job_.target;
+    spdlog::debug("spill {} {} {}: {} moved, {} stay hot", t.board, t.spec->name, t.period.id,
+                  removed, n - removed);
+    return removed;
+  }
+};
+
 }  // namespace
 
 SpillStats spill_beyond(const PeriodJob& job, std::int64_t keep) {
-  redis::Connection& redis = job.redis;
-  hot::HotBoard& hot = job.hot;
-  cold::ColdStore& cold = job.cold;
-  const SpillTarget& target = job.target;
-  const std::int64_t chunk = job.chunk;
+  const BoardPeriod& target = job.target;
   // The caller holds the period lock (cold::Archive::try_lock_period): no other spill or
   // archive of this period runs meanwhile.
-  const hot::BoardKeys board_keys(hot.key_prefix(), target.board);
+  const hot::BoardKeys board_keys(job.hot.key_prefix(), target.board);
   const hot::PeriodKeys keys(board_keys, target.spec->name, target.period.id);
   SpillStats stats;
-  stats.hot_before = hot.size(redis, keys.live);
+  stats.hot_before = job.hot.size(job.redis, keys.live);
   if (stats.hot_before <= keep) return stats;
   if (job.dry_run) {
     stats.spilled = stats.hot_before - keep;
     return stats;
   }
   const Instant expire_at = target.period.end + target.config->retention_for(*target.spec);
-  if (hot.mark_spilled(redis, keys, expire_at) < 0) return SpillStats{};  // closed
-  const ScoreCodec codec(target.config->layout_for(*target.spec));
-  const cold::PeriodKey cold_key{target.board, target.spec->name, target.period.id};
-
-  // Removes a committed chunk from Redis. Returns how many members left the hot key.
-  auto remove_chunk = [&](const Chunk& c) {
-    const auto& members = c.taken->members;
-    const std::int64_t removed =
-        std::max<std::int64_t>(0, hot.remove_spilled(redis, keys, c.start, members));
-    const auto n = static_cast<std::int64_t>(members.size());
-    stats.spilled += removed;
-    stats.kept_in_place += n - removed;
-    spdlog::debug("spill {} {} {}: {} moved, {} stay hot", target.board, target.spec->name,
-                  target.period.id, removed, n - removed);
-    return removed;
-  };
-
-  const Instant period_start = target.period.start;
-  auto start_commit = [&](Chunk& c) {
-    c.committed =
-        std::async(std::launch::async, [&cold, &cold_key, &codec, period_start, taken = c.taken] {
-          commit_rows(cold, cold_key, codec, period_start, *taken);
-        });
-  };
-  std::optional<Chunk> pending;  // committing on the worker; still in Redis
-  // Each pass removes members or counts those left in place, so it ends; the cap only
-  // guards against writers adding members as fast as we move them.
-  const std::int64_t max_passes = stats.hot_before / chunk + 100;
-  for (std::int64_t pass = 0; pass < max_passes; ++pass) {
-    Chunk next;
-    next.start = pending
-                     ? pending->start + static_cast<std::int64_t>(pending->taken->members.size())
-                     : keep + stats.kept_in_place;
-    next.taken = std::make_shared<const hot::HotBoard::SpillTake>(
-        hot.take_for_spill(redis, keys, next.start, chunk, expire_at));
-    if (pending) pending->committed.get();  // rethrows the commit's failure
-    if (!next.taken->members.empty()) start_commit(next);
-    if (pending) {
-      // A failure here leaves next's commit running: the future's destructor waits for it
-      // (its rows are then cold and still hot, as after a kill; the next spill cleans up).
-      next.start -= remove_chunk(*pending);
-      pending.reset();
-    }
-    if (next.taken->members.empty()) break;
-    pending = std::move(next);
-  }
-  if (pending) {
-    pending->committed.get();
-    remove_chunk(*pending);
-  }
+  if (job.hot.mark_spilled(job.redis, keys, expire_at) < 0) return SpillStats{};  // closed
+  Spiller(job, keys, expire_at, stats).run(keep);
   return stats;
 }
 

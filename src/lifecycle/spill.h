@@ -18,21 +18,27 @@ struct SpillStats {
   std::int64_t kept_in_place = 0;  // written to the cold tier but updated meanwhile: stay hot
 };
 
-struct SpillTarget {
+// One period of one board, with the board's config and the period's spec: what a spill or an
+// archive works on.
+struct BoardPeriod {
   const BoardConfig* config = nullptr;
   const PeriodSpec* spec = nullptr;
   std::string board;
   Period period;
 };
 
+// Members per cold-tier transaction (and per read from Redis) when not told otherwise: the
+// default of tick's --chunk.
+inline constexpr std::int64_t kDefaultChunk = 5000;
+
 // What a spill or an archive of one board period works on and with.
 struct PeriodJob {
   redis::Connection& redis;
   hot::HotBoard& hot;
   cold::ColdStore& cold;
-  SpillTarget target;
-  std::int64_t chunk = 5000;  // members per cold-tier transaction / per read from Redis
-  bool dry_run = false;       // change nothing; say what would be done
+  BoardPeriod target;
+  std::int64_t chunk = kDefaultChunk;  // members per cold-tier transaction / per read from Redis
+  bool dry_run = false;                // change nothing; say what would be done
 };
 
 // Moves the members ranked past `keep` to the cold tier in chunks. With dry_run nothing

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
 
 #include "hot/busy.h"
+#include "hot/key_expiry.h"
 #include "hot/registry.h"
 #include "lifecycle/archive.h"
 #include "lifecycle/profiles.h"
@@ -148,21 +150,10 @@ void Tick::prune_history(const TickOptions& options, TickReport& report) {
 }
 
 std::int64_t Tick::fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run) {
-  const std::vector<std::string> all{keys.live, keys.meta, keys.stale};
-  std::vector<redis::Args> ask;
-  ask.reserve(all.size());
-  for (const auto& k : all) ask.push_back({"PTTL", k});
-  const auto ttls = redis_.pipeline(ask);
-  std::vector<redis::Args> fix;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (ttls[i].as_int() == -1) {  // exists without a TTL (-2: does not exist)
-      fix.push_back({"PEXPIREAT", all[i], std::to_string(to_epoch_ms(expire_at))});
-    }
-  }
-  if (!dry_run && !fix.empty()) {
-    for (const auto& r : redis_.pipeline(fix)) r.checked();
-  }
-  return static_cast<std::int64_t>(fix.size());
+  const std::vector<std::string> missing =
+      hot::keys_without_expiry(redis_, {keys.live, keys.meta, keys.stale});
+  if (!dry_run && !missing.empty()) hot::expire_keys_at(redis_, missing, expire_at);
+  return static_cast<std::int64_t>(missing.size());
 }
 
 void Tick::count_busy(const hot::BoardKeys& keys,
@@ -172,13 +163,59 @@ void Tick::count_busy(const hot::BoardKeys& keys,
     // A claim that is never released (a tick stuck, or a lock PostgreSQL did not free) shows
     // as a streak that keeps growing, instead of a quiet skip each time.
     report.busy_streak = hot::note_busy(redis_, keys, registry_member);
-    if (report.busy_streak > 1) {
-      report.note += " (" + std::to_string(report.busy_streak) + " ticks in a row)";
-    }
   } else if (streaks.count(registry_member) != 0) {
     hot::end_busy(redis_, keys, registry_member);
   }
 }
+
+// One board's run within a tick: what every step of it reads and fills.
+struct Tick::BoardPass {
+  const std::string& board;
+  const BoardConfig& config;
+  const hot::BoardKeys keys;
+  const TickOptions& options;
+  BoardReport& report;
+  TickTimings& timings;
+  Instant now;
+  std::map<std::string, std::int64_t> busy_streaks;  // registry member -> ticks found busy
+  std::vector<std::string> names;                    // the registry members to look at
+  std::set<std::string> seen;                        // of names
+  bool moved_members = false;  // some member left a live ZSET: its profile may go
+};
+
+namespace {
+
+// The period `name` of the board ("<period>:<id>"), or nullopt when its config entry has no
+// such period.
+std::optional<Period> period_of(const BoardConfig& config, const std::string& name,
+                                const PeriodSpec** spec) {
+  const hot::LivePeriod parts = hot::split_registry_member(name);
+  *spec = config.period(parts.period);
+  if (*spec == nullptr) return std::nullopt;
+  return period_from_id(**spec, *config.zone, parts.period_id);
+}
+
+// The period is closed, its grace over: it is archived now.
+bool due_for_archive(const BoardConfig& config, const Period& period, Instant now) {
+  return period.end + config.grace <= now;
+}
+
+// Unlocks a period's lock however the spill ends (nothing when it was not taken).
+struct PeriodUnlock {
+  cold::Archive& archive;
+  cold::PeriodKey key;
+  bool held = false;
+  ~PeriodUnlock() {
+    if (!held) return;
+    try {
+      archive.unlock_period(key);
+    } catch (...) {
+      // A lost connection releases its session locks by itself.
+    }
+  }
+};
+
+}  // namespace
 
 void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey>& with_rows,
                      const TickOptions& options, BoardReport& report, TickTimings& timings) {
@@ -188,166 +225,180 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
                    "'; its periods are left alone";
     return;
   }
-  const hot::BoardKeys keys(config_.redis.key_prefix, board);
+  BoardPass pass{board,   *config, hot::BoardKeys(config_.redis.key_prefix, board),
+                 options, report,  timings,
+                 {},      {},      {},
+                 {},      false};
   if (!options.dry_run) {
     // Every tick tells Redis again which periods have cold rows: after Redis lost data (or
     // rolled back past a spill), updates consult the cold tier there again.
     report.recovered = service::sync_board(config_, redis_, hot_, board, with_rows);
   }
-  // The registry's periods (oldest end first), then those only the cold tier knows.
-  std::vector<std::string> names;
-  std::set<std::string> seen;
-  const auto busy_streaks =
-      options.dry_run ? std::map<std::string, std::int64_t>{} : hot::busy_streaks(redis_, keys);
-  for (const hot::LivePeriod& live : hot::live_periods(redis_, keys)) {
-    if (seen.insert(live.member()).second) names.push_back(live.member());
+  find_periods(pass, with_rows);
+  pass.now = clock_.now();
+  if (!options.dry_run) profiles_before_archive(pass);
+  for (const std::string& name : pass.names) run_period(pass, name);
+  profiles_after(pass);
+  // The streak of a period that left the registry meanwhile (another tick archived it) ends.
+  for (const auto& streak : pass.busy_streaks) {
+    if (pass.seen.count(streak.first) == 0) hot::end_busy(redis_, pass.keys, streak.first);
+  }
+}
+
+// The registry's periods (oldest end first), then those only the cold tier knows.
+void Tick::find_periods(BoardPass& pass, const std::vector<cold::PeriodKey>& with_rows) {
+  if (!pass.options.dry_run) pass.busy_streaks = hot::busy_streaks(redis_, pass.keys);
+  for (const hot::LivePeriod& live : hot::live_periods(redis_, pass.keys)) {
+    if (pass.seen.insert(live.member()).second) pass.names.push_back(live.member());
   }
   for (const cold::PeriodKey& k : with_rows) {
     std::string name = hot::registry_member(k.period, k.period_id);
-    if (seen.insert(name).second) names.push_back(std::move(name));
+    if (pass.seen.insert(name).second) pass.names.push_back(std::move(name));
   }
-  const Instant now = clock_.now();
-  // Profiles: Redis's go to PostgreSQL before a period is archived (the history rows take
-  // them from there); after spills and archives those of members hot nowhere leave Redis.
-  const auto live_keys = [&] {
-    std::vector<std::string> live;
-    for (const hot::LivePeriod& p : hot::live_periods(redis_, keys)) {
-      live.push_back(keys.live(p.period, p.period_id));
-    }
-    return live;
-  };
-  if (!options.dry_run) {
-    mark_profiles(redis_, cold_, board, config_.redis.key_prefix);
-    const bool archiving = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
-      const hot::LivePeriod parts = hot::split_registry_member(name);
-      const std::string& period = parts.period;
-      const std::string& id = parts.period_id;
-      const PeriodSpec* spec = config->period(period);
-      const auto p = spec == nullptr ? std::nullopt : period_from_id(*spec, *config->zone, id);
-      return p && p->end + config->grace <= now;
-    });
-    if (archiving) {
-      const Timed timed(timings.archive);
-      report.profiles = sync_profiles(redis_, hot_, cold_, board, live_keys(), true);
-    }
+}
+
+std::vector<std::string> Tick::live_keys(const hot::BoardKeys& keys) {
+  std::vector<std::string> live;
+  for (const hot::LivePeriod& p : hot::live_periods(redis_, keys)) {
+    live.push_back(keys.live(p.period, p.period_id));
   }
-  bool moved_members = false;  // some member left a live ZSET: its profile may go
-  for (const std::string& name : names) {
-    PeriodReport pr;
-    hot::LivePeriod parts = hot::split_registry_member(name);
-    pr.period = std::move(parts.period);
-    pr.period_id = std::move(parts.period_id);
-    if (std::any_of(report.periods.begin(), report.periods.end(), [&](const PeriodReport& done) {
-          return done.period == pr.period && done.period_id == pr.period_id;
-        })) {
-      continue;  // done before a retry of the board
-    }
-    const PeriodSpec* spec = config->period(pr.period);
-    const auto period =
-        spec == nullptr ? std::nullopt : period_from_id(*spec, *config->zone, pr.period_id);
-    if (!period) {
-      pr.note = "not a period of the board's config entry; left alone";
-      report.error = "registry entry '" + name;
-      report.error += "' of board '" + board;
-      report.error += "' does not match its config entry (" + config->where + ")";
-      report.periods.push_back(std::move(pr));
-      continue;
-    }
-    const hot::PeriodKeys pk(keys, spec->name, period->id);
-    {
-      const Timed timed(timings.ttl);
-      pr.ttl_fixed = fix_ttls(pk, period->end + config->retention_for(*spec), options.dry_run);
-    }
-    if (period->end + config->grace <= now) {
-      const Timed timed(timings.archive);
-      const ArchiveStats a =
-          archive_period(PeriodJob{redis_, hot_, cold_, SpillTarget{config, spec, board, *period},
-                                   options.chunk, options.dry_run},
-                         archive_, options.archive_progress);
-      const std::string rows = std::to_string(a.hot + a.cold) + " rows (" + std::to_string(a.hot) +
-                               " hot + " + std::to_string(a.cold) + " cold)";
-      switch (a.outcome) {
-        case ArchiveStats::Outcome::archived:
-          moved_members = true;
-          pr.archived = true;
-          pr.archived_rows = a.hot + a.cold;
-          pr.archived_hot = a.hot;
-          pr.archived_cold = a.cold;
-          pr.hot_lost = a.hot_lost;
-          pr.note = "archived " + rows;
-          if (a.hot_lost) {
-            pr.note +=
-                "; HOT PART LOST: Redis had lost this period's data (its points that "
-                "lived only in Redis are missing; recorded in periods)";
-            spdlog::warn(
-                "tick: board '{}' period {}: archived from the cold tier after Redis "
-                "lost its data; points that lived only in Redis are missing",
-                board, name);
-          }
-          break;
-        case ArchiveStats::Outcome::would_archive:
-          pr.note = "would archive " + rows;
-          break;
-        case ArchiveStats::Outcome::already:
-          moved_members = true;
-          pr.note = "already archived; hot keys freed";
-          break;
-        case ArchiveStats::Outcome::busy:
-          pr.busy = true;
-          pr.note = "being archived by another tick; skipped";
-          break;
-        case ArchiveStats::Outcome::lost:
-          pr.lost = true;
-          pr.note = "LOST: its hot key vanished before it was archived (recorded in periods)";
-          report.error = "period " + name +
-                         " was lost (hot key gone before archive: retention "
-                         "too short or tick not run in time)";
-          break;
-      }
-    } else if (const Timed timed(timings.spill);  // times the else branch too
-               !options.dry_run && !archive_.try_lock_period({board, spec->name, period->id})) {
-      pr.busy = true;
-      pr.note = "being spilled or archived by another tick; skipped";
-    } else {
-      struct Unlock {  // released however the spill ends
-        cold::Archive& a;
-        cold::PeriodKey k;
-        bool held = false;
-        ~Unlock() {
-          if (!held) return;
-          try {
-            a.unlock_period(k);
-          } catch (...) {
-            // A lost connection releases its session locks by itself.
-          }
-        }
-      } unlock{archive_, {board, spec->name, period->id}, !options.dry_run};
-      const SpillStats s =
-          spill_beyond(PeriodJob{redis_, hot_, cold_, SpillTarget{config, spec, board, *period},
-                                 options.chunk, options.dry_run},
-                       config->hot_keep);
-      pr.hot_before = s.hot_before;
-      pr.spilled = s.spilled;
-      pr.kept_in_place = s.kept_in_place;
-    }
-    if (!options.dry_run) count_busy(keys, busy_streaks, name, pr);
-    if (pr.spilled > 0) moved_members = true;
-    report.periods.push_back(std::move(pr));
+  return live;
+}
+
+// Profiles: Redis's go to PostgreSQL before a period is archived (the history rows take them
+// from there).
+void Tick::profiles_before_archive(BoardPass& pass) {
+  mark_profiles(redis_, cold_, pass.board, config_.redis.key_prefix);
+  const bool archiving =
+      std::any_of(pass.names.begin(), pass.names.end(), [&](const std::string& name) {
+        const PeriodSpec* spec = nullptr;
+        const auto p = period_of(pass.config, name, &spec);
+        return p && due_for_archive(pass.config, *p, pass.now);
+      });
+  if (archiving) {
+    const Timed timed(pass.timings.archive);
+    pass.report.profiles =
+        sync_profiles(redis_, hot_, cold_, pass.board, live_keys(pass.keys), true);
   }
-  if (!options.dry_run && moved_members) {
-    const Timed timed(timings.spill);
-    const ProfileStats p = sync_profiles(redis_, hot_, cold_, board, live_keys(), false);
+}
+
+// After spills and archives, the profiles of members hot nowhere leave Redis.
+void Tick::profiles_after(BoardPass& pass) {
+  BoardReport& report = pass.report;
+  if (!pass.options.dry_run && pass.moved_members) {
+    const Timed timed(pass.timings.spill);
+    const ProfileStats p =
+        sync_profiles(redis_, hot_, cold_, pass.board, live_keys(pass.keys), false);
     report.profiles.copied += p.copied;
     report.profiles.moved += p.moved;
   }
   if (report.profiles.moved > 0) {
     spdlog::info("tick: board '{}': {} profile fields of members hot nowhere moved to PostgreSQL",
-                 board, report.profiles.moved);
+                 pass.board, report.profiles.moved);
   }
-  // The streak of a period that left the registry meanwhile (another tick archived it) ends.
-  for (const auto& streak : busy_streaks) {
-    if (seen.count(streak.first) == 0) hot::end_busy(redis_, keys, streak.first);
+}
+
+// One period of the board: its TTLs re-asserted, then archived when due, else spilled.
+void Tick::run_period(BoardPass& pass, const std::string& name) {
+  PeriodReport pr;
+  hot::LivePeriod parts = hot::split_registry_member(name);
+  pr.period = std::move(parts.period);
+  pr.period_id = std::move(parts.period_id);
+  const auto& done = pass.report.periods;
+  if (std::any_of(done.begin(), done.end(), [&](const PeriodReport& d) {
+        return d.period == pr.period && d.period_id == pr.period_id;
+      })) {
+    return;  // done before a retry of the board
   }
+  const PeriodSpec* spec = nullptr;
+  const auto period = period_of(pass.config, name, &spec);
+  if (!period) {
+    pr.outcome = PeriodOutcome::not_in_config;
+    pass.report.error = "registry entry '" + name;
+    pass.report.error += "' of board '" + pass.board;
+    pass.report.error += "' does not match its config entry (" + pass.config.where + ")";
+    pass.report.periods.push_back(std::move(pr));
+    return;
+  }
+  const hot::PeriodKeys pk(pass.keys, spec->name, period->id);
+  {
+    const Timed timed(pass.timings.ttl);
+    pr.ttl_fixed =
+        fix_ttls(pk, period->end + pass.config.retention_for(*spec), pass.options.dry_run);
+  }
+  const PeriodJob job{redis_,
+                      hot_,
+                      cold_,
+                      BoardPeriod{&pass.config, spec, pass.board, *period},
+                      pass.options.chunk,
+                      pass.options.dry_run};
+  if (due_for_archive(pass.config, *period, pass.now)) {
+    const Timed timed(pass.timings.archive);
+    archive_into(pass, job, name, pr);
+  } else {
+    const Timed timed(pass.timings.spill);
+    spill_into(pass, job, pr);
+  }
+  if (!pass.options.dry_run) count_busy(pass.keys, pass.busy_streaks, name, pr);
+  if (pr.spilled > 0) pass.moved_members = true;
+  pass.report.periods.push_back(std::move(pr));
+}
+
+void Tick::archive_into(BoardPass& pass, const PeriodJob& job, const std::string& name,
+                        PeriodReport& pr) {
+  const ArchiveStats a = archive_period(job, archive_, pass.options.archive_progress);
+  switch (a.outcome) {
+    case ArchiveStats::Outcome::archived:
+      pass.moved_members = true;
+      pr.archived = true;
+      pr.archived_rows = a.hot + a.cold;
+      pr.archived_hot = a.hot;
+      pr.archived_cold = a.cold;
+      pr.hot_lost = a.hot_lost;
+      pr.outcome = PeriodOutcome::archived;
+      if (a.hot_lost) {
+        spdlog::warn(
+            "tick: board '{}' period {}: archived from the cold tier after Redis "
+            "lost its data; points that lived only in Redis are missing",
+            pass.board, name);
+      }
+      break;
+    case ArchiveStats::Outcome::would_archive:
+      pr.outcome = PeriodOutcome::would_archive;
+      pr.would_archive_hot = a.hot;
+      pr.would_archive_cold = a.cold;
+      break;
+    case ArchiveStats::Outcome::already:
+      pass.moved_members = true;
+      pr.outcome = PeriodOutcome::already_archived;
+      break;
+    case ArchiveStats::Outcome::busy:
+      pr.busy = true;
+      pr.outcome = PeriodOutcome::busy_archiving;
+      break;
+    case ArchiveStats::Outcome::lost:
+      pr.lost = true;
+      pr.outcome = PeriodOutcome::lost;
+      pass.report.error = "period " + name +
+                          " was lost (hot key gone before archive: retention "
+                          "too short or tick not run in time)";
+      break;
+  }
+}
+
+// Spills beyond hot_keep under the period's lock (skipped while another tick holds it).
+void Tick::spill_into(BoardPass& pass, const PeriodJob& job, PeriodReport& pr) {
+  const cold::PeriodKey key{pass.board, job.target.spec->name, job.target.period.id};
+  if (!pass.options.dry_run && !archive_.try_lock_period(key)) {
+    pr.busy = true;
+    pr.outcome = PeriodOutcome::busy_spilling;
+    return;
+  }
+  const PeriodUnlock unlock{archive_, key, !pass.options.dry_run};
+  const SpillStats s = spill_beyond(job, pass.config.hot_keep);
+  pr.hot_before = s.hot_before;
+  pr.spilled = s.spilled;
+  pr.kept_in_place = s.kept_in_place;
 }
 
 }  // namespace bk::lifecycle

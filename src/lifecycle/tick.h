@@ -16,6 +16,7 @@
 #include "lifecycle/archive.h"
 #include "lifecycle/backend.h"
 #include "lifecycle/profiles.h"
+#include "lifecycle/spill.h"
 #include "redis/connection.h"
 
 namespace bk::lifecycle {
@@ -24,8 +25,20 @@ using Seconds = std::chrono::duration<double>;
 
 struct TickOptions {
   bool dry_run = false;
-  std::int64_t chunk = 5000;             // members per cold-tier transaction
+  std::int64_t chunk = kDefaultChunk;    // members per cold-tier transaction
   ArchiveProgressFn archive_progress{};  // optional: progress of each period's archive
+};
+
+// What became of a period in a tick, beyond its counts (src/cli/tick.cpp words it).
+enum class PeriodOutcome {
+  spilled,           // spilled what was ranked past hot_keep (perhaps nothing)
+  not_in_config,     // its registry entry matches no period of the board's config: left alone
+  archived,          // written to history by this tick
+  would_archive,     // dry run: would be archived
+  already_archived,  // archived before; its hot keys freed now
+  busy_archiving,    // skipped: another tick is archiving it
+  busy_spilling,     // skipped: another tick is spilling or archiving it
+  lost,              // its hot key vanished before the archive, no cold rows (recorded)
 };
 
 struct PeriodReport {
@@ -43,7 +56,10 @@ struct PeriodReport {
   bool lost = false;               // its hot key vanished before it could be archived, no cold rows
   bool busy = false;               // skipped: another tick was spilling or archiving it
   std::int64_t busy_streak = 0;    // busy: ticks in a row that found it so, this one included
-  std::string note;                // what happened, for people
+  PeriodOutcome outcome = PeriodOutcome::spilled;
+  // would_archive: the rows the archive would take from each tier.
+  std::int64_t would_archive_hot = 0;
+  std::int64_t would_archive_cold = 0;
 };
 
 struct BoardReport {
@@ -100,8 +116,17 @@ class Tick {
   Clock clock_;
   hot::HotBoard hot_;
 
+  struct BoardPass;  // one board's run (tick.cpp)
   void run_board(const std::string& board, const std::vector<cold::PeriodKey>& with_rows,
                  const TickOptions& options, BoardReport& report, TickTimings& timings);
+  void find_periods(BoardPass& pass, const std::vector<cold::PeriodKey>& with_rows);
+  std::vector<std::string> live_keys(const hot::BoardKeys& keys);
+  void profiles_before_archive(BoardPass& pass);
+  void profiles_after(BoardPass& pass);
+  void run_period(BoardPass& pass, const std::string& name);
+  void archive_into(BoardPass& pass, const PeriodJob& job, const std::string& name,
+                    PeriodReport& pr);
+  void spill_into(BoardPass& pass, const PeriodJob& job, PeriodReport& pr);
   std::int64_t fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run);
   void prune_history(const TickOptions& options, TickReport& report);
   void count_busy(const hot::BoardKeys& keys, const std::map<std::string, std::int64_t>& streaks,
