@@ -1,4 +1,4 @@
-// Profile hashes: HSET to write, HEXISTS of the "" marker field and HMGET to read.
+// Profile hashes: HSET to write, HEXISTS of the moved mark and HMGET to read, HSCAN to walk.
 #include "hot/profiles.h"
 
 #include <algorithm>
@@ -55,8 +55,8 @@ std::map<std::string, std::string> write_profiles(
 StoredProfiles read_profiles(redis::Connection& conn, const BoardKeys& board,
                              const std::vector<std::string>& members) {
   // The markers first, then per chunk an HMGET of each hash.
-  std::vector<redis::Args> commands{{"HEXISTS", board.names(), ""},
-                                    {"HEXISTS", board.metadata(), ""}};
+  std::vector<redis::Args> commands{{"HEXISTS", board.names(), kMovedMark},
+                                    {"HEXISTS", board.metadata(), kMovedMark}};
   for (std::size_t from = 0; from < members.size(); from += kMembersPerRead) {
     const auto first = members.begin() + static_cast<std::ptrdiff_t>(from);
     const auto last = members.begin() +
@@ -80,6 +80,32 @@ StoredProfiles read_profiles(redis::Connection& conn, const BoardKeys& board,
     out.metadata.push_back(text(replies.at(c + 1).checked().at(i % kMembersPerRead)));
   }
   return out;
+}
+
+ProfilePage profile_page(redis::Connection& conn, const std::string& hash,
+                         const std::string& cursor, std::int64_t count) {
+  return parse_profile_page(
+      conn.command({"HSCAN", hash, cursor, "COUNT", std::to_string(count)}).checked());
+}
+
+ProfilePage parse_profile_page(const redis::Reply& reply) {
+  ProfilePage page;
+  page.cursor = reply.checked().at(0).as_string();
+  const redis::Reply& fields = reply.at(1);
+  for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
+    std::string member = fields.at(i).as_string();
+    if (member == kMovedMark) continue;
+    page.profiles.emplace_back(std::move(member), fields.at(i + 1).as_string());
+  }
+  return page;
+}
+
+bool has_moved_mark(redis::Connection& conn, const std::string& hash) {
+  return conn.command({"HEXISTS", hash, kMovedMark}).checked().as_int() == 1;
+}
+
+void set_moved_mark(redis::Connection& conn, const std::string& hash) {
+  conn.command({"HSET", hash, kMovedMark, "1"}).checked();
 }
 
 }  // namespace bk::hot

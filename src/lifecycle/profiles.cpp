@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "hot/profile_hashes.h"
+#include "hot/profiles.h"
 
 namespace bk::lifecycle {
 namespace {
@@ -14,7 +14,7 @@ constexpr std::int64_t kProfilesPerPage = 1000;
 
 }  // namespace
 
-ProfileStats sync_profiles(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
+ProfileStats sync_profiles(redis::Connection& redis, hot::BoardScripts& hot, cold::ColdStore& cold,
                            const std::string& board, const std::vector<std::string>& live,
                            bool copy_all) {
   const hot::BoardKeys keys(hot.key_prefix(), board);
@@ -26,15 +26,15 @@ ProfileStats sync_profiles(redis::Connection& redis, hot::HotBoard& hot, cold::C
     do {
       hot::ProfilePage page = hot::profile_page(redis, hash, cursor, kProfilesPerPage);
       cursor = std::move(page.cursor);
-      hot::HotBoard::Holds& pairs = page.profiles;  // (member, value)
+      hot::BoardScripts::Holds& pairs = page.profiles;  // (member, value)
       std::vector<std::string> members;
       members.reserve(pairs.size());
       for (const auto& pair : pairs) members.push_back(pair.first);
-      hot::HotBoard::Holds moving;
+      hot::BoardScripts::Holds moving;
       for (const std::size_t i : hot.hot_nowhere(redis, hash, live, members)) {
         moving.push_back(pairs[i]);
       }
-      const hot::HotBoard::Holds& writing = copy_all ? pairs : moving;
+      const hot::BoardScripts::Holds& writing = copy_all ? pairs : moving;
       cold.upsert_profiles(board, field, writing);
       stats.copied += static_cast<std::int64_t>(writing.size());
       stats.moved += hot.drop_profiles(redis, hash, moving);

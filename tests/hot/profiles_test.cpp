@@ -1,5 +1,5 @@
-// hot/profile_hashes: a page of a profile hash as typed from its HSCAN reply, without a server.
-#include "hot/profile_hashes.h"
+// hot/profiles: a page of a profile hash as typed from its HSCAN reply, without a server.
+#include "hot/profiles.h"
 
 #include <gtest/gtest.h>
 
