@@ -174,7 +174,7 @@ CLI::App* set_up_tick(CLI::App& app, CommandLine& line) {
   tick->add_flag("--dry-run", args.dry_run, "report what would change, change nothing");
   tick->add_option("--chunk", args.chunk,
                    "members per cold-tier transaction (default " +
-                       std::to_string(bk::cli::kDefaultTickChunk) + ")")
+                       std::to_string(bk::lifecycle::kDefaultChunk) + ")")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
   tick->add_flag("--json", line.json, "one JSON object per board period");
   tick->add_option("--metrics-file", args.metrics_file,

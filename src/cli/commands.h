@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/context.h"
+#include "lifecycle/spill.h"
 
 namespace bk::cli {
 
@@ -16,11 +17,9 @@ void check_range(const char* flag, std::int64_t value, std::int64_t min, std::in
 
 int check_config(Context& ctx);
 int migrate(Context& ctx);
-// Members per cold-tier transaction when tick is not given --chunk.
-constexpr std::int64_t kDefaultTickChunk = 5000;
 struct TickArgs {
   bool dry_run = false;
-  std::int64_t chunk = kDefaultTickChunk;
+  std::int64_t chunk = lifecycle::kDefaultChunk;  // members per cold-tier transaction
   std::string metrics_file;  // Prometheus text, replaced atomically after the pass
   std::string pushgateway;   // http://host:port[/path] of a Pushgateway
 };

@@ -59,9 +59,9 @@ cold::ColdStore& Context::schema_admin() {
   return *cold_;
 }
 
-cold::Archive& Context::archive() {
+cold::History& Context::archive() {
   if (!archive_) {
-    archive_ = std::make_unique<cold::Archive>(config_.postgres.url, config_.postgres.schema);
+    archive_ = std::make_unique<cold::History>(config_.postgres.url, config_.postgres.schema);
     archive_->set_large_period_rows(config_.history.large_period_rows);
   }
   return *archive_;
@@ -101,7 +101,7 @@ service::Reads& Context::reads() {
           std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); }));
     }
     reads_ = std::make_unique<service::Reads>(*boards_,
-                                              [this]() -> cold::Archive& { return archive(); });
+                                              [this]() -> cold::History& { return archive(); });
   }
   return *reads_;
 }

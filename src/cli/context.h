@@ -38,7 +38,7 @@ class Context {
   cold::ColdStore& schema_admin();
   // A second PostgreSQL connection, for archive writes (after cold(), which checks) and for
   // `history`, which only reads archived rows and answers with Redis down.
-  cold::Archive& archive();
+  cold::History& archive();
   // Reads and updates; PostgreSQL is connected only when a spilled period needs it.
   service::Leaderboards& leaderboards();
   // The reads of `top`, `rank`, `around` (those of the HTTP API): open periods live, ended
@@ -53,7 +53,7 @@ class Context {
   std::unique_ptr<redis::Connection> redis_;
   std::unique_ptr<cold::ColdStore> cold_;
   bool deployment_verified_ = false;
-  std::unique_ptr<cold::Archive> archive_;
+  std::unique_ptr<cold::History> archive_;
   std::unique_ptr<service::Leaderboards> boards_;
   std::unique_ptr<service::Reads> reads_;
   // redis(), or with Redis down a connection that fails each command (exit 3).

@@ -13,7 +13,7 @@ int history(Context& ctx, const ReadArgs& args) {
   // PostgreSQL only: no Redis connection for reading history.
   const service::PeriodRef ref = service::resolve_period(ctx.config(), args.board, args.period,
                                                          args.period_id, ctx.clock().now());
-  cold::Archive& archive = ctx.archive();
+  cold::History& archive = ctx.archive();
   const cold::PeriodKey key{args.board, ref.spec->name, ref.period.id};
   const auto archived = archive.archived_period(key);
   if (archived && archived->pruned_at) {

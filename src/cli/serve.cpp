@@ -111,7 +111,7 @@ struct Session {
         redis(redis_options(c.redis), redis::Connect::later),
         boards(c, redis, clock,
                std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); })),
-        reads(boards, [this]() -> cold::Archive& { return archive(); }),
+        reads(boards, [this]() -> cold::History& { return archive(); }),
         verified(deployment_verified) {}
 
   // Before a request: a connection that failed is made again.
@@ -128,10 +128,10 @@ struct Session {
     }
     return *cold_;
   }
-  cold::Archive& archive() {
+  cold::History& archive() {
     cold();  // the schema must belong to this deployment before its history is read
     if (!archive_)
-      archive_ = std::make_unique<cold::Archive>(config.postgres.url, config.postgres.schema);
+      archive_ = std::make_unique<cold::History>(config.postgres.url, config.postgres.schema);
     return *archive_;
   }
 
@@ -141,7 +141,7 @@ struct Session {
   service::Reads reads;
   std::atomic<bool>& verified;
   std::unique_ptr<cold::ColdStore> cold_;
-  std::unique_ptr<cold::Archive> archive_;
+  std::unique_ptr<cold::History> archive_;
 };
 
 // Sessions not in use. A worker holds at most one at a time, so there are never more than

@@ -163,7 +163,4 @@ class History {
   std::unique_ptr<Impl> impl_;
 };
 
-// The name this class had (cold/archive.h) before lifecycle::Archive made it ambiguous.
-using Archive = History;
-
 }  // namespace bk::cold

@@ -1,5 +1,5 @@
 // Marshalling between HotBatch and the update script's KEYS/ARGV, and the read scripts.
-#include "hot/hot_board.h"
+#include "hot/board_scripts.h"
 
 #include <algorithm>
 #include <functional>
@@ -30,7 +30,7 @@ const char* expected_type(const std::vector<std::string>& keys, std::size_t i) {
 
 }  // namespace
 
-HotBoard::HotBoard(std::string key_prefix, bool cold_tier)
+BoardScripts::BoardScripts(std::string key_prefix, bool cold_tier)
     : prefix_(std::move(key_prefix)),
       cold_tier_(cold_tier),
       update_(embedded::hot_lua::update_lua),
@@ -59,8 +59,8 @@ PeriodKeys::PeriodKeys(const BoardKeys& board, std::string_view period, std::str
 // After a WRONGTYPE reply of a call: "; <key> holds a <type>, not a <type>" for each of the
 // call's keys of another type than the script uses (one TYPE each, in one round trip: only
 // when a call failed so). A transient failure of this look-up throws, as the call's would.
-std::string HotBoard::wrong_types(redis::Connection& conn, const std::vector<std::string>& keys,
-                                  const std::string& error) {
+std::string BoardScripts::wrong_types(redis::Connection& conn, const std::vector<std::string>& keys,
+                                      const std::string& error) {
   if (error.rfind("WRONGTYPE", 0) != 0) return "";
   std::vector<redis::Args> commands;
   commands.reserve(keys.size());
@@ -125,9 +125,9 @@ CallPlan plan_calls(const std::string& prefix, bool cold_tier,
 // A batch whose call failed for good sends no later call (its events fail with the same
 // error), so that a member's later event in a later half cannot be applied while its
 // earlier one failed.
-std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
-                                                    const std::vector<HotBatch>& batches,
-                                                    const std::function<void()>& while_waiting) {
+std::vector<std::vector<HotResult>> BoardScripts::apply(
+    redis::Connection& conn, const std::vector<HotBatch>& batches,
+    const std::function<void()>& while_waiting) {
   CallPlan plan = plan_calls(prefix_, cold_tier_, batches);
   std::vector<std::vector<HotResult>> out(batches.size());
   std::vector<std::optional<std::string>> failed_with(batches.size());  // a lasting error
@@ -167,9 +167,9 @@ std::vector<std::vector<HotResult>> HotBoard::apply(redis::Connection& conn,
 }
 
 // A batch that failed: its events after the ones that applied all fail with its error.
-void HotBoard::fail_rest(const std::vector<HotBatch>& batches,
-                         const std::vector<std::optional<std::string>>& failed_with,
-                         std::vector<std::vector<HotResult>>& out) {
+void BoardScripts::fail_rest(const std::vector<HotBatch>& batches,
+                             const std::vector<std::optional<std::string>>& failed_with,
+                             std::vector<std::vector<HotResult>>& out) {
   for (std::size_t i = 0; i < batches.size(); ++i) {
     if (!failed_with[i]) continue;
     HotResult failed;
@@ -179,9 +179,10 @@ void HotBoard::fail_rest(const std::vector<HotBatch>& batches,
   }
 }
 
-HotBoard::HotRead<std::vector<Listed>> HotBoard::range(redis::Connection& conn,
-                                                       const PeriodKeys& keys, std::int64_t offset,
-                                                       std::int64_t count) {
+BoardScripts::HotRead<std::vector<Listed>> BoardScripts::range(redis::Connection& conn,
+                                                               const PeriodKeys& keys,
+                                                               std::int64_t offset,
+                                                               std::int64_t count) {
   if (count <= 0) return {};
   const redis::Reply r = read_range_
                              .eval(conn, {keys.live, keys.meta, keys.synced},
@@ -191,9 +192,10 @@ HotBoard::HotRead<std::vector<Listed>> HotBoard::range(redis::Connection& conn,
   return read_protocol::parse_range(r, offset);
 }
 
-HotBoard::HotRead<std::vector<Listed>> HotBoard::around(redis::Connection& conn,
-                                                        const PeriodKeys& keys,
-                                                        const std::string& member, std::int64_t k) {
+BoardScripts::HotRead<std::vector<Listed>> BoardScripts::around(redis::Connection& conn,
+                                                                const PeriodKeys& keys,
+                                                                const std::string& member,
+                                                                std::int64_t k) {
   const redis::Reply r = read_around_
                              .eval(conn, {keys.live, keys.meta, keys.synced},
                                    {member, std::to_string(k), cold_tier_ ? "1" : "0"})
@@ -201,30 +203,30 @@ HotBoard::HotRead<std::vector<Listed>> HotBoard::around(redis::Connection& conn,
   return read_protocol::parse_around(r);
 }
 
-HotBoard::HotRead<std::optional<Listed>> HotBoard::member(redis::Connection& conn,
-                                                          const PeriodKeys& keys,
-                                                          const std::string& member) {
+BoardScripts::HotRead<std::optional<Listed>> BoardScripts::member(redis::Connection& conn,
+                                                                  const PeriodKeys& keys,
+                                                                  const std::string& member) {
   const redis::Reply r =
       read_member_.eval(conn, {keys.live, keys.meta, keys.synced}, {member, cold_tier_ ? "1" : "0"})
           .checked();
   return read_protocol::parse_member(r, member);
 }
 
-std::int64_t HotBoard::size(redis::Connection& conn, const std::string& live_key) {
+std::int64_t BoardScripts::size(redis::Connection& conn, const std::string& live_key) {
   return conn.command({"ZCARD", live_key}).as_int();
 }
 
 }  // namespace bk::hot
 
 namespace bk::hot {
-std::int64_t HotBoard::count_better(redis::Connection& conn, const std::string& live_key,
-                                    std::int64_t encoded) {
+std::int64_t BoardScripts::count_better(redis::Connection& conn, const std::string& live_key,
+                                        std::int64_t encoded) {
   return conn.command({"ZCOUNT", live_key, "-inf", "(" + std::to_string(encoded)}).as_int();
 }
 
-std::vector<std::int64_t> HotBoard::count_better(redis::Connection& conn,
-                                                 const std::string& live_key,
-                                                 const std::vector<std::int64_t>& encoded) {
+std::vector<std::int64_t> BoardScripts::count_better(redis::Connection& conn,
+                                                     const std::string& live_key,
+                                                     const std::vector<std::int64_t>& encoded) {
   std::vector<redis::Args> commands;
   commands.reserve(encoded.size());
   for (const std::int64_t e : encoded) {
@@ -236,8 +238,8 @@ std::vector<std::int64_t> HotBoard::count_better(redis::Connection& conn,
   return out;
 }
 
-std::vector<ScoredMember> HotBoard::slice(redis::Connection& conn, const std::string& live_key,
-                                          std::int64_t start, std::int64_t count) {
+std::vector<ScoredMember> BoardScripts::slice(redis::Connection& conn, const std::string& live_key,
+                                              std::int64_t start, std::int64_t count) {
   if (count <= 0) return {};
   const redis::Reply r = conn.command({"ZRANGE", live_key, std::to_string(start),
                                        std::to_string(start + count - 1), "WITHSCORES"})
@@ -245,9 +247,9 @@ std::vector<ScoredMember> HotBoard::slice(redis::Connection& conn, const std::st
   return read_protocol::parse_pairs(r, 0, r.elements.size() / 2);
 }
 
-ReadState HotBoard::read_state(redis::Connection& conn, const PeriodKeys& keys,
-                               const std::string& member, std::int64_t head,
-                               const BoardKeys* profiles) {
+ReadState BoardScripts::read_state(redis::Connection& conn, const PeriodKeys& keys,
+                                   const std::string& member, std::int64_t head,
+                                   const BoardKeys* profiles) {
   redis::Args call_keys{keys.live, keys.meta, keys.stale, keys.synced};
   const bool with_profiles = profiles != nullptr && head > 0;
   if (with_profiles) call_keys.insert(call_keys.end(), {profiles->names(), profiles->metadata()});
@@ -257,8 +259,9 @@ ReadState HotBoard::read_state(redis::Connection& conn, const PeriodKeys& keys,
   return read_protocol::parse_read_state(r, with_profiles);
 }
 
-Neighbours HotBoard::neighbours(redis::Connection& conn, const PeriodKeys& keys,
-                                std::int64_t encoded, const std::string& member, std::int64_t k) {
+Neighbours BoardScripts::neighbours(redis::Connection& conn, const PeriodKeys& keys,
+                                    std::int64_t encoded, const std::string& member,
+                                    std::int64_t k) {
   const redis::Reply r =
       read_neighbours_
           .eval(conn, {keys.live, keys.meta}, {std::to_string(encoded), member, std::to_string(k)})
@@ -266,8 +269,8 @@ Neighbours HotBoard::neighbours(redis::Connection& conn, const PeriodKeys& keys,
   return read_protocol::parse_neighbours(r);
 }
 
-AfterKey HotBoard::after(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
-                         const std::string& member, std::int64_t count) {
+AfterKey BoardScripts::after(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
+                             const std::string& member, std::int64_t count) {
   const redis::Reply r =
       read_after_
           .eval(conn, {keys.live, keys.meta, keys.stale, keys.synced},
@@ -276,22 +279,22 @@ AfterKey HotBoard::after(redis::Connection& conn, const PeriodKeys& keys, std::i
   return read_protocol::parse_after(r);
 }
 
-std::string HotBoard::generation(redis::Connection& conn, const PeriodKeys& keys) {
+std::string BoardScripts::generation(redis::Connection& conn, const PeriodKeys& keys) {
   return read_protocol::parse_generation(
       conn.command({"HMGET", keys.meta, read_protocol::kSpillGeneration,
                     read_protocol::kRehydrateGeneration})
           .checked());
 }
 
-std::int64_t HotBoard::mark_spilled(redis::Connection& conn, const PeriodKeys& keys,
-                                    Instant expire_at) {
+std::int64_t BoardScripts::mark_spilled(redis::Connection& conn, const PeriodKeys& keys,
+                                        Instant expire_at) {
   return spill_mark_.eval(conn, {keys.meta, keys.live}, {std::to_string(to_epoch_ms(expire_at))})
       .as_int();
 }
 
-HotBoard::SpillTake HotBoard::take_for_spill(redis::Connection& conn, const PeriodKeys& keys,
-                                             std::int64_t start, std::int64_t count,
-                                             Instant expire_at) {
+BoardScripts::SpillTake BoardScripts::take_for_spill(redis::Connection& conn,
+                                                     const PeriodKeys& keys, std::int64_t start,
+                                                     std::int64_t count, Instant expire_at) {
   const redis::Reply r = spill_take_
                              .eval(conn, {keys.live, keys.stale, keys.meta},
                                    {std::to_string(start), std::to_string(start + count - 1),
@@ -311,9 +314,9 @@ HotBoard::SpillTake HotBoard::take_for_spill(redis::Connection& conn, const Peri
   return out;
 }
 
-std::int64_t HotBoard::remove_spilled(redis::Connection& conn, const PeriodKeys& keys,
-                                      std::int64_t start,
-                                      const std::vector<ScoredMember>& members) {
+std::int64_t BoardScripts::remove_spilled(redis::Connection& conn, const PeriodKeys& keys,
+                                          std::int64_t start,
+                                          const std::vector<ScoredMember>& members) {
   // Several calls when one would pass redis::kMaxCommandArguments: each starts where the
   // members the calls before it left in place end; a held period stops it (the rest stay).
   constexpr std::size_t kPerCall = (redis::kMaxCommandArguments - 8) / 2;
@@ -338,17 +341,16 @@ std::int64_t HotBoard::remove_spilled(redis::Connection& conn, const PeriodKeys&
   return removed;
 }
 
-HotBoard::Frozen HotBoard::freeze(redis::Connection& conn, const PeriodKeys& keys,
-                                  Instant expire_at) {
+BoardScripts::Frozen BoardScripts::freeze(redis::Connection& conn, const PeriodKeys& keys,
+                                          Instant expire_at) {
   const redis::Reply r =
       archive_freeze_.eval(conn, {keys.meta, keys.live}, {std::to_string(to_epoch_ms(expire_at))})
           .checked();
   return {r.at(0).as_int() == 1, r.at(1).as_int(), r.at(2).as_int() == 1};
 }
 
-std::vector<std::optional<std::int64_t>> HotBoard::scores(redis::Connection& conn,
-                                                          const std::string& live_key,
-                                                          const std::vector<std::string>& members) {
+std::vector<std::optional<std::int64_t>> BoardScripts::scores(
+    redis::Connection& conn, const std::string& live_key, const std::vector<std::string>& members) {
   std::vector<std::optional<std::int64_t>> out;
   if (members.empty()) return out;
   // One ZMSCORE per redis::kMaxCommandArguments - 2 members, in one round trip.
@@ -374,14 +376,14 @@ std::vector<std::optional<std::int64_t>> HotBoard::scores(redis::Connection& con
   return out;
 }
 
-void HotBoard::release(redis::Connection& conn, const PeriodKeys& keys,
-                       const std::string& registry_key, const std::string& registry_member) {
+void BoardScripts::release(redis::Connection& conn, const PeriodKeys& keys,
+                           const std::string& registry_key, const std::string& registry_member) {
   archive_release_.eval(conn, {keys.live, keys.stale, keys.meta, registry_key}, {registry_member})
       .checked();
 }
 
-std::int64_t HotBoard::sync(redis::Connection& conn, const BoardKeys& board,
-                            const std::vector<SyncedPeriod>& periods) {
+std::int64_t BoardScripts::sync(redis::Connection& conn, const BoardKeys& board,
+                                const std::vector<SyncedPeriod>& periods) {
   redis::Args keys{board.synced()};
   redis::Args args;
   for (const SyncedPeriod& p : periods) {
@@ -393,7 +395,7 @@ std::int64_t HotBoard::sync(redis::Connection& conn, const BoardKeys& board,
 
 namespace {
 
-redis::Args flatten(const HotBoard::Holds& holds) {
+redis::Args flatten(const BoardScripts::Holds& holds) {
   redis::Args args;
   args.reserve(holds.size() * 2);
   for (const auto& [member, token] : holds) {
@@ -405,19 +407,20 @@ redis::Args flatten(const HotBoard::Holds& holds) {
 
 }  // namespace
 
-void HotBoard::hold(redis::Connection& conn, const BoardKeys& board, const Holds& holds) {
+void BoardScripts::hold(redis::Connection& conn, const BoardKeys& board, const Holds& holds) {
   if (holds.empty()) return;
   held_mark_.eval(conn, {board.held()}, flatten(holds)).checked();
 }
 
-void HotBoard::release_holds(redis::Connection& conn, const BoardKeys& board, const Holds& holds) {
+void BoardScripts::release_holds(redis::Connection& conn, const BoardKeys& board,
+                                 const Holds& holds) {
   if (holds.empty()) return;
   held_release_.eval(conn, {board.held()}, flatten(holds)).checked();
 }
 
-std::vector<std::size_t> HotBoard::hot_nowhere(redis::Connection& conn, const std::string& hash,
-                                               const std::vector<std::string>& live,
-                                               const std::vector<std::string>& members) {
+std::vector<std::size_t> BoardScripts::hot_nowhere(redis::Connection& conn, const std::string& hash,
+                                                   const std::vector<std::string>& live,
+                                                   const std::vector<std::string>& members) {
   if (members.empty()) return {};
   std::vector<std::string> keys{hash};
   keys.insert(keys.end(), live.begin(), live.end());
@@ -428,8 +431,8 @@ std::vector<std::size_t> HotBoard::hot_nowhere(redis::Connection& conn, const st
   return out;
 }
 
-std::int64_t HotBoard::drop_profiles(redis::Connection& conn, const std::string& hash,
-                                     const Holds& moved) {
+std::int64_t BoardScripts::drop_profiles(redis::Connection& conn, const std::string& hash,
+                                         const Holds& moved) {
   if (moved.empty()) return 0;
   // The marker first: readers look in PostgreSQL for this field once it is set.
   conn.command({"HSET", hash, "", "1"}).checked();

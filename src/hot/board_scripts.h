@@ -1,5 +1,7 @@
-// The board in Redis: apply batches of events atomically (one script call per board) and
-// read slices, ranks and neighbourhoods. Scores stay encoded here; decoding is the caller's.
+// The board scripts: one stateless object (a key prefix) that runs the Lua scripts on any
+// board's keys: apply batches of events atomically (one script call per board), read slices,
+// ranks and neighbourhoods, spill, freeze, hold and sync. Scores stay encoded here; decoding
+// is the caller's.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -124,12 +126,12 @@ struct SyncedPeriod {
   Instant expire_at;  // period end + retention
 };
 
-class HotBoard {
+class BoardScripts {
  public:
   // `cold_tier`: the caller can consult the cold tier. Then nothing is taken on Redis's
   // word alone while a board is not synced (see sync()): updates answer needs_sync and
   // reads answer `spilled` (read both tiers).
-  explicit HotBoard(std::string key_prefix, bool cold_tier = false);
+  explicit BoardScripts(std::string key_prefix, bool cold_tier = false);
 
   // Applies each batch with one script call; batches are pipelined. Results per event.
   // `while_waiting` runs once while the calls are at the server (see Connection::pipeline).

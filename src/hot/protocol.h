@@ -1,4 +1,4 @@
-// The update script's wire format (src/hot/update.lua): the tokens HotBoard sends in KEYS and
+// The update script's wire format (src/hot/update.lua): the tokens BoardScripts sends in KEYS and
 // ARGV and the replies it reads back, named in one place and tested without a server
 // (tests/hot/protocol_test.cpp). update.lua's header comment is the other half of this file.
 #pragma once
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/time.h"
-#include "hot/hot_board.h"
+#include "hot/board_scripts.h"
 #include "redis/connection.h"
 
 namespace bk::hot::protocol {
@@ -102,7 +102,7 @@ struct Call {
   redis::Args keys;
   redis::Args args;
 };
-// `cold_tier`: the caller can consult the cold tier (see HotBoard).
+// `cold_tier`: the caller can consult the cold tier (see BoardScripts).
 Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool cold_tier);
 // The reply for one event. Throws redis::ReplyError for a reply the script never gives, and
 // bk::Error for "span" (an event outside its period: a caller bug).

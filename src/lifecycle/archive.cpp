@@ -14,7 +14,7 @@ namespace {
 // One period's archive: what its steps share.
 struct ArchiveRun {
   const PeriodJob& job;
-  cold::Archive& archive;
+  cold::History& archive;
   const ArchiveProgressFn& progress;
   const BoardPeriod& target = job.target;
   const hot::BoardKeys board_keys{job.hot.key_prefix(), target.board};
@@ -68,7 +68,7 @@ struct ProgressDone {
 // Only the hot members travel: they are copied into the archive's transaction, where one
 // statement merges them with the cold rows. Reading (Redis) and writing (the COPY) overlap:
 // the next chunk is read on a worker thread while this one is written. How many were read.
-std::int64_t copy_hot_members(const ArchiveRun& run, cold::Archive::Transaction& txn,
+std::int64_t copy_hot_members(const ArchiveRun& run, cold::History::Transaction& txn,
                               ArchiveProgress& shown) {
   const PeriodJob& job = run.job;
   const ScoreCodec codec(run.target.config->layout_for(*run.target.spec));
@@ -97,7 +97,7 @@ std::int64_t copy_hot_members(const ArchiveRun& run, cold::Archive::Transaction&
 }
 
 // The claimed archive's transaction filled and committed: its counts in `stats`.
-void fill_and_commit(const ArchiveRun& run, cold::Archive::Transaction& txn,
+void fill_and_commit(const ArchiveRun& run, cold::History::Transaction& txn,
                      std::int64_t frozen_size, ArchiveStats& stats) {
   ArchiveProgress shown;
   shown.target = &run.target;
@@ -118,14 +118,14 @@ void fill_and_commit(const ArchiveRun& run, cold::Archive::Transaction& txn,
     shown.merging = true;
     run.progress(shown);
   }
-  const cold::Archive::Counts counts = txn.commit(stats.hot_lost);
+  const cold::History::Counts counts = txn.commit(stats.hot_lost);
   stats.hot = counts.hot;
   stats.cold = counts.cold;
 }
 
 }  // namespace
 
-ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
+ArchiveStats archive_period(const PeriodJob& job, cold::History& archive,
                             const ArchiveProgressFn& progress) {
   const ArchiveRun run{job, archive, progress};
   const BoardPeriod& target = job.target;
@@ -139,7 +139,7 @@ ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
     return stats;
   }
   const Instant expire_at = target.period.end + target.config->retention_for(*target.spec);
-  const hot::HotBoard::Frozen frozen = job.hot.freeze(job.redis, run.keys, expire_at);
+  const hot::BoardScripts::Frozen frozen = job.hot.freeze(job.redis, run.keys, expire_at);
   stats.hot_lost = frozen.recovered;
   if (!frozen.exists) {
     if (const auto outcome = without_hot_key(run)) {
@@ -149,18 +149,18 @@ ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
     stats.hot_lost = true;
   }
   archive.ensure_partitions(target.period.start, target.period.start + Millis{1});
-  cold::Archive::Claim claim = cold::Archive::Claim::busy;
+  cold::History::Claim claim = cold::History::Claim::busy;
   // Rolls back unless committed, however this ends.
-  const std::unique_ptr<cold::Archive::Transaction> txn = archive.begin(run.info, claim);
+  const std::unique_ptr<cold::History::Transaction> txn = archive.begin(run.info, claim);
   switch (claim) {
-    case cold::Archive::Claim::busy:
+    case cold::History::Claim::busy:
       stats.outcome = ArchiveStats::Outcome::busy;
       return stats;
-    case cold::Archive::Claim::done:
+    case cold::History::Claim::done:
       run.release();
       stats.outcome = ArchiveStats::Outcome::already;
       return stats;
-    case cold::Archive::Claim::claimed:
+    case cold::History::Claim::claimed:
       break;
   }
   fill_and_commit(run, *txn, frozen.size, stats);

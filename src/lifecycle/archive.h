@@ -9,7 +9,7 @@
 
 #include "cold/cold_store.h"
 #include "cold/history.h"
-#include "hot/hot_board.h"
+#include "hot/board_scripts.h"
 #include "lifecycle/spill.h"
 #include "redis/connection.h"
 
@@ -41,7 +41,7 @@ struct ArchiveProgress {
 using ArchiveProgressFn = std::function<void(const ArchiveProgress&)>;
 
 // Archives the period of `job` (job.chunk: hot members read from Redis at a time).
-ArchiveStats archive_period(const PeriodJob& job, cold::Archive& archive,
+ArchiveStats archive_period(const PeriodJob& job, cold::History& archive,
                             const ArchiveProgressFn& progress = {});
 
 }  // namespace bk::lifecycle

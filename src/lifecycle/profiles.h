@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cold/cold_store.h"
-#include "hot/hot_board.h"
+#include "hot/board_scripts.h"
 #include "redis/connection.h"
 
 namespace bk::lifecycle {
@@ -23,7 +23,7 @@ struct ProfileStats {
 // of them is hot nowhere). `copy_all`: write every field to PostgreSQL, not only those of
 // members hot nowhere. A field set again while the pass runs stays in Redis (the newer one).
 // Order: PostgreSQL commits before Redis forgets, so a crash anywhere loses nothing.
-ProfileStats sync_profiles(redis::Connection& redis, hot::HotBoard& hot, cold::ColdStore& cold,
+ProfileStats sync_profiles(redis::Connection& redis, hot::BoardScripts& hot, cold::ColdStore& cold,
                            const std::string& board, const std::vector<std::string>& live,
                            bool copy_all);
 

@@ -23,11 +23,11 @@ namespace {
 
 struct Chunk {
   std::int64_t start = 0;  // position of its first member in the hot key, as taken
-  std::shared_ptr<const hot::HotBoard::SpillTake> taken;  // shared with the worker
+  std::shared_ptr<const hot::BoardScripts::SpillTake> taken;  // shared with the worker
   std::future<void> committed;
 };
 
-std::vector<bool> known_absent(const hot::HotBoard::SpillTake& taken) {
+std::vector<bool> known_absent(const hot::BoardScripts::SpillTake& taken) {
   std::vector<bool> out;
   out.reserve(taken.maybe_cold.size());
   for (const bool maybe : taken.maybe_cold) out.push_back(!maybe);
@@ -37,7 +37,7 @@ std::vector<bool> known_absent(const hot::HotBoard::SpillTake& taken) {
 // Decodes and upserts the chunk's rows (runs on the worker thread: touches nothing but the
 // cold store, which this thread does not use meanwhile).
 void commit_rows(cold::ColdStore& cold, const cold::PeriodKey& key, const ScoreCodec& codec,
-                 Instant period_start, const hot::HotBoard::SpillTake& taken) {
+                 Instant period_start, const hot::BoardScripts::SpillTake& taken) {
   std::vector<cold::ColdRow> rows;
   rows.reserve(taken.members.size());
   for (const ScoredMember& m : taken.members) {
@@ -96,7 +96,7 @@ class Spiller {
   Chunk take(std::int64_t start) {
     Chunk c;
     c.start = start;
-    c.taken = std::make_shared<const hot::HotBoard::SpillTake>(
+    c.taken = std::make_shared<const hot::BoardScripts::SpillTake>(
         job_.hot.take_for_spill(job_.redis, keys_, c.start, job_.chunk, expire_at_));
     return c;
   }
@@ -127,7 +127,7 @@ class Spiller {
 
 SpillStats spill_beyond(const PeriodJob& job, std::int64_t keep) {
   const BoardPeriod& target = job.target;
-  // The caller holds the period lock (cold::Archive::try_lock_period): no other spill or
+  // The caller holds the period lock (cold::History::try_lock_period): no other spill or
   // archive of this period runs meanwhile.
   const hot::BoardKeys board_keys(job.hot.key_prefix(), target.board);
   const hot::PeriodKeys keys(board_keys, target.spec->name, target.period.id);

@@ -7,7 +7,7 @@
 
 #include "cold/cold_store.h"
 #include "config/config.h"
-#include "hot/hot_board.h"
+#include "hot/board_scripts.h"
 #include "redis/connection.h"
 
 namespace bk::lifecycle {
@@ -34,7 +34,7 @@ inline constexpr std::int64_t kDefaultChunk = 5000;
 // What a spill or an archive of one board period works on and with.
 struct PeriodJob {
   redis::Connection& redis;
-  hot::HotBoard& hot;
+  hot::BoardScripts& hot;
   cold::ColdStore& cold;
   BoardPeriod target;
   std::int64_t chunk = kDefaultChunk;  // members per cold-tier transaction / per read from Redis

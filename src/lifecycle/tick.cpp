@@ -27,7 +27,7 @@ bool TickReport::any_failed() const {
 }
 
 Tick::Tick(const Config& config, redis::Connection& redis, cold::ColdStore& cold,
-           cold::Archive& archive, Clock clock)
+           cold::History& archive, Clock clock)
     : config_(config),
       redis_(redis),
       cold_(cold),
@@ -138,7 +138,7 @@ void Tick::prune_history(const TickOptions& options, TickReport& report) {
     return r && end + *r < now;
   };
   try {
-    const cold::Archive::Pruned p = archive_.prune_history(due, now - *shortest, options.dry_run);
+    const cold::History::Pruned p = archive_.prune_history(due, now - *shortest, options.dry_run);
     report.history = {p.periods, p.rows, p.partitions, p.busy, {}, Backend::none};
   } catch (const UnavailableError&) {
     throw;
@@ -202,7 +202,7 @@ bool due_for_archive(const BoardConfig& config, const Period& period, Instant no
 
 // Unlocks a period's lock however the spill ends (nothing when it was not taken).
 struct PeriodUnlock {
-  cold::Archive& archive;
+  cold::History& archive;
   cold::PeriodKey key;
   bool held = false;
   ~PeriodUnlock() {

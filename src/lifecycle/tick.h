@@ -12,7 +12,7 @@
 #include "cold/cold_store.h"
 #include "cold/history.h"
 #include "config/config.h"
-#include "hot/hot_board.h"
+#include "hot/board_scripts.h"
 #include "lifecycle/archive.h"
 #include "lifecycle/backend.h"
 #include "lifecycle/profiles.h"
@@ -100,7 +100,7 @@ struct TickReport {
 class Tick {
  public:
   Tick(const Config& config, redis::Connection& redis, cold::ColdStore& cold,
-       cold::Archive& archive, Clock clock);
+       cold::History& archive, Clock clock);
 
   // Throws UnavailableError when Redis or PostgreSQL cannot be reached (nothing is removed
   // from Redis that is not committed to PostgreSQL); other failures are per board.
@@ -112,9 +112,9 @@ class Tick {
   const Config& config_;
   redis::Connection& redis_;
   cold::ColdStore& cold_;
-  cold::Archive& archive_;
+  cold::History& archive_;
   Clock clock_;
-  hot::HotBoard hot_;
+  hot::BoardScripts hot_;
 
   struct BoardPass;  // one board's run (tick.cpp)
   void run_board(const std::string& board, const std::vector<cold::PeriodKey>& with_rows,

@@ -117,7 +117,7 @@ Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock
                            std::function<cold::ColdStore&()> cold)
     : Leaderboards(config, redis, clock, nullptr) {
   cold_provider_ = std::move(cold);
-  hot_ = hot::HotBoard(config.redis.key_prefix, cold_provider_ != nullptr);
+  hot_ = hot::BoardScripts(config.redis.key_prefix, cold_provider_ != nullptr);
   make_update_path();
 }
 
@@ -173,8 +173,7 @@ void Leaderboards::hold(const std::vector<Update>& updates) {
   updates_->updates.hold(updates);
 }
 
-
-std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::HotBoard& hot,
+std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::BoardScripts& hot,
                         const std::string& board, const std::vector<cold::PeriodKey>& with_rows) {
   const hot::BoardKeys keys(config.redis.key_prefix, board);
   std::vector<hot::SyncedPeriod> periods;

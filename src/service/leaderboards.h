@@ -17,7 +17,7 @@
 #include "core/period.h"
 #include "core/rank.h"
 #include "core/time.h"
-#include "hot/hot_board.h"
+#include "hot/board_scripts.h"
 #include "redis/connection.h"
 
 namespace bk::service {
@@ -148,7 +148,7 @@ PeriodRef resolve_period(const Config& config, const std::string& board, const s
 // (`with_rows`, from cold::ColdStore::periods_with_rows), so that updates consult the cold
 // tier there, and marks the board synced. Periods the config does not know are skipped.
 // Returns how many periods Redis had forgotten (now marked recovered).
-std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::HotBoard& hot,
+std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::BoardScripts& hot,
                         const std::string& board, const std::vector<cold::PeriodKey>& with_rows);
 
 // The largest page a read returns, and the deepest offset it starts at.
@@ -289,7 +289,7 @@ class Leaderboards {
   cold::ColdStore* cold_;
   std::function<cold::ColdStore&()> cold_provider_;
   Counters counters_;
-  hot::HotBoard hot_;
+  hot::BoardScripts hot_;
   struct Acknowledged {
     std::int64_t ms = 0;
     std::uint64_t generation = 0;  // of redis_ when it was said

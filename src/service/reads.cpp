@@ -33,7 +33,7 @@ Page paged(std::optional<std::int64_t> total, std::int64_t position, std::vector
 
 }  // namespace
 
-Reads::Reads(Leaderboards& live, std::function<cold::Archive&()> archive)
+Reads::Reads(Leaderboards& live, std::function<cold::History&()> archive)
     : live_(live), archive_(std::move(archive)) {}
 
 PeriodView Reads::locate(const std::string& board, const std::string& period,
@@ -51,7 +51,7 @@ PeriodView Reads::locate(const std::string& board, const std::string& period,
 // A period that has ended: archived, lost, or still live (within its grace, or waiting for
 // tick).
 PeriodView Reads::past(PeriodView view) {
-  cold::Archive& archive = archive_();
+  cold::History& archive = archive_();
   const cold::PeriodKey key = key_of(view.ref);
   if (const auto archived = archive.archived_period(key)) {
     if (archived->pruned_at) {
@@ -146,7 +146,7 @@ std::vector<Standing> Reads::around(const PeriodView& view, const std::string& m
                                     std::int64_t k) {
   if (view.state == PeriodState::open) return live_.around(view.ref, member, k);
   check_bound(view.ref, "k", k, kMaxReadRows / 2);
-  cold::Archive& archive = archive_();
+  cold::History& archive = archive_();
   const cold::PeriodKey key = key_of(view.ref);
   const auto self = archive.history_of(key, {member});
   if (self.empty()) return {};

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cold/archive.h"
+#include "cold/history.h"
 #include "service/leaderboards.h"
 
 namespace bk::service {
@@ -56,7 +56,7 @@ struct ArchivedPage {
 
 class Reads {
  public:
-  Reads(Leaderboards& live, std::function<cold::Archive&()> archive);
+  Reads(Leaderboards& live, std::function<cold::History&()> archive);
 
   // `period_id` nullopt: the current period. Throws NotFoundError for an unknown board or
   // period, NothingToReadError for a period that has not begun, one whose history was
@@ -88,7 +88,7 @@ class Reads {
 
  private:
   Leaderboards& live_;
-  std::function<cold::Archive&()> archive_;
+  std::function<cold::History&()> archive_;
   Page archived_top(const PeriodView& view, const std::optional<PageMark>& after,
                     std::int64_t limit);
   Page next_page(const PeriodRef& ref, const PageMark& after, std::int64_t limit);

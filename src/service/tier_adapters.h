@@ -1,9 +1,9 @@
-// The real tiers behind service/tiers.h: Redis through hot::HotBoard and hot's named
+// The real tiers behind service/tiers.h: Redis through hot::BoardScripts and hot's named
 // functions on one connection, PostgreSQL through cold::ColdStore's public methods.
 #pragma once
 #include <functional>
 
-#include "hot/hot_board.h"
+#include "hot/board_scripts.h"
 #include "redis/connection.h"
 #include "service/tiers.h"
 
@@ -11,7 +11,7 @@ namespace bk::service {
 
 class RedisTier final : public HotTier {
  public:
-  RedisTier(redis::Connection& conn, hot::HotBoard& board) : conn_(conn), board_(board) {}
+  RedisTier(redis::Connection& conn, hot::BoardScripts& board) : conn_(conn), board_(board) {}
 
   hot::HotRead<std::vector<hot::Listed>> range(const hot::PeriodKeys& keys, std::int64_t offset,
                                                std::int64_t count) override;
@@ -42,7 +42,7 @@ class RedisTier final : public HotTier {
 
  private:
   redis::Connection& conn_;
-  hot::HotBoard& board_;
+  hot::BoardScripts& board_;
 };
 
 // `present` says whether a cold tier is configured; `store` connects it when first needed.

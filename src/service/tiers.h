@@ -4,7 +4,7 @@
 //
 // Declared in service, not in hot or cold: they are the service's needs (a merged read's
 // steps), cold::ColdStore is not ours to change (a thin adapter implements the interface
-// without touching it), and hot::HotBoard takes a connection per call, which the adapter
+// without touching it), and hot::BoardScripts takes a connection per call, which the adapter
 // binds. The adapters (service/tier_adapters.h) use only the tiers' public functions.
 #pragma once
 #include <cstdint>
@@ -24,7 +24,7 @@
 
 namespace bk::service {
 
-// Redis, as reads and profiles use it. hot::HotBoard documents each read.
+// Redis, as reads and profiles use it. hot::BoardScripts documents each read.
 class HotTier {
  public:
   virtual ~HotTier() = default;

@@ -1,4 +1,4 @@
-// The update path's hot tier in production: hot::HotBoard and the board registry over one
+// The update path's hot tier in production: hot::BoardScripts and the board registry over one
 // Redis connection.
 #include "service/update_tiers.h"
 
@@ -12,11 +12,12 @@ std::vector<std::vector<hot::HotResult>> RedisUpdateTier::apply(
   return hot_.apply(redis_, batches, while_waiting);
 }
 
-void RedisUpdateTier::hold(const std::string& board, const hot::HotBoard::Holds& holds) {
+void RedisUpdateTier::hold(const std::string& board, const hot::BoardScripts::Holds& holds) {
   hot_.hold(redis_, hot::BoardKeys(config_.redis.key_prefix, board), holds);
 }
 
-void RedisUpdateTier::release_holds(const std::string& board, const hot::HotBoard::Holds& holds) {
+void RedisUpdateTier::release_holds(const std::string& board,
+                                    const hot::BoardScripts::Holds& holds) {
   hot_.release_holds(redis_, hot::BoardKeys(config_.redis.key_prefix, board), holds);
 }
 

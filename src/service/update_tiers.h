@@ -9,7 +9,7 @@
 
 #include "cold/cold_store.h"
 #include "config/config.h"
-#include "hot/hot_board.h"
+#include "hot/board_scripts.h"
 #include "redis/connection.h"
 
 namespace bk::service {
@@ -19,13 +19,13 @@ namespace bk::service {
 class HotUpdateTier {
  public:
   virtual ~HotUpdateTier() = default;
-  // One update script call per batch (see hot::HotBoard::apply): results per event.
+  // One update script call per batch (see hot::BoardScripts::apply): results per event.
   virtual std::vector<std::vector<hot::HotResult>> apply(
       const std::vector<hot::HotBatch>& batches,
       const std::function<void()>& while_waiting = {}) = 0;
   // Holds these (member, token) pairs of `board` / releases holds of these tokens.
-  virtual void hold(const std::string& board, const hot::HotBoard::Holds& holds) = 0;
-  virtual void release_holds(const std::string& board, const hot::HotBoard::Holds& holds) = 0;
+  virtual void hold(const std::string& board, const hot::BoardScripts::Holds& holds) = 0;
+  virtual void release_holds(const std::string& board, const hot::BoardScripts::Holds& holds) = 0;
   // Marks the periods of `board` that have cold rows and the board synced (see sync_board):
   // returns how many periods Redis had forgotten.
   virtual std::int64_t sync(const std::string& board,
@@ -45,16 +45,16 @@ class ColdUpdateTier {
   virtual std::vector<cold::PeriodKey> periods_with_rows(const std::string& board) = 0;
 };
 
-// Production: hot::HotBoard over a Redis connection.
+// Production: hot::BoardScripts over a Redis connection.
 class RedisUpdateTier final : public HotUpdateTier {
  public:
-  RedisUpdateTier(const Config& config, redis::Connection& redis, hot::HotBoard& hot)
+  RedisUpdateTier(const Config& config, redis::Connection& redis, hot::BoardScripts& hot)
       : config_(config), redis_(redis), hot_(hot) {}
   std::vector<std::vector<hot::HotResult>> apply(
       const std::vector<hot::HotBatch>& batches,
       const std::function<void()>& while_waiting = {}) override;
-  void hold(const std::string& board, const hot::HotBoard::Holds& holds) override;
-  void release_holds(const std::string& board, const hot::HotBoard::Holds& holds) override;
+  void hold(const std::string& board, const hot::BoardScripts::Holds& holds) override;
+  void release_holds(const std::string& board, const hot::BoardScripts::Holds& holds) override;
   std::int64_t sync(const std::string& board,
                     const std::vector<cold::PeriodKey>& with_rows) override;
   void register_board(const std::string& board) override;
@@ -62,7 +62,7 @@ class RedisUpdateTier final : public HotUpdateTier {
  private:
   const Config& config_;
   redis::Connection& redis_;
-  hot::HotBoard& hot_;
+  hot::BoardScripts& hot_;
 };
 
 // Production: cold::ColdStore, asked for (and so connected) only when first needed.

@@ -222,7 +222,7 @@ void Updates::report_cold(const Update& u, UpdateResult& out) const {
 // the update script could not release it there).
 void Updates::update_holds(const std::vector<Update>& updates,
                            const std::vector<UpdateResult>& results) {
-  std::map<std::string, hot::HotBoard::Holds> hold, release;
+  std::map<std::string, hot::BoardScripts::Holds> hold, release;
   for (std::size_t i = 0; i < updates.size(); ++i) {
     const Update& u = updates[i];
     if (u.order_token.empty()) continue;
@@ -249,14 +249,14 @@ void Updates::update_holds(const std::vector<Update>& updates,
 }
 
 void Updates::hold(const std::vector<Update>& updates) {
-  std::map<std::string, hot::HotBoard::Holds> holds;
+  std::map<std::string, hot::BoardScripts::Holds> holds;
   for (const Update& u : updates) {
     if (!u.order_token.empty()) holds[u.board].emplace_back(u.member, u.order_token);
   }
   hold_all(holds);
 }
 
-void Updates::hold_all(const std::map<std::string, hot::HotBoard::Holds>& hold) {
+void Updates::hold_all(const std::map<std::string, hot::BoardScripts::Holds>& hold) {
   for (const auto& [board, holds] : hold) {
     try {
       hot_.hold(board, holds);

@@ -131,7 +131,7 @@ class Updates {
 
   // Holds (updates.cpp).
   void update_holds(const std::vector<Update>& updates, const std::vector<UpdateResult>& results);
-  void hold_all(const std::map<std::string, hot::HotBoard::Holds>& holds);
+  void hold_all(const std::map<std::string, hot::BoardScripts::Holds>& holds);
 
   const Config& config_;
   Clock clock_;

@@ -55,7 +55,7 @@ class ApiTest : public ::testing::Test {
   // Never connected: a request that reaches a read gets a 503.
   redis::Connection redis{nowhere(), redis::Connect::later};
   service::Leaderboards boards{config, redis, Clock(*parse_rfc3339(kNow))};
-  service::Reads reads{boards, []() -> cold::Archive& {
+  service::Reads reads{boards, []() -> cold::History& {
                          throw cold::PostgresUnavailable("postgresql 127.0.0.1:1: refused");
                        }};
   api::Api open{{}, [] { return kKey; }};

@@ -1,4 +1,4 @@
-// hot/protocol: what HotBoard sends the update script and how it reads the replies, without
+// hot/protocol: what BoardScripts sends the update script and how it reads the replies, without
 // a server. The integration suite runs the same calls against Redis.
 #include "hot/protocol.h"
 

@@ -64,7 +64,7 @@ class ArchiveTest : public ::testing::Test {
   Config config = test::make_config(prefix, kBoards);
   redis::Connection conn = test::connect_redis();
   cold::ColdStore cold{test::postgres_url(), prefix};
-  cold::Archive archive{test::postgres_url(), prefix};
+  cold::History archive{test::postgres_url(), prefix};
 
   void SetUp() override { cold.migrate(); }
 
@@ -448,7 +448,7 @@ TEST_P(ArchiveMergeTest, RandomBoardsOfEveryOrderAndTieBreakArchiveAsTheirListin
   redis::Connection conn = test::connect_redis();
   cold::ColdStore cold(test::postgres_url(), prefix);
   cold.migrate();
-  cold::Archive archive(test::postgres_url(), prefix);
+  cold::History archive(test::postgres_url(), prefix);
   if (large) archive.set_large_period_rows(1);
   const std::string day = "2027-02-10";
   const Instant start = at("2027-02-10T00:00:00Z");
@@ -597,7 +597,7 @@ TEST(HistoryRetentionTest, DuePeriodsArePrunedWholeMonthsDroppedTheRestUntouched
   redis::Connection conn = test::connect_redis();
   cold::ColdStore cold(test::postgres_url(), prefix);
   cold.migrate();
-  cold::Archive archive(test::postgres_url(), prefix);
+  cold::History archive(test::postgres_url(), prefix);
   auto add = [&](const std::string& board, const char* when) {
     Leaderboards lb(config, conn, Clock(at(when)), &cold);
     for (const char* m : {"ann", "bob", "cy"}) {
@@ -692,7 +692,7 @@ TEST(HistoryRetentionTest, EachPeriodIsKeptForItsOwnRetentionFromItsEnd) {
   redis::Connection conn = test::connect_redis();
   cold::ColdStore cold(test::postgres_url(), prefix);
   cold.migrate();
-  cold::Archive archive(test::postgres_url(), prefix);
+  cold::History archive(test::postgres_url(), prefix);
   for (const char* when : {"2027-01-05T10:00:00Z", "2027-01-20T10:00:00Z"}) {
     Leaderboards lb(config, conn, Clock(at(when)), &cold);
     ASSERT_EQ(lb.apply(Update{"mixed", "ann", 5, at(when), ""}).status, UpdateStatus::applied);
@@ -733,7 +733,7 @@ TEST(HistoryRetentionTest, ALargePeriodsTableIsDroppedWhole) {
   redis::Connection conn = test::connect_redis();
   cold::ColdStore cold(test::postgres_url(), prefix);
   cold.migrate();
-  cold::Archive archive(test::postgres_url(), prefix);
+  cold::History archive(test::postgres_url(), prefix);
   archive.set_large_period_rows(3);
   auto add = [&](const std::string& board, const char* when, std::vector<const char*> members) {
     Leaderboards lb(config, conn, Clock(at(when)), &cold);
@@ -812,7 +812,7 @@ class TickWithABrokenBoardTest : public ::testing::Test {
   Config config = test::make_config(prefix, kThreeBoards);
   redis::Connection conn = test::connect_redis();
   cold::ColdStore cold{test::postgres_url(), prefix};
-  cold::Archive archive{test::postgres_url(), prefix};
+  cold::History archive{test::postgres_url(), prefix};
   std::string metrics_file = "/tmp/bk-tick-broken-" + prefix + ".prom";
   const hot::BoardKeys broken{prefix, "broken"};
 

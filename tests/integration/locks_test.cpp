@@ -204,7 +204,7 @@ class LocksTest : public ::testing::Test {
   std::string app = "bk_" + prefix;
   redis::Connection conn = test::connect_redis();
   cold::ColdStore cold{test::postgres_url(), prefix};
-  cold::Archive archive{test::postgres_url(), prefix};
+  cold::History archive{test::postgres_url(), prefix};
 
   void SetUp() override { cold.migrate(); }
 

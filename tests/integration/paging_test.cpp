@@ -138,15 +138,15 @@ class PagingTest : public ::testing::Test {
       if (!tick) return;
       redis::Connection conn = test::connect_redis();
       cold::ColdStore cold(test::postgres_url(), prefix);
-      cold::Archive archive(test::postgres_url(), prefix);
+      cold::History archive(test::postgres_url(), prefix);
       lifecycle::Tick t(config, conn, cold, archive, Clock(kNow));
       while (!stop.load()) t.run({false, 3});
     });
     redis::Connection conn = test::connect_redis();
     cold::ColdStore cold(test::postgres_url(), prefix);
-    cold::Archive archive(test::postgres_url(), prefix);
+    cold::History archive(test::postgres_url(), prefix);
     service::Leaderboards lb(config, conn, Clock(kNow), &cold);
-    service::Reads reads(lb, [&]() -> cold::Archive& { return archive; });
+    service::Reads reads(lb, [&]() -> cold::History& { return archive; });
     const service::PeriodView view = reads.locate(board, "daily", std::nullopt);
     int broken = 0;
     const auto deadline = std::chrono::steady_clock::now() + kDeadline;
@@ -183,7 +183,7 @@ TEST_F(PagingTest, MembersThatNeverMoveAreListedOnceWhileOthersCrossTheCursorAnd
   {
     redis::Connection conn = test::connect_redis();
     cold::ColdStore cold(test::postgres_url(), prefix);
-    cold::Archive archive(test::postgres_url(), prefix);
+    cold::History archive(test::postgres_url(), prefix);
     lifecycle::Tick(config, conn, cold, archive, Clock(kNow)).run({});
   }
   const cold::PeriodKey key{"spilled", "daily", "2026-11-22"};

@@ -100,7 +100,7 @@ TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
   }
   add(lb, model, updates);
 
-  cold::Archive archive(test::postgres_url(), prefix);
+  cold::History archive(test::postgres_url(), prefix);
   lifecycle::Tick tick(config, conn, cold, archive, Clock(now));
   const auto report = tick.run({});
   ASSERT_EQ(report.boards.size(), 1U);
@@ -213,7 +213,7 @@ TEST_F(SpillTest, WritersRacingASpillLoopLoseNothing) {
   auto spill_loop = [&] {
     redis::Connection own = test::connect_redis();
     cold::ColdStore own_cold(test::postgres_url(), prefix);
-    cold::Archive own_archive(test::postgres_url(), prefix);
+    cold::History own_archive(test::postgres_url(), prefix);
     lifecycle::Tick t(config, own, own_cold, own_archive, Clock(now));
     while (writers_left.load() > 0) {
       t.run({false, 20});
@@ -253,7 +253,7 @@ TEST_F(SpillTest, WritersRacingASpillLoopLoseNothing) {
   Leaderboards lb(config, conn, Clock(now), &cold);
   expect_board(lb, "race", "daily", model);
   expect_board(lb, "race", "weekly", model);
-  cold::Archive archive(test::postgres_url(), prefix);
+  cold::History archive(test::postgres_url(), prefix);
   lifecycle::Tick(config, conn, cold, archive, Clock(now)).run({});
   EXPECT_EQ(hot_size("race", "daily", "2026-11-22"), 50);
   expect_board(lb, "race", "daily", model);
@@ -385,7 +385,7 @@ TEST_F(SpillTest, ASpillNeverMovesMembersOfAFrozenPeriod) {
   // open must not spill under it.
   conn.command({"HSET", hot::BoardKeys(prefix, "big").meta("daily", "2026-11-22"), "closed", "1"})
       .checked();
-  cold::Archive archive(test::postgres_url(), prefix);
+  cold::History archive(test::postgres_url(), prefix);
   const auto report = lifecycle::Tick(config, conn, cold, archive, Clock(now)).run({});
   ASSERT_EQ(report.boards.size(), 1U);
   EXPECT_EQ(report.boards[0].periods.at(0).spilled, 0);
@@ -407,7 +407,7 @@ TEST_F(SpillTest, AStreamBatchSentAgainAfterItsColdLookUpSkipsEntriesAppliedMean
     updates.push_back({"big", "s" + std::to_string(i), 1000 + i, now - std::chrono::hours{2}, ""});
   }
   add(lb, model, updates);
-  cold::Archive archive(test::postgres_url(), prefix);
+  cold::History archive(test::postgres_url(), prefix);
   lifecycle::Tick(config, conn, cold, archive, Clock(now)).run({});
   ASSERT_EQ(cold.reader().count({"big", "daily", "2026-11-22"}), 50);  // s0..s49
 

@@ -31,7 +31,7 @@ class FakeHotTier final : public HotUpdateTier {
   // What was asked.
   std::vector<hot::HotBatch> sent;  // every call, in order
   std::vector<std::string> registered, synced;
-  std::vector<std::pair<std::string, hot::HotBoard::Holds>> holds, releases;
+  std::vector<std::pair<std::string, hot::BoardScripts::Holds>> holds, releases;
   // Runs after each apply() (e.g. a spill that moves a generation on).
   std::function<void()> after_apply;
 
@@ -48,11 +48,11 @@ class FakeHotTier final : public HotUpdateTier {
     return out;
   }
 
-  void hold(const std::string& board, const hot::HotBoard::Holds& hs) override {
+  void hold(const std::string& board, const hot::BoardScripts::Holds& hs) override {
     holds.emplace_back(board, hs);
     for (const auto& [member, token] : hs) held[board].emplace(member, token);  // earliest wins
   }
-  void release_holds(const std::string& board, const hot::HotBoard::Holds& hs) override {
+  void release_holds(const std::string& board, const hot::BoardScripts::Holds& hs) override {
     releases.emplace_back(board, hs);
     for (const auto& [member, token] : hs) release(board, member, token);
   }

@@ -30,7 +30,7 @@ class ReadsTest : public ::testing::Test {
   Config config = parse_config(kConfig, "test.yaml", {});
   redis::Connection redis{redis::parse_url(config.redis.url), redis::Connect::later};
   Leaderboards live{config, redis, Clock(*parse_rfc3339("2026-11-20T12:00:00Z"))};
-  Reads reads{live, []() -> cold::Archive& {
+  Reads reads{live, []() -> cold::History& {
                 ADD_FAILURE() << "the archive was asked";
                 throw UnavailableError("no archive in this test");
               }};

@@ -174,7 +174,7 @@ TEST_F(UpdatesTest, PlanRefusesWithoutAskingRedisAndSaysWhy) {
   EXPECT_NE(r[1].reason.find("max_clock_skew"), std::string::npos) << r[1].reason;
   // A refused stream event releases the hold it may own.
   ASSERT_EQ(hot.releases.size(), 1u);
-  EXPECT_EQ(hot.releases[0].second, (hot::HotBoard::Holds{{"a", "1-1"}}));
+  EXPECT_EQ(hot.releases[0].second, (hot::BoardScripts::Holds{{"a", "1-1"}}));
 }
 
 TEST_F(UpdatesTest, PointsTheScriptFindsOutOfRangeAreRefusedNamingThem) {
@@ -276,7 +276,7 @@ TEST_F(UpdatesTest, AFailedBoardHoldsItsMembersAndOtherBoardsApply) {
 TEST_F(UpdatesTest, HoldHoldsTheMembersOfStreamEventsOnly) {
   updates.hold({inc("a", 1, "1-1"), inc("b", 1)});
   ASSERT_EQ(hot.holds.size(), 1u);
-  EXPECT_EQ(hot.holds[0].second, (hot::HotBoard::Holds{{"a", "1-1"}}));
+  EXPECT_EQ(hot.holds[0].second, (hot::BoardScripts::Holds{{"a", "1-1"}}));
 }
 
 }  // namespace

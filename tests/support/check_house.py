@@ -18,7 +18,9 @@ MAX_FILE_LINES = 700
 MAX_FUNCTION_LINES = 60
 
 # "path:function" -> why it may be longer. Only tables: data written out, not logic.
-ALLOWED_LONG = {}
+ALLOWED_LONG = {
+    "src/cold/history.cpp:history_statements": "a table: each history statement's name and SQL",
+}
 
 # Redis commands (the product's and the common ones): a string literal naming one as the
 # first element of an argument list is a command spelled by its caller.
