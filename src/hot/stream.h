@@ -62,6 +62,9 @@ enum class Departure {
 };
 
 // An entry for the dead-letter stream: its id, why it is dead, and its fields.
+// StreamKeeper::dead_letter's answer for an entry that was no longer pending.
+inline constexpr const char* kAlreadyAcknowledged = "already acknowledged";
+
 struct DeadLetter {
   std::string id;
   std::string reason;
@@ -108,10 +111,11 @@ class StreamKeeper {
 
   // Writes each letter to `dead` (XADD MAXLEN ~ dead_maxlen, fields "reason", "stream_id"
   // and the entry's) and acknowledges its entry in the group, in one script: a killed
-  // consumer never leaves one without the other. Per letter: "" when done, else why Redis
-  // refused it: the XADD (nothing written, the entry stays pending) or, the letter written,
-  // the XACK (only when the group is gone or the stream key replaced: nothing is pending
-  // then either).
+  // consumer never leaves one without the other. Per letter: "" when done;
+  // kAlreadyAcknowledged when the entry was no longer pending (another consumer that took it
+  // over dead-lettered it first): nothing written; else why Redis refused it: the XADD
+  // (nothing written, the entry stays pending) or, the letter written, the XACK (only when
+  // the group is gone or the stream key replaced: nothing is pending then either).
   // Throws redis errors.
   std::vector<std::string> dead_letter(redis::Connection& conn, const GroupRef& ref,
                                        const std::string& dead, std::int64_t dead_maxlen,

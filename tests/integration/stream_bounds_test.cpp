@@ -268,6 +268,25 @@ TEST(StreamBounds, ADeadLetterIsWrittenAndItsEntryAcknowledgedTogetherOrNotAtAll
   EXPECT_EQ(s.conn.command({"XPENDING", s.stream, "g"}).checked().at(0).as_int(), 1);
 }
 
+// Two consumers may both decide to dead-letter one entry (one took it over from the other,
+// which had not finished): the entry gets one dead letter. The second finds it acknowledged
+// and writes nothing (kAlreadyAcknowledged), so it does not count it either.
+TEST(StreamBounds, AnEntryDeadLetteredByTwoConsumersHasOneDeadLetter) {
+  Env s;
+  const auto ids = s.add_events(s.stream, 1);
+  s.conn.command({"XGROUP", "CREATE", s.stream, "g", "0"}).checked();
+  s.conn.command({"XREADGROUP", "GROUP", "g", "c1", "COUNT", "10", "STREAMS", s.stream, ">"})
+      .checked();
+  s.conn.command({"XCLAIM", s.stream, "g", "c2", "0", ids[0]}).checked();
+  hot::StreamKeeper keeper;
+  const std::string dead = s.stream + ":dead";
+  EXPECT_EQ(keeper.dead_letter(s.conn, {s.stream, "g"}, dead, 1000, {{ids[0], "bad", nullptr}}),
+            std::vector<std::string>{""});
+  EXPECT_EQ(keeper.dead_letter(s.conn, {s.stream, "g"}, dead, 1000, {{ids[0], "bad", nullptr}}),
+            std::vector<std::string>{hot::kAlreadyAcknowledged});
+  EXPECT_EQ(s.conn.command({"XLEN", dead}).checked().as_int(), 1);
+}
+
 // --- leaving the group -------------------------------------------------------------------
 
 TEST(StreamBounds, AConsumerThatDrainedLeavesItsGroup) {

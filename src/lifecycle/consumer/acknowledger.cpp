@@ -63,6 +63,10 @@ std::int64_t Acknowledger::dead_letter_stream(std::size_t s, const BatchVerdicts
   acknowledged_since_bounds_ = true;
   for (std::size_t j = 0; j < errors.size(); ++j) {
     const std::size_t i = which[j];
+    if (errors[j] == hot::kAlreadyAcknowledged) {  // another consumer dead-lettered it
+      b.verdicts[i] = Verdict::done;
+      continue;
+    }
     if (errors[j].empty()) {
       dead_refused_.erase(st.dead);
       b.verdicts[i] = Verdict::done;
