@@ -4,44 +4,20 @@
 
 #include <gtest/gtest.h>
 
+#include "replies.h"
+
 #include "redis/error.h"
 
 namespace bk::hot {
 namespace {
 
 using redis::Reply;
+using namespace bk::hot::test;
 
-Reply str(const std::string& s) {
-  Reply r;
-  r.type = Reply::Type::string;
-  r.str = s;
-  return r;
-}
-Reply arr(std::vector<Reply> elements) {
-  Reply r;
-  r.type = Reply::Type::array;
-  r.elements = std::move(elements);
-  return r;
-}
-Reply nil() {
-  return Reply{};
-}
-Reply integer(long long n) {
-  Reply r;
-  r.type = Reply::Type::integer;
-  r.integer = n;
-  return r;
-}
-Reply error(const std::string& text) {
-  Reply r;
-  r.type = Reply::Type::error;
-  r.str = text;
-  return r;
-}
 Reply entry(const std::string& id, std::vector<std::string> fields) {
   std::vector<Reply> f;
   for (const std::string& x : fields) f.push_back(str(x));
-  return arr({str(id), arr(std::move(f))});
+  return array({str(id), array(std::move(f))});
 }
 
 const GroupRef kRef{"scores", "boardkeeper"};
@@ -62,9 +38,9 @@ TEST(ConsumerGroupTest, AReadOfOwnPendingEntriesGoesOnAfterEachStreamsCursor) {
 }
 
 TEST(ConsumerGroupTest, AGroupReadIsTypedPerStreamWithDeletedEntriesMarked) {
-  Reply r = arr(
-      {arr({str("a"), arr({entry("1-0", {"board", "x", "value", "3"}), arr({str("2-0"), nil()})})}),
-       arr({str("b"), arr({})})});
+  Reply r = array({array({str("a"), array({entry("1-0", {"board", "x", "value", "3"}),
+                                           array({str("2-0"), nil()})})}),
+                   array({str("b"), array({})})});
   const auto read = parse_group_read(std::move(r));
   ASSERT_EQ(read.size(), 2u);
   EXPECT_EQ(read[0].stream, "a");
@@ -86,15 +62,16 @@ TEST(ConsumerGroupTest, NothingToReadIsANilReplyAndNoStreams) {
 }
 
 TEST(ConsumerGroupTest, AnOddFieldIsDroppedAndAMalformedItemSkipped) {
-  Reply r = arr({arr({str("a"), arr({entry("1-0", {"board", "x", "member"}), str("junk")})})});
+  Reply r =
+      array({array({str("a"), array({entry("1-0", {"board", "x", "member"}), str("junk")})})});
   const auto read = parse_group_read(std::move(r));
   ASSERT_EQ(read.at(0).entries.size(), 1u);
   EXPECT_EQ(read[0].entries[0].fields.size(), 1u);
 }
 
 TEST(ConsumerGroupTest, AReadReplyOfTheWrongShapeThrows) {
-  EXPECT_THROW(parse_group_read(arr({arr({str("a")})})), redis::ReplyError);
-  EXPECT_THROW(parse_group_read(arr({arr({integer(1), arr({})})})), redis::ReplyError);
+  EXPECT_THROW(parse_group_read(array({array({str("a")})})), redis::ReplyError);
+  EXPECT_THROW(parse_group_read(array({array({integer(1), array({})})})), redis::ReplyError);
   EXPECT_THROW(parse_group_read(error("ERR boom")), redis::ReplyError);
 }
 
@@ -106,25 +83,25 @@ TEST(ConsumerGroupTest, ATakeOverScansFromItsCursor) {
 
 TEST(ConsumerGroupTest, ATakeOverReplyGivesTheNextCursorAndTheEntries) {
   // Redis 7: [cursor, entries, deleted ids].
-  Reply r = arr({str("7-0"), arr({entry("3-0", {"board", "x"})}), arr({})});
+  Reply r = array({str("7-0"), array({entry("3-0", {"board", "x"})}), array({})});
   const TakenOver t = parse_take_over(std::move(r));
   EXPECT_EQ(t.cursor, "7-0");
   ASSERT_EQ(t.entries.size(), 1u);
   EXPECT_EQ(t.entries[0].id, "3-0");
-  EXPECT_THROW(parse_take_over(arr({str("0-0")})), redis::ReplyError);
+  EXPECT_THROW(parse_take_over(array({str("0-0")})), redis::ReplyError);
 }
 
 TEST(ConsumerGroupTest, AClaimAsksForIdsOnly) {
   EXPECT_EQ(claim_ids(kRef, "c1", Millis{15}, {"1-0", "2-0"}),
             (redis::Args{"XCLAIM", "scores", "boardkeeper", "c1", "15", "1-0", "2-0", "JUSTID"}));
-  EXPECT_EQ(parse_claimed_ids(arr({str("2-0")})), (std::vector<std::string>{"2-0"}));
-  EXPECT_TRUE(parse_claimed_ids(arr({})).empty());
+  EXPECT_EQ(parse_claimed_ids(array({str("2-0")})), (std::vector<std::string>{"2-0"}));
+  EXPECT_TRUE(parse_claimed_ids(array({})).empty());
 }
 
 TEST(ConsumerGroupTest, ThePendingSummaryCountIsItsFirstElement) {
   EXPECT_EQ(pending_summary(kRef), (redis::Args{"XPENDING", "scores", "boardkeeper"}));
-  EXPECT_EQ(parse_pending_count(arr({integer(4), str("1-0"), str("9-0"), arr({})})), 4);
-  EXPECT_EQ(parse_pending_count(arr({integer(0), nil(), nil(), nil()})), 0);
+  EXPECT_EQ(parse_pending_count(array({integer(4), str("1-0"), str("9-0"), array({})})), 4);
+  EXPECT_EQ(parse_pending_count(array({integer(0), nil(), nil(), nil()})), 0);
   EXPECT_THROW(parse_pending_count(error("NOGROUP no such key")), redis::ReplyError);
 }
 

@@ -3,29 +3,19 @@
 
 #include <gtest/gtest.h>
 
+#include "replies.h"
+
 #include "redis/error.h"
 
 namespace bk::hot {
 namespace {
 
 using redis::Reply;
-
-Reply str(const std::string& s) {
-  Reply r;
-  r.type = Reply::Type::string;
-  r.str = s;
-  return r;
-}
-Reply arr(std::vector<Reply> elements) {
-  Reply r;
-  r.type = Reply::Type::array;
-  r.elements = std::move(elements);
-  return r;
-}
+using namespace bk::hot::test;
 
 TEST(ProfileHashesTest, APageGivesTheNextCursorAndEachMembersValue) {
-  const ProfilePage page =
-      parse_profile_page(arr({str("17"), arr({str("ann"), str("Ann"), str("bob"), str("Bob")})}));
+  const ProfilePage page = parse_profile_page(
+      array({str("17"), array({str("ann"), str("Ann"), str("bob"), str("Bob")})}));
   EXPECT_EQ(page.cursor, "17");
   using Pairs = std::vector<std::pair<std::string, std::string>>;
   EXPECT_EQ(page.profiles, (Pairs{{"ann", "Ann"}, {"bob", "Bob"}}));
@@ -33,14 +23,14 @@ TEST(ProfileHashesTest, APageGivesTheNextCursorAndEachMembersValue) {
 
 TEST(ProfileHashesTest, TheMovedMarkIsNoMember) {
   const ProfilePage page =
-      parse_profile_page(arr({str("0"), arr({str(""), str("1"), str("ann"), str("Ann")})}));
+      parse_profile_page(array({str("0"), array({str(""), str("1"), str("ann"), str("Ann")})}));
   EXPECT_EQ(page.cursor, "0");
   ASSERT_EQ(page.profiles.size(), 1u);
   EXPECT_EQ(page.profiles[0].first, "ann");
 }
 
 TEST(ProfileHashesTest, AnEmptyPageIsNoProfiles) {
-  EXPECT_TRUE(parse_profile_page(arr({str("0"), arr({})})).profiles.empty());
+  EXPECT_TRUE(parse_profile_page(array({str("0"), array({})})).profiles.empty());
 }
 
 TEST(ProfileHashesTest, AReplyOfAnotherShapeThrows) {
@@ -48,8 +38,8 @@ TEST(ProfileHashesTest, AReplyOfAnotherShapeThrows) {
   error.type = Reply::Type::error;
   error.str = "WRONGTYPE Operation against a key holding the wrong kind of value";
   EXPECT_THROW(parse_profile_page(error), redis::ReplyError);
-  EXPECT_THROW(parse_profile_page(arr({str("0")})), redis::ReplyError);
-  EXPECT_THROW(parse_profile_page(arr({arr({}), arr({})})), redis::ReplyError);
+  EXPECT_THROW(parse_profile_page(array({str("0")})), redis::ReplyError);
+  EXPECT_THROW(parse_profile_page(array({array({}), array({})})), redis::ReplyError);
 }
 
 }  // namespace

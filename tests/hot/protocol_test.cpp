@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "replies.h"
+
 #include "core/error.h"
 #include "redis/error.h"
 
@@ -11,6 +13,7 @@ namespace bk::hot {
 namespace {
 
 using redis::Reply;
+using namespace bk::hot::test;
 
 Instant at_ms(std::int64_t ms) {
   return from_epoch_ms(ms);
@@ -51,27 +54,6 @@ HotEvent event(const std::string& member, std::int64_t value, std::int64_t at) {
   e.slots = {0, 1};
   e.cold = {{}, {}};
   return e;
-}
-
-Reply integer(long long v) {
-  Reply r;
-  r.type = Reply::Type::integer;
-  r.integer = v;
-  return r;
-}
-
-Reply text(const std::string& s) {
-  Reply r;
-  r.type = Reply::Type::string;
-  r.str = s;
-  return r;
-}
-
-Reply array(std::vector<Reply> elements) {
-  Reply r;
-  r.type = Reply::Type::array;
-  r.elements = std::move(elements);
-  return r;
 }
 
 TEST(ProtocolTest, IdBucketsCoverTheWindowAndOneBucketAhead) {
@@ -297,22 +279,22 @@ TEST(ProtocolTest, WithoutPointsAnAppliedEventIsItsMask) {
 }
 
 TEST(ProtocolTest, StatusReplies) {
-  EXPECT_EQ(protocol::parse_update_reply(array({text("dup")})).outcome, HotOutcome::duplicate);
-  EXPECT_EQ(protocol::parse_update_reply(array({text("blocked")})).outcome, HotOutcome::blocked);
-  EXPECT_EQ(protocol::parse_update_reply(array({text("waiting")})).outcome, HotOutcome::waiting);
-  EXPECT_EQ(protocol::parse_update_reply(array({text("sync")})).outcome, HotOutcome::needs_sync);
-  const auto closed = protocol::parse_update_reply(array({text("closed"), text("daily:x")}));
+  EXPECT_EQ(protocol::parse_update_reply(array({str("dup")})).outcome, HotOutcome::duplicate);
+  EXPECT_EQ(protocol::parse_update_reply(array({str("blocked")})).outcome, HotOutcome::blocked);
+  EXPECT_EQ(protocol::parse_update_reply(array({str("waiting")})).outcome, HotOutcome::waiting);
+  EXPECT_EQ(protocol::parse_update_reply(array({str("sync")})).outcome, HotOutcome::needs_sync);
+  const auto closed = protocol::parse_update_reply(array({str("closed"), str("daily:x")}));
   EXPECT_EQ(closed.outcome, HotOutcome::closed);
   EXPECT_EQ(closed.period, "daily:x");
-  const auto expired = protocol::parse_update_reply(array({text("expired"), text("weekly:y")}));
+  const auto expired = protocol::parse_update_reply(array({str("expired"), str("weekly:y")}));
   EXPECT_EQ(expired.outcome, HotOutcome::expired);
   EXPECT_EQ(expired.period, "weekly:y");
   const auto range =
-      protocol::parse_update_reply(array({text("range"), text("daily:x"), text("1001")}));
+      protocol::parse_update_reply(array({str("range"), str("daily:x"), str("1001")}));
   EXPECT_EQ(range.outcome, HotOutcome::out_of_range);
   EXPECT_EQ(range.refused_points, 1001);
   const auto cold = protocol::parse_update_reply(
-      array({text("cold"), integer(2), text("5"), integer(1), text("0")}));
+      array({str("cold"), integer(2), str("5"), integer(1), str("0")}));
   EXPECT_EQ(cold.outcome, HotOutcome::needs_cold);
   EXPECT_EQ(cold.cold_slots, (std::vector<std::size_t>{1, 0}));
   EXPECT_EQ(cold.cold_gens, (std::vector<std::string>{"5", "0"}));
@@ -332,7 +314,7 @@ TEST(ProtocolTest, ACallWhoseEventsAllAppliedWithoutPointsIsAnsweredByItsEventCo
 TEST(ProtocolTest, ACallWhoseEventsAllAppliedWithPointsIsAnsweredByTheirPointsFlat) {
   // Two events of three slots each.
   const auto all =
-      protocol::parse_update_replies(array({text("points"), integer(5), integer(6), integer(7),
+      protocol::parse_update_replies(array({str("points"), integer(5), integer(6), integer(7),
                                             integer(-1), integer(0), integer(2)}),
                                      2);
   ASSERT_EQ(all.size(), 2U);
@@ -341,26 +323,26 @@ TEST(ProtocolTest, ACallWhoseEventsAllAppliedWithPointsIsAnsweredByTheirPointsFl
   EXPECT_EQ(all[1].points, (std::vector<std::int64_t>{-1, 0, 2}));
   EXPECT_TRUE(all[1].rehydrated.empty());  // none was
   // Points that do not divide among the events, or none.
-  EXPECT_THROW(protocol::parse_update_replies(
-                   array({text("points"), integer(1), integer(2), integer(3)}), 2),
-               redis::ReplyError);
-  EXPECT_THROW(protocol::parse_update_replies(array({text("points")}), 1), redis::ReplyError);
-  EXPECT_TRUE(protocol::parse_update_replies(array({text("points")}), 0).empty());
+  EXPECT_THROW(
+      protocol::parse_update_replies(array({str("points"), integer(1), integer(2), integer(3)}), 2),
+      redis::ReplyError);
+  EXPECT_THROW(protocol::parse_update_replies(array({str("points")}), 1), redis::ReplyError);
+  EXPECT_TRUE(protocol::parse_update_replies(array({str("points")}), 0).empty());
 }
 
 TEST(ProtocolTest, OtherwiseACallIsAnsweredEventByEvent) {
-  const auto each = protocol::parse_update_replies(array({integer(1), array({text("dup")})}), 2);
+  const auto each = protocol::parse_update_replies(array({integer(1), array({str("dup")})}), 2);
   ASSERT_EQ(each.size(), 2U);
   EXPECT_EQ(each[0].outcome, HotOutcome::applied);
   EXPECT_EQ(each[0].rehydrated, (std::vector<bool>{true}));
   EXPECT_EQ(each[1].outcome, HotOutcome::duplicate);
   EXPECT_THROW(protocol::parse_update_replies(array({integer(0)}), 2), redis::ReplyError);
-  EXPECT_THROW(protocol::parse_update_replies(text("OK"), 1), redis::ReplyError);
+  EXPECT_THROW(protocol::parse_update_replies(str("OK"), 1), redis::ReplyError);
 }
 
 TEST(ProtocolTest, RepliesTheScriptNeverGivesAreErrors) {
-  EXPECT_THROW(protocol::parse_update_reply(array({text("maybe")})), redis::ReplyError);
-  EXPECT_THROW(protocol::parse_update_reply(array({text("span"), text("daily:x")})), Error);
+  EXPECT_THROW(protocol::parse_update_reply(array({str("maybe")})), redis::ReplyError);
+  EXPECT_THROW(protocol::parse_update_reply(array({str("span"), str("daily:x")})), Error);
 }
 
 }  // namespace

@@ -4,41 +4,19 @@
 
 #include <gtest/gtest.h>
 
+#include "replies.h"
+
 #include "redis/error.h"
 
 namespace bk::hot::read_protocol {
 namespace {
 
 using redis::Reply;
-
-Reply str(const std::string& s) {
-  Reply r;
-  r.type = Reply::Type::string;
-  r.str = s;
-  return r;
-}
-
-Reply num(long long n) {
-  Reply r;
-  r.type = Reply::Type::integer;
-  r.integer = n;
-  return r;
-}
-
-Reply nil() {
-  return Reply{};
-}
-
-Reply array(std::vector<Reply> elements) {
-  Reply r;
-  r.type = Reply::Type::array;
-  r.elements = std::move(elements);
-  return r;
-}
+using namespace bk::hot::test;
 
 TEST(ReadProtocolTest, RangeRanksTiesFromTheFirstRankAndPosition) {
   // {first_rank, member, score, ...}: b and c tie (score 7), d is worse.
-  const auto read = parse_range(array({num(4), str("a"), str("5"), str("b"), str("7"), str("c"),
+  const auto read = parse_range(array({integer(4), str("a"), str("5"), str("b"), str("7"), str("c"),
                                        str("7"), str("d"), str("9")}),
                                 3);
   ASSERT_FALSE(read.spilled);
@@ -64,7 +42,8 @@ TEST(ReadProtocolTest, SpilledAndEmptyRepliesOfTheShortReads) {
 
 TEST(ReadProtocolTest, AroundStartsAtTheFirstPositionItSends) {
   // {first_rank, first_position, member, score, ...}
-  const auto read = parse_around(array({num(2), num(1), str("x"), str("3"), str("y"), str("3")}));
+  const auto read =
+      parse_around(array({integer(2), integer(1), str("x"), str("3"), str("y"), str("3")}));
   ASSERT_EQ(read.value.size(), 2u);
   EXPECT_EQ(read.value[0].rank, 2);
   EXPECT_EQ(read.value[1].rank, 2);
@@ -72,7 +51,7 @@ TEST(ReadProtocolTest, AroundStartsAtTheFirstPositionItSends) {
 }
 
 TEST(ReadProtocolTest, MemberIsRankThenScore) {
-  const auto read = parse_member(array({num(12), str("-40"), num(99)}), "m");
+  const auto read = parse_member(array({integer(12), str("-40"), integer(99)}), "m");
   ASSERT_TRUE(read.value);
   EXPECT_EQ(read.value->member, "m");
   EXPECT_EQ(read.value->rank, 12);
@@ -82,8 +61,8 @@ TEST(ReadProtocolTest, MemberIsRankThenScore) {
 TEST(ReadProtocolTest, ReadStateWithStaleMembersAndHead) {
   // {gen, spilled, cold_bound, member_score, size, n, stale..., head pairs...}
   const ReadState st =
-      parse_read_state(array({str("3:1"), str("1"), str("50"), str(""), num(10), num(2), str("s1"),
-                              str("s2"), str("a"), str("1"), str("b"), str("2")}),
+      parse_read_state(array({str("3:1"), str("1"), str("50"), str(""), integer(10), integer(2),
+                              str("s1"), str("s2"), str("a"), str("1"), str("b"), str("2")}),
                        false);
   EXPECT_EQ(st.gen, "3:1");
   EXPECT_TRUE(st.spilled);
@@ -98,10 +77,11 @@ TEST(ReadProtocolTest, ReadStateWithStaleMembersAndHead) {
 }
 
 TEST(ReadStateProtocolTest, HeadProfilesFollowTheMarkers) {
-  const ReadState st = parse_read_state(
-      array({str("0:0"), str("0"), str(""), str("7"), num(2), num(0), str("a"), str("1"), str("b"),
-             str("2"), num(1), num(0), str("Ann"), nil(), nil(), str("{\"k\":1}")}),
-      true);
+  const ReadState st =
+      parse_read_state(array({str("0:0"), str("0"), str(""), str("7"), integer(2), integer(0),
+                              str("a"), str("1"), str("b"), str("2"), integer(1), integer(0),
+                              str("Ann"), nil(), nil(), str("{\"k\":1}")}),
+                       true);
   EXPECT_FALSE(st.spilled);
   EXPECT_FALSE(st.cold_bound);
   EXPECT_EQ(st.member_score, 7);
@@ -113,44 +93,45 @@ TEST(ReadStateProtocolTest, HeadProfilesFollowTheMarkers) {
 }
 
 TEST(ReadStateProtocolTest, HeadProfilesOfAnEmptyHeadAreTheMarkersAlone) {
-  const ReadState st = parse_read_state(
-      array({str("0:0"), str("0"), str(""), str(""), num(0), num(0), num(0), num(1)}), true);
+  const ReadState st = parse_read_state(array({str("0:0"), str("0"), str(""), str(""), integer(0),
+                                               integer(0), integer(0), integer(1)}),
+                                        true);
   EXPECT_TRUE(st.head.empty());
   EXPECT_TRUE(st.metadata_moved);
 }
 
 TEST(ReadStateProtocolTest, AStaleCountBeyondTheReplyIsAReplyError) {
   EXPECT_THROW(
-      parse_read_state(array({str("0:0"), str("1"), str(""), str(""), num(0), num(5), str("s")}),
-                       false),
+      parse_read_state(
+          array({str("0:0"), str("1"), str(""), str(""), integer(0), integer(5), str("s")}), false),
       redis::ReplyError);
 }
 
 TEST(ReadStateProtocolTest, AHalfHeadEntryIsAReplyError) {
   EXPECT_THROW(
-      parse_read_state(array({str("0:0"), str("0"), str(""), str(""), num(1), num(0), str("a")}),
-                       false),
+      parse_read_state(
+          array({str("0:0"), str("0"), str(""), str(""), integer(1), integer(0), str("a")}), false),
       redis::ReplyError);
 }
 
 TEST(ReadProtocolTest, NeighboursSplitBeforeAndAfterAtTheCountSent) {
   // {gen, count_before, nbefore, before pairs (nearest first)..., after pairs...}
-  const Neighbours n = parse_neighbours(array(
-      {str("1:0"), num(8), num(1), str("p"), str("4"), str("q"), str("6"), str("r"), str("6")}));
+  const Neighbours n = parse_neighbours(array({str("1:0"), integer(8), integer(1), str("p"),
+                                               str("4"), str("q"), str("6"), str("r"), str("6")}));
   EXPECT_EQ(n.gen, "1:0");
   EXPECT_EQ(n.count_before, 8);
   ASSERT_EQ(n.before.size(), 1u);
   EXPECT_EQ(n.before[0].member, "p");
   ASSERT_EQ(n.after.size(), 2u);
   EXPECT_EQ(n.after[1].member, "r");
-  EXPECT_THROW(parse_neighbours(array({str("1:0"), num(0), num(2), str("p"), str("4")})),
+  EXPECT_THROW(parse_neighbours(array({str("1:0"), integer(0), integer(2), str("p"), str("4")})),
                redis::ReplyError);
 }
 
 TEST(ReadProtocolTest, AfterKeyCarriesItsPlaceAndStaleMembers) {
   // {gen, cold, through, better, nstale, stale..., member, score, ...}
-  const AfterKey a = parse_after(array({str("2:3"), str("1"), num(5), num(4), num(1), str("s"),
-                                        str("x"), str("10"), str("y"), str("11")}));
+  const AfterKey a = parse_after(array({str("2:3"), str("1"), integer(5), integer(4), integer(1),
+                                        str("s"), str("x"), str("10"), str("y"), str("11")}));
   EXPECT_EQ(a.gen, "2:3");
   EXPECT_TRUE(a.cold);
   EXPECT_EQ(a.through, 5);
@@ -158,7 +139,8 @@ TEST(ReadProtocolTest, AfterKeyCarriesItsPlaceAndStaleMembers) {
   EXPECT_EQ(a.hot_and_stale, (std::vector<std::string>{"s"}));
   ASSERT_EQ(a.after.size(), 2u);
   EXPECT_EQ(a.after[0].encoded, 10);
-  const AfterKey hot = parse_after(array({str("0:0"), str("0"), num(0), num(0), num(0)}));
+  const AfterKey hot =
+      parse_after(array({str("0:0"), str("0"), integer(0), integer(0), integer(0)}));
   EXPECT_FALSE(hot.cold);
   EXPECT_TRUE(hot.after.empty());
 }
