@@ -61,10 +61,11 @@ enum class Departure {
   no_group,  // the stream or the group does not exist
 };
 
-// An entry for the dead-letter stream: its id, why it is dead, and its fields.
-// StreamKeeper::dead_letter's answer for an entry that was no longer pending.
+// StreamKeeper::dead_letter's answer for an entry that was no longer pending (the words
+// stream_dead_letter.lua returns; tests/hot/stream_id_test.cpp checks they agree).
 inline constexpr const char* kAlreadyAcknowledged = "already acknowledged";
 
+// An entry for the dead-letter stream: its id, why it is dead, and its fields.
 struct DeadLetter {
   std::string id;
   std::string reason;

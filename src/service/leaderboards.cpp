@@ -101,11 +101,21 @@ struct Leaderboards::Batches {
 
 Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock clock,
                            cold::ColdStore* cold)
+    : Leaderboards(config, redis, clock, cold, nullptr) {}
+
+Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock clock,
+                           std::function<cold::ColdStore&()> cold)
+    : Leaderboards(config, redis, clock, nullptr, std::move(cold)) {}
+
+// Both tiers are known before any unit is made: each unit is made once, over them.
+Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock clock,
+                           cold::ColdStore* cold, std::function<cold::ColdStore&()> provider)
     : config_(config),
       redis_(redis),
       clock_(clock),
       cold_(cold),
-      hot_(config.redis.key_prefix, cold != nullptr) {
+      cold_provider_(std::move(provider)),
+      hot_(config.redis.key_prefix, has_cold()) {
   for (const BoardConfig& b : config_.boards) {
     for (const PeriodSpec& p : b.periods) layouts_.emplace(&p, b.layout_for(p));
   }
@@ -113,21 +123,9 @@ Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock
   reads_ = make_reads();
 }
 
-Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock clock,
-                           std::function<cold::ColdStore&()> cold)
-    : Leaderboards(config, redis, clock, nullptr) {
-  cold_provider_ = std::move(cold);
-  hot_ = hot::BoardScripts(config.redis.key_prefix, cold_provider_ != nullptr);
-  make_update_path();
-}
-
 cold::ColdStore& Leaderboards::cold_store() {
   if (cold_ == nullptr) cold_ = &cold_provider_();
   return *cold_;
-}
-
-const ScoreLayout& Leaderboards::layout(const PeriodSpec& spec) const {
-  return layouts_.at(&spec);
 }
 
 const BoardConfig& board_entry(const Config& config, const std::string& board) {

@@ -281,6 +281,8 @@ class Leaderboards {
     void operator()(UpdatePath* path) const;
   };
   Leaderboards(Leaderboards&&) = delete;
+  Leaderboards(const Config& config, redis::Connection& redis, Clock clock, cold::ColdStore* cold,
+               std::function<cold::ColdStore&()> provider);
   void make_update_path();
 
   const Config& config_;
@@ -300,7 +302,6 @@ class Leaderboards {
 
   std::unique_ptr<UpdatePath, UpdatePathDeleter> updates_;
 
-  const ScoreLayout& layout(const PeriodSpec& spec) const;
   bool has_cold() const { return cold_ != nullptr || cold_provider_ != nullptr; }
   cold::ColdStore& cold_store();
   void write_profiles(const std::vector<Update>& updates, std::vector<UpdateResult>& results);

@@ -1,10 +1,22 @@
 // Stream entry ids as two 64-bit numbers: parsed exactly, ordered as Redis orders them.
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "embedded/hot_lua.h"
 #include "hot/stream.h"
 
 namespace bk::hot {
 namespace {
+
+// The dead-letter script answers an entry no longer pending with the words the consumer
+// compares against (kAlreadyAcknowledged): if they drifted apart, every such entry would be
+// taken for a refused letter and stay pending for good.
+TEST(StreamKeeperContract, TheDeadLetterScriptSaysAlreadyAcknowledgedInTheConsumersWords) {
+  const std::string script(embedded::hot_lua::stream_dead_letter_lua);
+  EXPECT_NE(script.find(std::string("out[#out + 1] = '") + kAlreadyAcknowledged + "'"),
+            std::string::npos);
+}
 
 TEST(StreamId, ParsesWhatRedisWrites) {
   EXPECT_EQ(StreamId::parse("1526919030474-55"), (StreamId{1526919030474, 55}));
