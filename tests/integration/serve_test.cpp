@@ -343,8 +343,8 @@ TEST_F(ServeTest, CursorsListAWholeBoardOnceInRankOrderWhileASpillRuns) {
   EXPECT_EQ(all_pages(s, "/v1/boards/big/daily/top", 1000), listed);
 }
 
-// docs/architecture.md's "Reading the ZSETs directly": its formula, applied to ZRANGE ... WITHSCORES
-// of hot boards (desc + earliest + ms, asc + none), gives what `top --json` prints.
+// docs/architecture.md's "Reading the ZSETs directly": its formula, applied to ZRANGE ...
+// WITHSCORES of hot boards (desc + earliest + ms, asc + none), gives what `top --json` prints.
 TEST_F(ServeTest, TheDocumentedScoreLayoutDecodesTheHotBoard) {
   const Config config = test::make_config(prefix, kBoards);
   redis::Connection conn = test::connect_redis();
