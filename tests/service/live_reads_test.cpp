@@ -8,6 +8,7 @@
 
 #include "config/config.h"
 #include "fake_tiers.h"
+#include "server_free_config.h"
 
 namespace bk::service {
 namespace {
@@ -15,13 +16,7 @@ namespace {
 using testing::FakePostgres;
 using testing::FakeRedis;
 
-const char* kConfig = R"(redis:
-  url: redis://127.0.0.1:1/0
-  key_prefix: t
-postgres:
-  url: postgresql://boardkeeper@127.0.0.1:1/boards
-boards:
-  - name: flat
+const char* kBoards = R"(  - name: flat
     periods: [daily]
     max_points: 1000
     tie_break: none
@@ -35,7 +30,7 @@ boards:
 class LiveReadsTest : public ::testing::Test {
  protected:
   const Instant now = *parse_rfc3339("2026-11-20T12:00:00Z");
-  Config config = parse_config(kConfig, "test.yaml", {});
+  Config config = testing::server_free_config(kBoards);
   FakeRedis redis;
   FakePostgres postgres;
   std::int64_t retries = 0;

@@ -9,17 +9,12 @@
 
 #include "config/config.h"
 #include "redis/url.h"
+#include "server_free_config.h"
 
 namespace bk::service {
 namespace {
 
-const char* kConfig = R"(redis:
-  url: redis://127.0.0.1:1/0
-  key_prefix: t
-postgres:
-  url: postgresql://boardkeeper@127.0.0.1:1/boards
-boards:
-  - name: pts
+const char* kBoards = R"(  - name: pts
     periods: [daily, {name: cup, cron: "0 18 * * 5"}]
     max_points: 1000
     retention: {default: 30d}
@@ -27,7 +22,7 @@ boards:
 
 class ReadsTest : public ::testing::Test {
  protected:
-  Config config = parse_config(kConfig, "test.yaml", {});
+  Config config = testing::server_free_config(kBoards);
   redis::Connection redis{redis::parse_url(config.redis.url), redis::Connect::later};
   Leaderboards live{config, redis, Clock(*parse_rfc3339("2026-11-20T12:00:00Z"))};
   Reads reads{live, []() -> cold::History& {

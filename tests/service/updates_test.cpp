@@ -10,19 +10,14 @@
 
 #include "config/config.h"
 #include "fake_update_tiers.h"
+#include "server_free_config.h"
 
 namespace bk::service {
 namespace {
 
 using testing::FakeHotTier;
 
-const char* kConfig = R"(redis:
-  url: redis://127.0.0.1:1/0
-  key_prefix: t
-postgres:
-  url: postgresql://boardkeeper@127.0.0.1:1/boards
-boards:
-  - name: pts
+const char* kBoards = R"(  - name: pts
     periods: [daily]
     max_points: 1000
     retention: {default: 30d}
@@ -55,7 +50,7 @@ Update inc(const std::string& member, std::int64_t value, const std::string& tok
 
 class UpdatesTest : public ::testing::Test {
  protected:
-  Config config = parse_config(kConfig, "test.yaml", {});
+  Config config = testing::server_free_config(kBoards);
   Instant now = *parse_rfc3339("2026-11-20T12:00:00Z");
   Updates::Layouts layouts = layouts_of(config);
   FakeHotTier hot;
