@@ -113,4 +113,8 @@ ColdReader ColdStore::reader() {
   return ColdReader::open(live(impl_).link);
 }
 
+std::shared_ptr<pg::Link> ColdStore::link() {
+  return live(impl_).link;
+}
+
 }  // namespace bk::cold

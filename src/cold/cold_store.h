@@ -15,6 +15,10 @@
 
 namespace bk::cold {
 
+namespace pg {
+struct Link;
+}
+
 // One connection to PostgreSQL. Not thread-safe: one per thread. Every libpqxx error that
 // means the server is unreachable or went away becomes bk::UnavailableError (exit 3);
 // others become bk::Error. A call that finds its connection broken fails so (it is never
@@ -87,6 +91,10 @@ class ColdStore {
   // store's other calls throw bk::Error (use a second ColdStore to write meanwhile). A
   // reader may outlive its store.
   ColdReader reader();
+
+  // The store's connection, for the cold units that share it (cold/moderation_*.h: bans,
+  // member removal, erasure, reset and drop take it in their constructors).
+  std::shared_ptr<pg::Link> link();
 
  private:
   friend class ColdReader;

@@ -52,6 +52,8 @@ const char* refusal_label(Refusal refusal) {
       return "invalid_event_id";
     case Refusal::invalid_time:
       return "invalid_time";
+    case Refusal::banned:
+      return "banned";
   }
   return "unknown";
 }
@@ -121,6 +123,9 @@ Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock
   }
   make_update_path();
   reads_ = make_reads();
+  std::function<cold::ColdStore&()> cold_of;
+  if (has_cold()) cold_of = [this]() -> cold::ColdStore& { return cold_store(); };
+  moderation_ = std::make_unique<Moderation>(config_, redis_, clock_, std::move(cold_of));
 }
 
 cold::ColdStore& Leaderboards::cold_store() {

@@ -19,6 +19,7 @@
 #include "core/time.h"
 #include "hot/board_scripts.h"
 #include "redis/connection.h"
+#include "service/moderation.h"
 
 namespace bk::service {
 
@@ -86,6 +87,7 @@ enum class Refusal {
   invalid_profile,   // name or meta not as core/profile.h says
   invalid_event_id,  // more than 512 bytes
   invalid_time,      // an event time outside 1970-01-01 .. 9999-12-31 (UTC)
+  banned,            // the member is banned from the board (service/moderation.h)
 };
 // "closed", "out_of_range", ...: the enumerator's name ("none" for none).
 const char* refusal_label(Refusal refusal);
@@ -273,6 +275,10 @@ class Leaderboards {
   const Config& config() const { return config_; }
   Instant now() const { return clock_.now(); }
 
+  // Moderation and erasure on the same connections: remove, ban, unban, bans, erase,
+  // reset, drop (service/moderation.h).
+  Moderation& moderation() { return *moderation_; }
+
  private:
   // The update path (service/updates.h) over its hot and cold tiers: made by the
   // constructors, over this object's members (so a Leaderboards is never moved).
@@ -301,6 +307,7 @@ class Leaderboards {
   std::unordered_map<const PeriodSpec*, ScoreLayout> layouts_;
 
   std::unique_ptr<UpdatePath, UpdatePathDeleter> updates_;
+  std::unique_ptr<Moderation> moderation_;
 
   bool has_cold() const { return cold_ != nullptr || cold_provider_ != nullptr; }
   cold::ColdStore& cold_store();
