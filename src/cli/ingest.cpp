@@ -53,7 +53,7 @@ class IngestMetrics : public lifecycle::IngestObserver {
     // Every reason exists from the start, so rate() and absent() behave from the first scrape.
     refused_.touch({{"reason", "malformed"}});
     for (int r = static_cast<int>(service::Refusal::invalid_board);
-         r <= static_cast<int>(service::Refusal::cold_tier); ++r) {
+         r <= static_cast<int>(service::kLastRefusal); ++r) {
       refused_.touch({{"reason", service::refusal_label(static_cast<service::Refusal>(r))}});
     }
     consecutive_failures_.set(0, {{"backend", "redis"}});

@@ -89,6 +89,8 @@ enum class Refusal {
   invalid_time,      // an event time outside 1970-01-01 .. 9999-12-31 (UTC)
   banned,            // the member is banned from the board (service/moderation.h)
 };
+// The last enumerator (for code that walks every reason): keep it the last.
+inline constexpr Refusal kLastRefusal = Refusal::banned;
 // "closed", "out_of_range", ...: the enumerator's name ("none" for none).
 const char* refusal_label(Refusal refusal);
 

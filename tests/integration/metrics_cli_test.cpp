@@ -460,6 +460,11 @@ TEST_F(MetricsCliTest, IngestServesLiveMetricsAndProbes) {
   auto e = parse_ok(first.body);
   EXPECT_EQ(value(e, "boardkeeper_ingest_events_applied_total"), 0);
   EXPECT_EQ(value(e, "boardkeeper_ingest_events_refused_total", {{"reason", "closed"}}), 0);
+  // Every reason is there from the first scrape, the last ones of the enumeration too.
+  for (const char* reason : {"invalid_profile", "invalid_event_id", "invalid_time", "banned"}) {
+    EXPECT_EQ(value(e, "boardkeeper_ingest_events_refused_total", {{"reason", reason}}), 0)
+        << reason;
+  }
   EXPECT_EQ(e.family("boardkeeper_ingest_events_applied_total")->type, "counter");
 
   // 40 events: 3 malformed, 2 late (the day before closed), 5 repeats of an earlier id.
