@@ -187,7 +187,7 @@ TEST_F(ResetDropTest, ResetOfAFrozenOrArchivedPeriodIsRefusedNamingIt) {
   EXPECT_EQ(conn.command({"ZCARD", board.live("daily", "2026-11-23")}).as_int(), 5);
 }
 
-TEST_F(ResetDropTest, ResetRacingUpdatesKeepsNothingFromBeforeIt) {
+TEST_F(ResetDropTest, ResetRacingUpdatesAndSpillsKeepsNothingFromBeforeIt) {
   score("spill", 0, 40, 1000, now);  // 40 hot; tick spills 30 of them: updates rehydrate
   ASSERT_FALSE(tick(now + Millis{1000}).any_failed());
   constexpr int kMembers = 40;
@@ -211,6 +211,16 @@ TEST_F(ResetDropTest, ResetRacingUpdatesKeepsNothingFromBeforeIt) {
       if (reset_started.load()) ++may[static_cast<std::size_t>(m)];
     }
   });
+  // Spills of the period meanwhile (the reset waits for a running one; later ones wait).
+  std::atomic<bool> writing_done{false};
+  std::thread spiller([&] {
+    redis::Connection c = test::connect_redis();
+    cold::ColdStore store{test::postgres_url(), prefix};
+    cold::History history{test::postgres_url(), prefix};
+    for (int i = 0; i < 1000 && !writing_done.load(); ++i) {
+      EXPECT_FALSE(lifecycle::Tick(config, c, store, history, Clock(now)).run({}).any_failed());
+    }
+  });
   // The reset lands in the middle of the writes (bounded by count, a generous deadline).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes{5};
   while (applied.load() < kUpdates / 4 && std::chrono::steady_clock::now() < deadline) {
@@ -221,6 +231,8 @@ TEST_F(ResetDropTest, ResetRacingUpdatesKeepsNothingFromBeforeIt) {
   const service::Reset r = l.moderation().reset("spill", "daily");
   reset_done = true;
   writer.join();
+  writing_done = true;
+  spiller.join();
   EXPECT_GT(r.total(), 0);
   ASSERT_EQ(applied.load(), kUpdates);
   const std::map<std::string, std::int64_t> got = listed("spill", "daily", now);
@@ -237,6 +249,40 @@ TEST_F(ResetDropTest, ResetRacingUpdatesKeepsNothingFromBeforeIt) {
                   ".cold_members WHERE board = 'spill' AND period = 'daily' AND points > " +
                   std::to_string(kUpdates)),
             0);
+}
+
+TEST_F(ResetDropTest, ResetWaitsForASpillHoldingThePeriodLock) {
+  score("spill", 0, 20, 100, now);
+  ASSERT_FALSE(tick(now + Millis{1000}).any_failed());
+  // The lock a spill holds for its whole run.
+  const cold::PeriodKey day{"spill", "daily", "2026-11-22"};
+  ASSERT_TRUE(archive.try_lock_period(day));
+  std::atomic<bool> done{false};
+  std::thread resetter([&] {
+    redis::Connection c = test::connect_redis();
+    cold::ColdStore store{test::postgres_url(), prefix};
+    Leaderboards l(config, c, Clock(now), &store);
+    l.moderation().reset("spill", "daily");
+    done = true;
+  });
+  // Until the reset waits for the lock (PostgreSQL shows it), or ends (bounded by count).
+  bool waiting = false;
+  for (int i = 0; i < 3000 && !waiting && !done.load(); ++i) {
+    waiting =
+        count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted") > 0;
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+  EXPECT_TRUE(waiting);
+  EXPECT_FALSE(done.load());
+  // Nothing removed while it waits: neither the cold rows nor the hot members.
+  EXPECT_EQ(cold_rows("spill"), 2 * 10);
+  EXPECT_EQ(
+      conn.command({"ZCARD", hot::BoardKeys(prefix, "spill").live("daily", "2026-11-22")}).as_int(),
+      10);
+  archive.unlock_period(day);
+  resetter.join();
+  EXPECT_TRUE(done.load());
+  EXPECT_TRUE(listed("spill", "daily", now).empty());
 }
 
 TEST_F(ResetDropTest, DropWithoutHistoryRemovesLiveDataKeepsHistoryAndBansAndIsIdempotent) {
