@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "cold/cold_store.h"
 #include "cold/history.h"
 #include "harness.h"
+#include "hot/board_reset.h"
 #include "hot/board_scripts.h"
 #include "hot/keys.h"
 #include "lifecycle/tick.h"
@@ -112,6 +114,38 @@ TEST_F(ResetDropTest, ResetOfAHotOnlyPeriodEmptiesItAndLeavesTheOtherPeriods) {
   EXPECT_FALSE(registered("small", "daily:2026-11-22"));
 }
 
+TEST_F(ResetDropTest, BadInputIsAUsageErrorNamingIt) {
+  Leaderboards l = lb(now);
+  const auto message = [&](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "(no UsageError)";
+  };
+  EXPECT_NE(message([&] { l.moderation().reset("nosuch", "daily"); }).find("nosuch"),
+            std::string::npos);
+  EXPECT_NE(message([&] { l.moderation().reset("small", "hourly"); }).find("hourly"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              l.moderation().reset("small", "daily", std::string("yesterday"));
+            }).find("yesterday"),
+            std::string::npos);
+  EXPECT_NE(message([&] { l.moderation().drop("nosuch", false); }).find("nosuch"),
+            std::string::npos);
+}
+
+TEST_F(ResetDropTest, WithoutPostgresResetIsHotOnlyAndDropHistoryIsAUsageError) {
+  score("small", 0, 7, 1, now);
+  Leaderboards l(config, conn, Clock(now));  // no cold tier
+  EXPECT_EQ(l.moderation().reset("small", "daily").hot, 7);
+  EXPECT_TRUE(listed("small", "daily", now).empty());
+  EXPECT_THROW(l.moderation().drop("small", true), UsageError);
+  score("small", 0, 2, 1, now);
+  EXPECT_EQ(l.moderation().drop("small", false).periods.at(0).hot, 2);
+}
+
 TEST_F(ResetDropTest, ResetOfASpilledPeriodRemovesItsColdRowsAndPagesAndCountsZero) {
   score("spill", 0, 50, 100, now);
   ASSERT_FALSE(tick(now + Millis{1000}).any_failed());
@@ -164,6 +198,24 @@ TEST_F(ResetDropTest, EventsAfterAResetStartFromZeroAndTheNextArchiveHoldsOnlyTh
   std::map<std::string, std::int64_t> got;
   for (const cold::HistoryRow& row : archive.history(day, 1000)) got[row.member] = row.points;
   EXPECT_EQ(got, want);
+}
+
+TEST_F(ResetDropTest, APeriodResetWithoutLaterEventsArchivesNothingAndIsNotReportedLost) {
+  score("spill", 0, 30, 1000, now);
+  ASSERT_FALSE(tick(now + Millis{1000}).any_failed());
+  lb(now).moderation().reset("spill", "daily");
+  const lifecycle::TickReport report = tick(at("2026-11-23T00:02:00Z"));
+  EXPECT_FALSE(report.any_failed());
+  for (const auto& b : report.boards) {
+    EXPECT_TRUE(b.error.empty()) << b.error;
+    for (const auto& p : b.periods) EXPECT_FALSE(p.lost) << p.period;
+  }
+  EXPECT_EQ(archive.status({"spill", "daily", "2026-11-22"}), cold::PeriodStatus::open);
+  EXPECT_EQ(count("SELECT count(*) FROM " + prefix +
+                  ".history WHERE board = 'spill' AND period = 'daily'"),
+            0);
+  // The weekly period, ended too, was archived whole.
+  EXPECT_EQ(archive.history({"spill", "weekly", "2026-W47"}, 1000).size(), 30U);
 }
 
 TEST_F(ResetDropTest, ResetOfAFrozenOrArchivedPeriodIsRefusedNamingIt) {
@@ -332,6 +384,19 @@ TEST_F(ResetDropTest, DropWithoutHistoryRemovesLiveDataKeepsHistoryAndBansAndIsI
   EXPECT_EQ(r.points.at(0).points, 4);
   EXPECT_EQ((listed("spill", "daily", now)), (std::map<std::string, std::int64_t>{{"m5", 4}}));
   EXPECT_EQ(conn.command({"SISMEMBER", hot::boards_key(prefix), "spill"}).as_int(), 1);
+}
+
+TEST_F(ResetDropTest, TheBoardsKeysStayWhileTheRegistryHoldsAPeriodTheDropDidNotEmpty) {
+  // An event created a period after drop listed the registry: board_drop.lua answers with it.
+  score("spill", 0, 3, 1, now);
+  hot::BoardReset reset(prefix);
+  const hot::BoardKeys board(prefix, "spill");
+  const auto first = reset.drop_board_keys(conn, board, {"daily:2026-11-22"});
+  EXPECT_EQ(first.again, std::vector<std::string>{"weekly:2026-W47"});
+  EXPECT_EQ(conn.command({"EXISTS", board.registry(), board.synced()}).as_int(), 2);
+  const auto second = reset.drop_board_keys(conn, board, {"daily:2026-11-22", "weekly:2026-W47"});
+  EXPECT_TRUE(second.again.empty());
+  EXPECT_EQ(conn.command({"EXISTS", board.registry(), board.synced()}).as_int(), 0);
 }
 
 TEST_F(ResetDropTest, DropWithHistoryEmptiesTheHistoryViewOfTheBoardOnly) {
