@@ -176,6 +176,32 @@ TEST_F(ResetDropTest, ResetOfASpilledPeriodRemovesItsColdRowsAndPagesAndCountsZe
   EXPECT_EQ(again.total(), 0);
 }
 
+TEST_F(ResetDropTest, ALongLivedReaderSeesNothingFromBeforeAResetOrADrop) {
+  // A reader that lives on (as serve's does) keeps cold summaries by the period's generation.
+  Leaderboards reader = lb(now);
+  const service::PeriodRef day = reader.resolve("spill", "daily", {});
+  for (const auto& operation : std::vector<std::string>{"reset", "drop"}) {
+    score("spill", 0, 30, 1000, now);
+    ASSERT_FALSE(tick(now + Millis{1000}).any_failed());
+    ASSERT_EQ(reader.count(day), 30) << operation;
+    ASSERT_EQ(reader.top(day, 0, 100).size(), 30U) << operation;
+    if (operation == "reset") {
+      lb(now).moderation().reset("spill", "daily");
+    } else {
+      lb(now).moderation().drop("spill", false);
+    }
+    EXPECT_EQ(reader.count(day), 0) << operation;
+    EXPECT_TRUE(reader.top(day, 0, 100).empty()) << operation;
+    // Spilled again, with other points: the reader lists the new ones only.
+    score("spill", 0, 30, 5, now);
+    ASSERT_FALSE(tick(now + Millis{1000}).any_failed());
+    const auto rows = reader.top(day, 0, 100);
+    ASSERT_EQ(rows.size(), 30U) << operation;
+    for (const auto& r : rows) EXPECT_LT(r.points, 1000) << operation << " " << r.member;
+    lb(now).moderation().reset("spill", "daily");
+  }
+}
+
 TEST_F(ResetDropTest, EventsAfterAResetStartFromZeroAndTheNextArchiveHoldsOnlyThem) {
   score("spill", 0, 30, 1000, now);
   ASSERT_FALSE(tick(now + Millis{1000}).any_failed());
