@@ -18,24 +18,25 @@ using pg::Session;
 StatementTable reset_statements(const std::string& q) {
   const std::string& period = kInPeriod;
   return {
-      {"bk_reset_lock", "SELECT pg_advisory_lock(hashtextextended($1, 0))"},
-      {"bk_reset_unlock", "SELECT pg_advisory_unlock(hashtextextended($1, 0))"},
-      {"bk_reset_status", "SELECT status FROM " + q + ".periods WHERE" + period},
-      {"bk_reset_cold", "WITH p AS (DELETE FROM " + q + ".cold_pages WHERE" + period +
-                            ") DELETE FROM " + q + ".cold_members WHERE" + period},
-      {"bk_drop_profiles", "DELETE FROM " + q + ".profiles WHERE board = $1"},
-      {"bk_drop_xact_lock", "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"},
+      {"bk_cold_reset_lock", "SELECT pg_advisory_lock(hashtextextended($1, 0))"},
+      {"bk_cold_reset_unlock", "SELECT pg_advisory_unlock(hashtextextended($1, 0))"},
+      {"bk_cold_reset_status", "SELECT status FROM " + q + ".periods WHERE" + period},
+      {"bk_cold_reset_cold", "WITH p AS (DELETE FROM " + q + ".cold_pages WHERE" + period +
+                                 ") DELETE FROM " + q + ".cold_members WHERE" + period},
+      {"bk_cold_drop_profiles", "DELETE FROM " + q + ".profiles WHERE board = $1"},
+      {"bk_cold_drop_xact_lock", "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"},
       // Rows of a pruned period are gone already; a large one's are its table's.
-      {"bk_drop_archived",
+      {"bk_cold_drop_archived",
        "SELECT period, period_id, history_part,"
        " CASE WHEN pruned_at IS NULL THEN members ELSE 0 END FROM " +
            q +
            ".periods WHERE board = $1"
            " ORDER BY period, period_id FOR UPDATE"},
-      {"bk_drop_history_rows", "WITH d AS (DELETE FROM " + q +
-                                   ".history_rows WHERE board = $1 RETURNING period, period_id)"
-                                   " SELECT period, period_id, count(*) FROM d GROUP BY 1, 2"},
-      {"bk_drop_periods", "DELETE FROM " + q + ".periods WHERE board = $1"},
+      {"bk_cold_drop_history_rows",
+       "WITH d AS (DELETE FROM " + q +
+           ".history_rows WHERE board = $1 RETURNING period, period_id)"
+           " SELECT period, period_id, count(*) FROM d GROUP BY 1, 2"},
+      {"bk_cold_drop_periods", "DELETE FROM " + q + ".periods WHERE board = $1"},
   };
 }
 
@@ -45,7 +46,7 @@ BoardReset::~BoardReset() {
   if (!locked_ || !session_ || session_->broken) return;
   try {
     pqxx::nontransaction(*session_->conn)
-        .exec_prepared("bk_reset_unlock", period_lock(link_->schema, *locked_));
+        .exec_prepared("bk_cold_reset_unlock", period_lock(link_->schema, *locked_));
   } catch (...) {
     // The connection is gone, and the session lock with it.
   }
@@ -61,7 +62,7 @@ void BoardReset::lock(const PeriodKey& period) {
     // (see pg::Link::use). A session lock outlives the transaction that took it.
     pqxx::work w(*session.conn);
     w.exec0("SET LOCAL lock_timeout = 0");
-    w.exec_prepared("bk_reset_lock", period_lock(l.schema, period));
+    w.exec_prepared("bk_cold_reset_lock", period_lock(l.schema, period));
     w.commit();
     return 0;
   });
@@ -77,13 +78,14 @@ PeriodEmptied BoardReset::empty_period(bool refuse_closed) {
   return guarded(*link_, &session, "deleting the period's cold rows", [&] {
     PeriodEmptied out;
     pqxx::work w(*session.conn);
-    const pqxx::result status = w.exec_prepared("bk_reset_status", p.board, p.period, p.period_id);
+    const pqxx::result status =
+        w.exec_prepared("bk_cold_reset_status", p.board, p.period, p.period_id);
     if (!status.empty() && status[0][0].as<std::string>() != "open") {
       out.closed_status = status[0][0].as<std::string>();
       if (refuse_closed) return out;
     }
     out.cold = static_cast<std::int64_t>(
-        w.exec_prepared("bk_reset_cold", p.board, p.period, p.period_id).affected_rows());
+        w.exec_prepared("bk_cold_reset_cold", p.board, p.period, p.period_id).affected_rows());
     w.commit();
     return out;
   });
@@ -99,7 +101,7 @@ void BoardReset::unlock() {
   if (session->broken) throw PostgresUnavailable(link_->where + ": " + lost);
   const bool held = guarded(*link_, session.get(), "releasing the period's lock", [&] {
     return pqxx::nontransaction(*session->conn)
-        .exec_prepared1("bk_reset_unlock", period_lock(link_->schema, period))[0]
+        .exec_prepared1("bk_cold_reset_unlock", period_lock(link_->schema, period))[0]
         .as<bool>();
   });
   if (!held) throw PostgresUnavailable(link_->where + ": " + lost);
@@ -111,7 +113,7 @@ namespace {
 std::vector<HistoryDropped> drop_history(pqxx::work& w, const std::string& q,
                                          const std::string& board) {
   std::vector<HistoryDropped> out;
-  for (const auto& r : w.exec_prepared("bk_drop_archived", board)) {
+  for (const auto& r : w.exec_prepared("bk_cold_drop_archived", board)) {
     out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), 0});
     if (!r[2].is_null()) {
       // A large period's rows are a table of their own, dropped whole.
@@ -120,7 +122,7 @@ std::vector<HistoryDropped> drop_history(pqxx::work& w, const std::string& q,
       out.back().rows = r[3].as<std::int64_t>();
     }
   }
-  for (const auto& r : w.exec_prepared("bk_drop_history_rows", board)) {
+  for (const auto& r : w.exec_prepared("bk_cold_drop_history_rows", board)) {
     const std::string period = r[0].as<std::string>(), id = r[1].as<std::string>();
     const std::int64_t n = r[2].as<std::int64_t>();
     bool listed = false;
@@ -132,7 +134,7 @@ std::vector<HistoryDropped> drop_history(pqxx::work& w, const std::string& q,
     }
     if (!listed) out.push_back({period, id, n});
   }
-  w.exec_prepared("bk_drop_periods", board);
+  w.exec_prepared("bk_cold_drop_periods", board);
   return out;
 }
 
@@ -146,9 +148,9 @@ BoardDropped BoardReset::drop_board(const std::string& board, bool history) {
     BoardDropped out;
     pqxx::work w(*session.conn);
     out.profiles =
-        static_cast<std::int64_t>(w.exec_prepared("bk_drop_profiles", board).affected_rows());
+        static_cast<std::int64_t>(w.exec_prepared("bk_cold_drop_profiles", board).affected_rows());
     if (history) {
-      w.exec_prepared("bk_drop_xact_lock", retention_lock(l.schema));
+      w.exec_prepared("bk_cold_drop_xact_lock", retention_lock(l.schema));
       out.history = drop_history(w, l.q, board);
     }
     w.commit();
