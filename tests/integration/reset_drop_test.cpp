@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "cold/board_reset.h"
 #include "cold/cold_store.h"
 #include "cold/history.h"
 #include "harness.h"
@@ -327,6 +328,26 @@ TEST_F(ResetDropTest, ResetRacingUpdatesAndSpillsKeepsNothingFromBeforeIt) {
                   ".cold_members WHERE board = 'spill' AND period = 'daily' AND points > " +
                   std::to_string(kUpdates)),
             0);
+}
+
+TEST_F(ResetDropTest, AResetStoppedBetweenItsStepsIsFinishedByRunningItAgain) {
+  score("spill", 0, 30, 1000, now);
+  ASSERT_FALSE(tick(now + Millis{1000}).any_failed());
+  {
+    // T1 alone, then the process "dies": its connection goes, and the lock with it.
+    cold::ColdStore store{test::postgres_url(), prefix};
+    cold::BoardReset t1(store.link());
+    t1.lock({"spill", "daily", "2026-11-22"});
+    EXPECT_EQ(t1.empty_period(true).cold, 20);
+  }
+  // Meanwhile reads list the hot part only, and a tick runs as usual.
+  EXPECT_EQ(listed("spill", "daily", now).size(), 10U);
+  ASSERT_FALSE(tick(now + Millis{2000}).any_failed());
+  const service::Reset again = lb(now).moderation().reset("spill", "daily");
+  EXPECT_EQ(again.hot, 10);
+  EXPECT_EQ(again.cold, 0);
+  EXPECT_TRUE(listed("spill", "daily", now).empty());
+  EXPECT_EQ(lb(now).moderation().reset("spill", "daily").total(), 0);
 }
 
 TEST_F(ResetDropTest, ResetWaitsForASpillHoldingThePeriodLock) {
