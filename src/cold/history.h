@@ -47,6 +47,13 @@ struct ArchivedPeriod {
 
 enum class PeriodStatus { open, archived, lost };
 
+// The text of the advisory lock (pg_advisory_*lock(hashtextextended(<text>, 0))) that a
+// spill of a period holds for its whole run and an archive's claim takes, and that reset,
+// drop and member removal hold while they change the period.
+std::string period_lock(const std::string& schema, const PeriodKey& key);
+// The text of the lock history retention takes per pruning transaction (schema-wide).
+std::string retention_lock(const std::string& schema);
+
 class History {
  public:
   enum class Claim {

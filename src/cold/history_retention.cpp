@@ -98,7 +98,7 @@ std::map<date::year_month, std::vector<History::Pruning::Dated>> History::Prunin
 }
 
 bool History::Pruning::prune_month(const Month& month, std::vector<Dated>& periods) {
-  const std::string lock = "bk-retention/" + m.link->schema;
+  const std::string lock = retention_lock(m.link->schema);
   return m.guarded("pruning history (" + month.partition + ")", [&] {
     pqxx::work w(m.connection());
     if (!w.exec_params1("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", lock)[0]
