@@ -83,6 +83,28 @@ TEST_F(ModerationCliTest, RemoveSaysWhatItRemovedPerPeriodThenIsNotOnTheBoard) {
   EXPECT_EQ(json.out.find("weekly"), std::string::npos) << "only the period named" << json.out;
 }
 
+TEST_F(ModerationCliTest, ResetAndDropWithYesSayWhatTheyRemoved) {
+  const test::RunResult reset = cli({"reset", "points", "daily", "--yes"});
+  EXPECT_EQ(reset.exit_code, 0) << reset.err;
+  EXPECT_EQ(reset.out, "reset points daily 2026-11-25: hot 2, cold 0, history 0\n");
+  EXPECT_EQ(top().find("alice"), std::string::npos) << top();
+  const test::RunResult again = cli({"reset", "points", "daily", "--yes", "--json"});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find(R"("period":"daily","period_id":"2026-11-25","archived":false,)"
+                           R"("hot":0,"cold":0,"history":0)"),
+            std::string::npos)
+      << again.out;
+  const test::RunResult drop = cli({"drop", "points", "--yes"});
+  EXPECT_EQ(drop.exit_code, 0) << drop.err;
+  EXPECT_NE(drop.out.find("dropped points weekly "), std::string::npos) << drop.out;
+  EXPECT_NE(drop.out.find(": hot 2, cold 0, history 0\n"), std::string::npos) << drop.out;
+  EXPECT_NE(drop.out.find("dropped points: profiles "), std::string::npos) << drop.out;
+  const test::RunResult json = cli({"drop", "points", "--yes", "--json"});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find(R"({"board":"points","history":false,"periods":[],)"), std::string::npos)
+      << json.out;
+}
+
 TEST_F(ModerationCliTest, BadArgumentsExit2) {
   EXPECT_EQ(cli({"remove", "nope", "alice"}).exit_code, 2);
   EXPECT_EQ(cli({"remove", "points", "alice", "--period", "monthly"}).exit_code, 2);
