@@ -289,6 +289,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
       // (A chunked body can need more right after its head: the head is checked first.)
       if (parser_->is_header_done() && phase_ == Phase::head && !on_head()) return;
       if (parser_->is_done()) {
+        // A chunked body that arrived with its head was read before on_head set its bound.
+        if (parser_->get().body().size() > body_limit_) {
+          refuse(body_too_large());
+          return;
+        }
         dispatch();
         return;
       }
