@@ -105,6 +105,31 @@ TEST_F(ModerationCliTest, ResetAndDropWithYesSayWhatTheyRemoved) {
       << json.out;
 }
 
+TEST_F(ModerationCliTest, BanUnbanAndBansSayWhatTheyDid) {
+  const test::RunResult ban = cli({"ban", "points", "bob", "--reason", "aimbot"});
+  EXPECT_EQ(ban.exit_code, 0) << ban.err;
+  EXPECT_NE(ban.out.find("banned bob from points (reason: aimbot)\n"), std::string::npos)
+      << ban.out;
+  EXPECT_NE(ban.out.find("removed bob from points daily 2026-11-25: hot 1, cold 0, history 0"),
+            std::string::npos)
+      << ban.out;
+  const test::RunResult add = cli({"add", "points", "bob", "5"});
+  EXPECT_EQ(add.exit_code, 1) << "a banned member's event is refused: " << add.out << add.err;
+  const test::RunResult again = cli({"ban", "points", "bob", "--json"});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find(R"("newly_banned":false)"), std::string::npos) << again.out;
+  const test::RunResult list = cli({"bans", "points"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("points: 1 ban\n"), std::string::npos) << list.out;
+  const test::RunResult json = cli({"bans", "points", "--json"});
+  EXPECT_NE(json.out.find(R"({"board":"points","member":"bob","reason":"",)"), std::string::npos)
+      << "the second ban set the reason to none: " << json.out;
+  EXPECT_EQ(cli({"unban", "points", "bob"}).out, "unbanned bob on points\n");
+  EXPECT_EQ(cli({"unban", "points", "bob"}).out, "was not banned: bob on points\n");
+  EXPECT_EQ(cli({"bans", "points"}).out, "points: 0 bans\n");
+  EXPECT_EQ(cli({"add", "points", "bob", "5"}).exit_code, 0) << "unbanned: applied again";
+}
+
 TEST_F(ModerationCliTest, BadArgumentsExit2) {
   EXPECT_EQ(cli({"remove", "nope", "alice"}).exit_code, 2);
   EXPECT_EQ(cli({"remove", "points", "alice", "--period", "monthly"}).exit_code, 2);
