@@ -114,6 +114,7 @@ struct CommandLine {
   bk::cli::PeriodsArgs periods;
   bk::cli::IngestArgs ingest;
   bk::cli::ServeArgs serve;
+  bk::cli::ModerationArgs moderation;  // remove, ban, unban, bans, reset, drop
 };
 
 enum class Command {
@@ -127,7 +128,13 @@ enum class Command {
   periods,
   history,
   ingest,
-  serve
+  serve,
+  remove,
+  ban,
+  unban,
+  bans,
+  reset,
+  drop
 };
 
 // Each command's CLI11 subcommand; exactly one is given (require_subcommand(1)).
@@ -144,8 +151,9 @@ void set_up_app(CLI::App& app, CommandLine& line) {
   app.footer(
       "Exit codes: 0 done; 1 failed (tick: at least one board failed, the others were still\n"
       "processed) or the thing read is not there (a member not on the board, a period not\n"
-      "begun, removed or with nothing to read); 2 usage or configuration error (a malformed\n"
-      "input, an unknown board or period); 3 Redis or PostgreSQL unreachable.\n"
+      "begun, removed or with nothing to read; remove: the member was on none of the periods);\n"
+      "2 usage or configuration error (a malformed input, an unknown board or period, reset\n"
+      "or drop without --yes); 3 Redis or PostgreSQL unreachable.\n"
       "\n"
       "Environment:\n"
       "  BOARDKEEPER_CONFIG        the config file when --config is not given\n"
@@ -154,6 +162,8 @@ void set_up_app(CLI::App& app, CommandLine& line) {
       "  BOARDKEEPER_POSTGRES_URL  overrides postgres.url of the config\n"
       "  BOARDKEEPER_SERVE_TOKENS  serve: bearer tokens, comma-separated (with\n"
       "                            serve.tokens_file)\n"
+      "  BOARDKEEPER_SERVE_ADMIN_TOKENS  serve: admin bearer tokens (remove, ban over\n"
+      "                            HTTP), comma-separated (with serve.admin_tokens_file)\n"
       "  BOARDKEEPER_CURSOR_KEY    serve: the key page cursors are signed with, at least\n"
       "                            32 bytes, the same on every replica (default: one\n"
       "                            made once and kept in the PostgreSQL schema)\n"
@@ -298,6 +308,43 @@ CLI::App* set_up_periods(CLI::App& app, CommandLine& line) {
   return periods;
 }
 
+// remove, ban, unban, bans, reset, drop (service/moderation.h).
+void set_up_moderation(CLI::App& app, CommandLine& line, Subcommands& subcommands) {
+  bk::cli::ModerationArgs& args = line.moderation;
+  auto* remove =
+      app.add_subcommand("remove", "take a member off a board's live periods (exit 1: on none)");
+  auto* ban = app.add_subcommand("ban", "remove a member and refuse its later events on the board");
+  auto* unban = app.add_subcommand("unban", "lift a member's ban from a board");
+  auto* bans = app.add_subcommand("bans", "the board's banned members");
+  auto* reset = app.add_subcommand("reset", "empty one live period of a board (needs --yes)");
+  auto* drop = app.add_subcommand(
+      "drop", "remove a board's live data and registry (needs --yes; bans kept)");
+  for (auto* sub : {remove, ban, unban, bans, reset, drop}) {
+    sub->add_option("board", args.board, "board name")->required();
+  }
+  for (auto* sub : {remove, ban, unban}) {
+    sub->add_option("member", args.member, "member id")->required();
+  }
+  reset->add_option("period", args.period, "period kind or custom name")->required();
+  remove->add_option("--period", args.period, "only this period (default: every live period)");
+  for (auto* sub : {remove, reset}) {
+    sub->add_option("--period-id", args.period_id, "which period (default: the current one)");
+  }
+  ban->add_option("--reason", args.reason, "why (at most 512 bytes, kept with the ban)");
+  for (auto* sub : {reset, drop}) sub->add_flag("--yes", args.yes, "confirm: it cannot be undone");
+  drop->add_flag("--history", args.history, "drop the board's archived history too");
+  for (auto* sub : {remove, ban, unban, reset, drop}) {
+    sub->add_flag("--json", line.json, "print what was removed as JSON");
+  }
+  bans->add_flag("--json", line.json, "one JSON object per line");
+  subcommands.insert(subcommands.end(), {{remove, Command::remove},
+                                         {ban, Command::ban},
+                                         {unban, Command::unban},
+                                         {bans, Command::bans},
+                                         {reset, Command::reset},
+                                         {drop, Command::drop}});
+}
+
 // The whole command line, in the order --help lists the commands.
 Subcommands set_up_commands(CLI::App& app, CommandLine& line) {
   set_up_app(app, line);
@@ -315,6 +362,7 @@ Subcommands set_up_commands(CLI::App& app, CommandLine& line) {
   subcommands.emplace_back(set_up_ingest(app, line), Command::ingest);
   subcommands.emplace_back(set_up_serve(app, line), Command::serve);
   subcommands.emplace_back(set_up_periods(app, line), Command::periods);
+  set_up_moderation(app, line, subcommands);
   return subcommands;
 }
 
@@ -372,6 +420,18 @@ int run(Command command, bk::cli::Context& ctx, const CommandLine& line) {
       return cli::ingest(ctx, line.ingest);
     case Command::serve:
       return cli::serve(ctx, line.serve);
+    case Command::remove:
+      return cli::remove(ctx, line.moderation);
+    case Command::ban:
+      return cli::ban(ctx, line.moderation);
+    case Command::unban:
+      return cli::unban(ctx, line.moderation);
+    case Command::bans:
+      return cli::bans(ctx, line.moderation);
+    case Command::reset:
+      return cli::reset(ctx, line.moderation);
+    case Command::drop:
+      return cli::drop(ctx, line.moderation);
   }
   return static_cast<int>(bk::ExitCode::usage);
 }

@@ -11,8 +11,10 @@
 #include <set>
 #include <string_view>
 
+#include "api/admin.h"
 #include "api/cursor.h"
 #include "api/ids_body.h"
+#include "api/request_parts.h"
 #include "api/split.h"
 #include "core/json.h"
 #include "core/percent.h"
@@ -21,81 +23,6 @@
 
 namespace bk::api {
 namespace {
-
-using Headers = std::vector<std::pair<std::string, std::string>>;
-
-struct HttpError {
-  int status;
-  std::string message;  // client text in it quoted (core/json.h quoted(), json_string())
-  Headers headers{};
-};
-
-[[noreturn]] void bad(std::string message) {
-  throw HttpError{400, std::move(message)};
-}
-
-// A percent-encoded part of the target; in a query '+' is a space (as browsers, Python's
-// urlencode and Node's URLSearchParams send it).
-std::string decode(std::string_view raw, bool query, const std::string& what) {
-  std::string text(raw);
-  if (query) std::replace(text.begin(), text.end(), '+', ' ');
-  auto decoded = percent_decode(text);
-  if (!decoded) bad(what + " is not percent-encoded correctly: " + quoted(raw));
-  return std::move(*decoded);
-}
-
-std::string member_of(std::string_view raw, bool query) {
-  std::string member = decode(raw, query, "the member id");
-  if (auto problem = member_problem(member)) {
-    // A too long id is not shown (its length is in the problem).
-    bad(member.size() > kMaxMemberBytes ? *problem
-                                        : "member id " + json_string(member) + ": " + *problem);
-  }
-  return member;
-}
-
-// The query's parameters, raw (still encoded), each at most once and each one `allowed`.
-std::map<std::string, std::string_view> parameters(std::string_view query,
-                                                   const std::set<std::string>& allowed) {
-  std::map<std::string, std::string_view> out;
-  if (query.empty()) return out;
-  for (const std::string_view pair : split(query, '&')) {
-    if (pair.empty()) continue;
-    const std::size_t eq = pair.find('=');
-    const std::string name = decode(pair.substr(0, eq), true, "a parameter name");
-    if (allowed.count(name) == 0) {
-      std::string known;
-      for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
-      bad("unknown parameter " + quoted(name) +
-          (known.empty() ? std::string(" (this route takes none)") : " (known: " + known + ")"));
-    }
-    if (!out.emplace(name, eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1))
-             .second) {
-      bad("parameter " + quoted(name) + " is given twice");
-    }
-  }
-  return out;
-}
-
-std::int64_t number(const std::map<std::string, std::string_view>& params, const std::string& name,
-                    std::int64_t fallback, std::int64_t min, std::int64_t max) {
-  const auto it = params.find(name);
-  if (it == params.end()) return fallback;
-  const std::string text = decode(it->second, true, name);
-  std::int64_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
-    bad(name + " must be a whole number in [" + std::to_string(min) + ", " + std::to_string(max) +
-        "], not " + quoted(text));
-  }
-  return v;
-}
-
-std::optional<std::string> period_id(const std::map<std::string, std::string_view>& params) {
-  const auto it = params.find("period_id");
-  if (it == params.end()) return std::nullopt;
-  return decode(it->second, true, "period_id");
-}
 
 std::string record(const service::Standing& s) {
   return JsonLine()
@@ -128,10 +55,6 @@ JsonLine period_fields(const service::PeriodView& view) {
           .str("state", view.state == service::PeriodState::archived ? "archived" : "open"));
 }
 
-std::string error_body(const std::string& message) {
-  return JsonLine().str("error", valid_utf8(message)).done();
-}
-
 // The ids of a members request: `ids=a,b,c` (each percent-encoded; a comma inside an id is
 // %2C) or a POST body {"ids": [...]}. Duplicates are read once.
 std::vector<std::string> ids_of(const Request& request,
@@ -159,23 +82,6 @@ std::vector<std::string> ids_of(const Request& request,
     if (seen.insert(id).second) unique.push_back(std::move(id));
   }
   return unique;
-}
-
-// The token of `Bearer <token>`: the scheme in any case (RFC 7235), one or more spaces after
-// it. nullopt without that scheme or without a token.
-std::optional<std::string_view> bearer_token(std::string_view authorization) {
-  constexpr std::string_view kScheme = "bearer";
-  if (authorization.size() <= kScheme.size() || authorization[kScheme.size()] != ' ') {
-    return std::nullopt;
-  }
-  for (std::size_t i = 0; i < kScheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kScheme[i]) {
-      return std::nullopt;
-    }
-  }
-  const std::size_t start = authorization.find_first_not_of(' ', kScheme.size());
-  if (start == std::string_view::npos) return std::nullopt;
-  return authorization.substr(start);
 }
 
 // A 401 that says how to authenticate (RFC 6750): with error="invalid_token" when a bearer
@@ -208,6 +114,9 @@ class Route {
     }
     board_ = decode(segs[3], false, "the board name");
     if (auto problem = board_name_problem(board_)) bad(*problem + ": " + json_string(board_));
+    if (auto admin = admin_answer(request_, segs, board_, query_, reads_.live(), response_.route)) {
+      return done(std::move(*admin));
+    }
     if (n == 5 && segs[4] == "periods") return get("periods", [&] { return periods(); });
     const std::string period = decode(segs[4], false, "the period");
     if (n == 6 && segs[5] == "top") return get("top", [&] { return top(period); });
@@ -218,7 +127,8 @@ class Route {
       return done(members(period));
     }
     if (n == 7 && segs[5] == "members") {
-      return get("member", [&] { return member(period, member_of(segs[6], false)); });
+      return get(
+          "member", [&] { return member(period, member_of(segs[6], false)); }, "GET, HEAD, DELETE");
     }
     if (n == 8 && segs[5] == "members" && segs[7] == "around") {
       return get("around", [&] { return around(period, member_of(segs[6], false)); });
@@ -243,9 +153,9 @@ class Route {
     }
   }
   template <class F>
-  Response get(const char* route, F&& f) {
+  Response get(const char* route, F&& f, const char* allow = "GET, HEAD") {
     response_.route = route;
-    require_get();
+    require_get(allow);
     return done(f());
   }
   Response done(std::string body) {
@@ -379,27 +289,34 @@ class Route {
 
 }  // namespace
 
-Api::Api(std::vector<std::string> tokens, std::function<std::string()> cursor_key)
-    : tokens_(std::move(tokens)), cursor_key_(std::make_unique<CursorKey>(std::move(cursor_key))) {}
+Api::Api(std::vector<std::string> tokens, std::function<std::string()> cursor_key,
+         std::vector<std::string> admin_tokens)
+    : tokens_(std::move(tokens)),
+      admin_tokens_(std::move(admin_tokens)),
+      cursor_key_(std::make_unique<CursorKey>(std::move(cursor_key))) {}
 
-Api::Credentials Api::check(const std::string& authorization) const {
-  if (tokens_.empty()) return Credentials::good;
-  const std::optional<std::string_view> given = bearer_token(authorization);
-  if (!given) return Credentials::missing;
-  bool match = false;
-  for (const std::string& token : tokens_) {
-    // Every byte compared whatever differs first: the time taken says nothing of the token.
-    unsigned char diff = token.size() == given->size() ? 0 : 1;
-    for (std::size_t i = 0; i < token.size(); ++i) {
-      diff |= static_cast<unsigned char>(token[i] ^ (i < given->size() ? (*given)[i] : 0));
-    }
-    match = match || diff == 0;
+std::optional<Response> Api::refuse_access(bool admin, const std::string& authorization) const {
+  const auto refuse = [](const HttpError& e) {
+    return Response{e.status, error_body(e.message), "other", e.headers, true};
+  };
+  if (admin && admin_tokens_.empty()) {
+    return refuse({403,
+                   "the admin routes are closed: serve has no admin token "
+                   "(BOARDKEEPER_SERVE_ADMIN_TOKENS, serve.admin_tokens_file)"});
   }
-  return match ? Credentials::good : Credentials::wrong;
+  if (!admin && tokens_.empty()) return std::nullopt;
+  const std::optional<std::string_view> given = bearer_token(authorization);
+  if (!given) return refuse(unauthorized(false));
+  const bool is_admin = token_listed(admin_tokens_, *given);
+  const bool is_reader = token_listed(tokens_, *given);
+  if (is_admin) return std::nullopt;  // an admin token may read too
+  if (!admin && is_reader) return std::nullopt;
+  if (is_reader) return refuse({403, "this token may read but not moderate: use an admin token"});
+  return refuse(unauthorized(true));
 }
 
 bool Api::authorized(const std::string& authorization) const {
-  return check(authorization) == Credentials::good;
+  return !refuse_access(false, authorization);
 }
 
 Response Api::unavailable(const Error& e, std::string route) {
@@ -412,19 +329,17 @@ Response Api::unavailable(const Error& e, std::string route) {
 std::optional<Response> Api::refuse_before_body(const Request& head) const {
   const std::string_view path = path_of(head.target);
   if (path.rfind("/v1/", 0) != 0) return std::nullopt;  // answered (404) without a body
-  const Credentials given = check(head.authorization);
-  if (given != Credentials::good) {
-    const HttpError e = unauthorized(given == Credentials::wrong);
-    return Response{e.status, error_body(e.message), "other", e.headers};
-  }
-  constexpr std::string_view kMembers = "/members";
-  const bool members = path.size() >= kMembers.size() &&
-                       path.compare(path.size() - kMembers.size(), kMembers.size(), kMembers) == 0;
-  if (head.method == "POST" && !members) {
-    return Response{405,
-                    error_body("method POST is not allowed here (GET)"),
-                    "other",
-                    {{"Allow", "GET, HEAD"}}};
+  const RouteShape shape = shape_of(head.method, path);
+  if (auto refused = refuse_access(shape.admin, head.authorization)) return refused;
+  if (head.method == "GET" || head.method == "HEAD") return std::nullopt;
+  const std::string allow = shape.allow;
+  if (allow.find(head.method) == std::string::npos) {
+    return Response{
+        405,
+        error_body("method " + quoted(head.method) + " is not allowed here (" + allow + ")"),
+        "other",
+        {{"Allow", allow}},
+        shape.admin};
   }
   return std::nullopt;
 }
@@ -446,8 +361,9 @@ Response Api::handle(const Request& request, service::Reads& reads) const {
   Route route(request, reads, *cursor_key_);
   try {
     if (request.target.rfind("/v1/", 0) == 0) {
-      const Credentials given = check(request.authorization);
-      if (given != Credentials::good) throw unauthorized(given == Credentials::wrong);
+      const bool admin = shape_of(request.method, path_of(request.target)).admin;
+      route.response_.admin = admin;
+      if (auto refused = refuse_access(admin, request.authorization)) return *refused;
     }
     return route.run();
   } catch (const HttpError& e) {

@@ -17,10 +17,10 @@
 namespace bk::api {
 
 struct Request {
-  std::string method;         // GET, HEAD or POST
+  std::string method;         // GET, HEAD, POST, or PUT and DELETE (admin routes)
   std::string target;         // path and query as sent (still percent-encoded)
   std::string authorization;  // the Authorization header, "" when absent
-  std::string body;           // POST
+  std::string body;           // POST, PUT
 };
 
 struct Response {
@@ -30,6 +30,7 @@ struct Response {
   // Headers the answer needs beyond the server's own (WWW-Authenticate on 401, Retry-After
   // on 503, ...), as name and value.
   std::vector<std::pair<std::string, std::string>> headers{};
+  bool admin = false;  // an admin route's answer: never cached
 };
 
 inline constexpr std::int64_t kMaxLimit = 1000;  // rows of one page
@@ -40,11 +41,14 @@ class Api {
  public:
   // `tokens`: bearer tokens that may read; empty: no token needed. `cursor_key`: the
   // deployment's cursor key (at least kMinCursorKeyBytes), asked for when a cursor is first
-  // made or checked and kept once given (see CursorKey).
-  Api(std::vector<std::string> tokens, std::function<std::string()> cursor_key);
+  // made or checked and kept once given (see CursorKey). `admin_tokens`: bearer tokens that
+  // may use the admin routes (api/admin.h) and read; empty: the admin routes answer 403.
+  Api(std::vector<std::string> tokens, std::function<std::string()> cursor_key,
+      std::vector<std::string> admin_tokens = {});
 
   // Any path: /v1/... is answered here; anything else is a 404. Errors are {"error": ...}
-  // with 400, 401 (WWW-Authenticate), 404, 405 (Allow) or 503 (Retry-After; Redis or
+  // with 400, 401 (WWW-Authenticate), 403 (an admin route without an admin token), 404, 405
+  // (Allow), 413 (an admin body over 4 KiB) or 503 (Retry-After; Redis or
   // PostgreSQL unreachable: logged with its cause); an unexpected failure is thrown (the
   // server answers 500 without its text).
   Response handle(const Request& request, service::Reads& reads) const;
@@ -60,7 +64,8 @@ class Api {
 
   // What a request is refused with before its body is read (a server asks once the head has
   // arrived, so that a refused request holds no body): a 401 for a /v1 request without a
-  // good token, a 405 for a POST anywhere but a `members` route; nullopt: read the body.
+  // good token (an admin route: 401 or 403), a 405 for a POST, PUT or DELETE where the route
+  // takes none; nullopt: read the body.
   // Never blocks.
   std::optional<Response> refuse_before_body(const Request& head) const;
 
@@ -70,10 +75,11 @@ class Api {
   bool fetch_cursor_key() const;
 
  private:
-  enum class Credentials { good, missing, wrong };
-  Credentials check(const std::string& authorization) const;
+  // Why the Authorization header may not use a route (read or admin); nullopt: it may.
+  std::optional<Response> refuse_access(bool admin, const std::string& authorization) const;
 
   std::vector<std::string> tokens_;
+  std::vector<std::string> admin_tokens_;
   std::unique_ptr<CursorKey> cursor_key_;
 };
 

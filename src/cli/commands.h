@@ -69,6 +69,23 @@ struct IngestArgs {
 };
 int ingest(Context& ctx, const IngestArgs& args);
 
+// Moderation (service/moderation.h): remove, ban, unban, bans, reset, drop.
+struct ModerationArgs {
+  std::string board;
+  std::string member;                    // remove, ban, unban
+  std::optional<std::string> period;     // remove: --period; reset: the period (required)
+  std::optional<std::string> period_id;  // remove, reset: --period-id
+  std::string reason;                    // ban: --reason
+  bool yes = false;                      // reset, drop: --yes (required)
+  bool history = false;                  // drop: --history
+};
+int remove(Context& ctx, const ModerationArgs& args);
+int ban(Context& ctx, const ModerationArgs& args);
+int unban(Context& ctx, const ModerationArgs& args);
+int bans(Context& ctx, const ModerationArgs& args);
+int reset(Context& ctx, const ModerationArgs& args);
+int drop(Context& ctx, const ModerationArgs& args);
+
 struct ServeArgs {
   std::string listen;        // HOST:PORT; empty: serve.listen
   std::size_t workers = 32;  // threads running reads; as many pooled sessions at most

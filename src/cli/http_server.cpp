@@ -195,6 +195,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint64_t generation_ = 0;  // of the deadline armed last
   boost::beast::flat_buffer buffer_;
   std::optional<Parser> parser_;
+  std::size_t body_limit_ = 0;  // the body bound of the request being read
   Phase phase_ = Phase::head;
   bool reading_ = false;
   bool close_after_write_ = false;
@@ -288,6 +289,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
       // (A chunked body can need more right after its head: the head is checked first.)
       if (parser_->is_header_done() && phase_ == Phase::head && !on_head()) return;
       if (parser_->is_done()) {
+        // A chunked body that arrived with its head was read before on_head set its bound.
+        if (parser_->get().body().size() > body_limit_) {
+          refuse(body_too_large());
+          return;
+        }
         dispatch();
         return;
       }
@@ -301,6 +307,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(kMaxRequestLine + kMaxHeaderBlock));
     parser_->body_limit(server_.options.max_body);
+    body_limit_ = server_.options.max_body;
     parser_->eager(true);
   }
   Refusal refusal_for(const error_code& ec) const {
@@ -322,8 +329,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
             "the request headers are larger than " + std::to_string(kMaxHeaderBlock) + " bytes"};
   }
   Refusal body_too_large() const {
-    return {413, "the request body is larger than " + std::to_string(server_.options.max_body) +
-                     " bytes"};
+    return {413, "the request body is larger than " + std::to_string(body_limit_) + " bytes"};
   }
 
   // The head arrived: checked, then the body is waited for. False when refused.
@@ -353,7 +359,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     return true;
   }
-  std::optional<Refusal> head_problem(const http::request<http::string_body>& m) const {
+  std::optional<Refusal> head_problem(const http::request<http::string_body>& m) {
     if (m.version() / 10 != 1) {
       return Refusal{400, "HTTP/" + std::to_string(m.version() / 10) + "." +
                               std::to_string(m.version() % 10) +
@@ -361,7 +367,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     const std::string_view method = view(m.method_string());
     const bool post = server_.options.post && method == "POST";
-    if (method != "GET" && method != "HEAD" && method != "OPTIONS" && !post) {
+    const bool write = server_.options.put_delete && (method == "PUT" || method == "DELETE");
+    if (method != "GET" && method != "HEAD" && method != "OPTIONS" && !post && !write) {
       return Refusal{
           405, "method not allowed (allowed: " + server_.allow + ")", {{"Allow", server_.allow}}};
     }
@@ -378,15 +385,20 @@ class Connection : public std::enable_shared_from_this<Connection> {
     for (const auto& field : m)
       header_bytes += field.name_string().size() + field.value().size() + 4;
     if (header_bytes > kMaxHeaderBlock) return headers_too_large();
-    return body_problem(m, post);
+    return body_problem(m, post || (write && method == "PUT"));
   }
-  std::optional<Refusal> body_problem(const http::request<http::string_body>& m, bool post) const {
+  std::optional<Refusal> body_problem(const http::request<http::string_body>& m, bool post) {
     if (m.count(http::field::transfer_encoding) != 0 && !parser_->chunked()) {
       return Refusal{400, "the only transfer coding accepted is chunked"};
     }
     const bool has_body = parser_->chunked() || parser_->content_length().value_or(0) > 0;
     if (has_body && !post) {
       return Refusal{400, "a " + std::string(m.method_string()) + " request carries no body"};
+    }
+    if (m.method() == http::verb::put) {  // a small body: its bound is checked now
+      body_limit_ = server_.options.max_write_body;
+      if (parser_->content_length().value_or(0) > body_limit_) return body_too_large();
+      parser_->body_limit(body_limit_);  // a chunked one
     }
     return std::nullopt;
   }
@@ -649,7 +661,8 @@ struct HttpServer::Impl {
 HttpServer::HttpServer(const std::string& address, Handler handler, Options options)
     : impl_(std::make_unique<Impl>(std::move(handler), std::move(options))) {
   Server& s = impl_->server;
-  s.allow = s.options.post ? "GET, HEAD, POST, OPTIONS" : "GET, HEAD, OPTIONS";
+  s.allow = std::string("GET, HEAD, ") + (s.options.post ? "POST, " : "") +
+            (s.options.put_delete ? "PUT, DELETE, " : "") + "OPTIONS";
   s.listen(address);
   s.workers.start(std::max<std::size_t>(1, s.options.workers));
   s.accept();

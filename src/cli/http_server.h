@@ -16,11 +16,11 @@ namespace bk::cli {
 class HttpServer {
  public:
   struct Request {
-    std::string method;         // GET, HEAD or POST (OPTIONS is answered by the server)
+    std::string method;         // GET, HEAD, POST, PUT, DELETE (OPTIONS: the server answers)
     std::string path;           // percent-decoded (as sent when it does not decode), no query
     std::string target;         // as sent: path and query, still percent-encoded
     std::string authorization;  // the Authorization header, "" when absent
-    std::string body;           // POST
+    std::string body;           // POST, PUT
   };
   struct Response {
     int status = 200;
@@ -41,6 +41,8 @@ class HttpServer {
     std::vector<std::string> inline_paths;
     std::size_t workers = 1;                        // threads running handlers that may block
     bool post = false;                              // POST too (else 405 like any other method)
+    bool put_delete = false;                        // PUT and DELETE too (serve's admin routes)
+    std::size_t max_write_body = 4096;              // larger PUT bodies get 413 (DELETE: none)
     std::size_t max_body = std::size_t{64} * 1024;  // larger bodies get 413
     // The request head must arrive within header_timeout of its first byte (of the
     // connection, for a new one), its body within body_timeout of the head: else 408.

@@ -14,7 +14,9 @@
 #include <optional>
 #include <thread>
 
+#include "api/admin.h"
 #include "api/api.h"
+#include "cli/admin_tokens.h"
 #include "cli/commands.h"
 #include "cli/cursor_key.h"
 #include "cli/http_server.h"
@@ -274,7 +276,8 @@ class ReadApi {
   static HttpServer::Response to_http(const HttpServer::Request& request, api::Response r) {
     HttpServer::Response out = json(r.status, std::move(r.body));
     out.headers = std::move(r.headers);
-    out.cacheable = r.status == 200 && (request.method == "GET" || request.method == "HEAD");
+    out.cacheable =
+        r.status == 200 && !r.admin && (request.method == "GET" || request.method == "HEAD");
     return out;
   }
 };
@@ -326,6 +329,8 @@ HttpServer::Options server_options(const ServeConfig& config, const ServeArgs& a
   o.inline_paths = {"/healthz", "/readyz", "/metrics"};
   o.workers = args.workers;
   o.post = true;
+  o.put_delete = true;  // the admin routes (api/admin.h)
+  o.max_write_body = api::kMaxAdminBody;
   o.max_body = std::size_t{1024} * 1024;  // 1000 ids of up to 512 bytes, JSON-quoted
   o.header_timeout = config.header_timeout;
   o.body_timeout = config.body_timeout;
@@ -362,7 +367,9 @@ void on_stop_signals() {
 int serve(Context& ctx, const ServeArgs& args) {
   const Config& config = ctx.config();
   const std::string listen = args.listen.empty() ? config.serve.listen : args.listen;
-  const api::Api api(load_tokens(config.serve), cursor_key_provider(config));
+  std::vector<std::string> tokens = load_tokens(config.serve);
+  std::vector<std::string> admin_tokens = load_admin_tokens(config.serve, tokens);
+  const api::Api api(std::move(tokens), cursor_key_provider(config), std::move(admin_tokens));
   Readiness readiness(redis_options(config.redis),
                       cold::parse_conninfo(config.postgres.url).conninfo);
   readiness.check_now();   // the first /readyz answers know (unreachable ones are logged)

@@ -47,6 +47,8 @@ std::optional<PeriodSpec> Loader::parse_custom_period(const yaml::Node& node) {
                        " is a built-in period; list it as a plain name or choose another");
       } else if (*name == "default") {
         report(*e, "custom period name 'default' is reserved (retention.default)");
+      } else if (*name == "bans") {
+        report(*e, "custom period name 'bans' is reserved (the HTTP API's /v1/boards/{b}/bans)");
       } else if (!is_custom_period_name(*name)) {
         report(*e, "custom period name " + quoted(*name) +
                        " may only contain lower-case letters, digits, _ and -");

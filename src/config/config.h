@@ -76,6 +76,11 @@ struct ServeConfig {
   // BOARDKEEPER_SERVE_TOKENS (comma-separated) adds more. Read when `serve` starts.
   std::string tokens_file;
   std::string where;  // "FILE:LINE:COLUMN" of tokens_file, for messages
+  // Admin bearer tokens (the moderation routes: remove, ban, unban, bans), in the same form;
+  // BOARDKEEPER_SERVE_ADMIN_TOKENS adds more. Distinct from the read tokens. None: the admin
+  // routes answer 403 to everyone.
+  std::string admin_tokens_file;
+  std::string admin_where;  // "FILE:LINE:COLUMN" of admin_tokens_file
   // A request's head must arrive within header_timeout, its body within body_timeout
   // (else 408); a keep-alive connection idle for idle_timeout is closed. Each > 0.
   Millis header_timeout = std::chrono::seconds{10};

@@ -8,9 +8,9 @@
 namespace bk::config_detail {
 namespace {
 
-const std::vector<std::string_view> kServeKeys{"listen",       "tokens_file",  "header_timeout",
-                                               "body_timeout", "idle_timeout", "max_connections",
-                                               "cors_origins", "cache_max_age"};
+const std::vector<std::string_view> kServeKeys{
+    "listen",       "tokens_file",     "admin_tokens_file", "header_timeout", "body_timeout",
+    "idle_timeout", "max_connections", "cors_origins",      "cache_max_age"};
 const std::vector<std::string_view> kIngestKeys{"stream", "group",       "reclaim_idle",
                                                 "trim",   "dead_maxlen", "max_wait"};
 
@@ -201,6 +201,12 @@ void Loader::parse_serve(const Entry& entry, ServeConfig& serve) {
     if (const auto file = read_string(*e, "serve.tokens_file")) {
       serve.tokens_file = *file;
       serve.where = where(e->pos());
+    }
+  }
+  if (const auto e = f.get("admin_tokens_file")) {
+    if (const auto file = read_string(*e, "serve.admin_tokens_file")) {
+      serve.admin_tokens_file = *file;
+      serve.admin_where = where(e->pos());
     }
   }
   parse_serve_limits(f, serve);

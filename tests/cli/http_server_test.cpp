@@ -286,6 +286,44 @@ TEST(HttpServer, PostIsA405WithAllowWhenNotEnabled) {
   EXPECT_EQ(a->header("allow").find("POST"), std::string::npos);
 }
 
+// serve's admin routes: PUT and DELETE when enabled, a PUT body bounded by max_write_body
+// (Content-Length or chunked), a DELETE carrying no body.
+TEST(HttpServer, PutAndDeleteWhenEnabledWithAPutBodyOfAtMostMaxWriteBody) {
+  FakeApp app;
+  HttpServer::Options o = options_with();
+  o.put_delete = true;
+  o.max_write_body = 64;
+  HttpServer server("127.0.0.1:0", app.handler(), o);
+  const auto exchange = [&](const std::string& request) {
+    auto a = test::raw_exchange(port_of(server), request, kAnswerWithin);
+    return a ? *a : RawAnswer{};
+  };
+  const RawAnswer put = exchange("PUT /v1/b HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\n{}");
+  EXPECT_EQ(put.status, 200) << put.head;
+  EXPECT_EQ(nlohmann::json::parse(put.body)["body"], "{}");
+  EXPECT_EQ(nlohmann::json::parse(put.body)["method"], "PUT");
+  const RawAnswer del = exchange("DELETE /v1/b HTTP/1.1\r\nHost: test\r\n\r\n");
+  EXPECT_EQ(del.status, 200) << del.head;
+  const int served = app.served.load();
+  expect_json_error(exchange("PUT /v1/b HTTP/1.1\r\nHost: test\r\nContent-Length: 65\r\n\r\n" +
+                             std::string(65, 'x')),
+                    413);
+  expect_json_error(exchange("PUT /v1/b HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n"
+                             "\r\n41\r\n" +
+                             std::string(65, 'x') + "\r\n0\r\n\r\n"),
+                    413);
+  expect_json_error(exchange("DELETE /v1/b HTTP/1.1\r\nHost: test\r\nContent-Length: 2\r\n\r\n{}"),
+                    400);
+  EXPECT_EQ(app.served.load(), served) << "refused requests reach no handler";
+  // A POST still takes max_body (1024), not max_write_body.
+  const RawAnswer post = exchange(
+      "POST /v1/b HTTP/1.1\r\nHost: test\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'x'));
+  EXPECT_EQ(post.status, 200) << post.head;
+  const RawAnswer other = exchange("PATCH /v1/b HTTP/1.1\r\nHost: test\r\n\r\n");
+  expect_json_error(other, 405);
+  EXPECT_EQ(other.header("allow"), "GET, HEAD, POST, PUT, DELETE, OPTIONS") << other.head;
+}
+
 TEST(HttpServer, EveryAnswerHasDateAndCacheControl) {
   FakeApp app;
   HttpServer::Options o = options_with();

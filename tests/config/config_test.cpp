@@ -196,6 +196,14 @@ TEST(ConfigTest, ServeSectionParsesEveryKeyAndDefaults) {
   const Config d = parse(minimal());
   EXPECT_EQ(d.serve.listen, "127.0.0.1:8080");
   EXPECT_EQ(d.serve.tokens_file, "");
+  EXPECT_EQ(d.serve.admin_tokens_file, "");
+}
+
+TEST(ConfigTest, ServeAdminTokensFileParses) {
+  const Config c = parse("serve:\n  admin_tokens_file: /etc/bk/admin\n" + minimal());
+  EXPECT_EQ(c.serve.admin_tokens_file, "/etc/bk/admin");
+  EXPECT_EQ(c.serve.admin_where, "test.yaml:2:22");
+  EXPECT_EQ(c.serve.tokens_file, "") << "distinct from the read tokens";
 }
 
 TEST(ConfigTest, ServeRefusesABadListenAddressAndUnknownKeys) {
@@ -731,6 +739,19 @@ TEST(ConfigTest, CustomPeriodNames) {
   EXPECT_TRUE(HasProblem(p, 7, 9, "custom period has no 'name'"));
   EXPECT_TRUE(HasProblem(p, 8, 40, "unknown key 'every' in a custom period"));
   EXPECT_TRUE(HasProblem(p, 10, 9, "period 'final' is listed twice (first at test.yaml:9:9)"));
+}
+
+// /v1/boards/{b}/bans/{m} is the admin API's: a period named bans would make
+// /v1/boards/{b}/bans/top mean two things.
+TEST(ConfigTest, ACustomPeriodNamedBansIsRefused) {
+  const auto p = problems_of(R"(boards:
+  - name: b
+    periods:
+      - {name: bans, cron: "0 0 * * *"}
+    max_points: 10
+    retention: {default: 2d}
+)");
+  EXPECT_TRUE(HasProblem(p, 4, 16, "custom period name 'bans' is reserved"));
 }
 
 TEST(ConfigTest, BadCronReportedAtTheCronValue) {
