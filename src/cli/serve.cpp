@@ -16,6 +16,7 @@
 
 #include "api/api.h"
 #include "cli/commands.h"
+#include "cli/console.h"
 #include "cli/cursor_key.h"
 #include "cli/http_server.h"
 #include "cli/metrics_io.h"
@@ -282,8 +283,8 @@ class ReadApi {
 // Every request: the probes and metrics here (inline: they never block), the rest to the API.
 class Front {
  public:
-  Front(const Readiness& readiness, ServeMetrics& metrics, ReadApi& reads)
-      : readiness_(readiness), metrics_(metrics), reads_(reads) {}
+  Front(const Readiness& readiness, ServeMetrics& metrics, ReadApi& reads, bool console)
+      : readiness_(readiness), metrics_(metrics), reads_(reads), console_(console) {}
 
   HttpServer::Response operator()(const HttpServer::Request& request) {
     const auto started = std::chrono::steady_clock::now();
@@ -297,6 +298,7 @@ class Front {
   const Readiness& readiness_;
   ServeMetrics& metrics_;
   ReadApi& reads_;
+  bool console_;  // serve.console: the web console's pages at /console
 
   Answered route(const HttpServer::Request& request) {
     if (request.path == "/healthz") return {{200, "text/plain; charset=utf-8", "ok\n"}, "healthz"};
@@ -305,6 +307,9 @@ class Front {
     }
     if (request.path == "/metrics") {
       return {{200, std::string(kPrometheusText), metrics_.render()}, "metrics"};
+    }
+    if (console_) {
+      if (auto page = console_answer(request)) return {std::move(*page), "console"};
     }
     return reads_.answer(request);
   }
@@ -324,6 +329,9 @@ HttpServer::Options server_options(const ServeConfig& config, const ServeArgs& a
     return out;
   };
   o.inline_paths = {"/healthz", "/readyz", "/metrics"};
+  if (config.console) {
+    for (std::string& p : console_paths()) o.inline_paths.push_back(std::move(p));
+  }
   o.workers = args.workers;
   o.post = true;
   o.max_body = std::size_t{1024} * 1024;  // 1000 ids of up to 512 bytes, JSON-quoted
@@ -373,7 +381,7 @@ int serve(Context& ctx, const ServeArgs& args) {
   on_stop_signals();
   raise_open_files_limit();
 
-  HttpServer server(listen, Front(readiness, observed, reads),
+  HttpServer server(listen, Front(readiness, observed, reads, config.serve.console),
                     server_options(config.serve, args, api));
   spdlog::info("serve: listening on http://{} ({} workers{})", server.address(), args.workers,
                api.authorized("") ? ", no tokens: the API is open" : ", bearer tokens required");
