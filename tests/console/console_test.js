@@ -3,7 +3,7 @@
 // package and no downloaded browser) and checks what a user would see against the API's own
 // JSON. Run by console_test.sh, which seeds the board and starts serve.
 //   node console_test.js --chromium PATH --url http://HOST:PORT --token T --board B
-//                        --hostile ID --out DIR
+//                        --hostile ID --out DIR --cli-periods FILE
 // Exit 0: every check passed; 1: a check failed (each printed as FAIL); 77: chromium could
 // not start (skipped, with the reason).
 "use strict";
@@ -15,7 +15,7 @@ const path = require("path");
 
 const args = {};
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
-for (const k of ["chromium", "url", "token", "board", "hostile", "out"]) {
+for (const k of ["chromium", "url", "token", "board", "hostile", "out", "cli-periods"]) {
   if (args[k] === undefined) {
     console.error(`console_test.js: --${k} is missing`);
     process.exit(2);
@@ -216,6 +216,10 @@ async function run(page) {
   const periods = await api(`/v1/boards/${enc(board)}/periods`);
   const daily = periods.periods.find((p) => p.period === "daily");
   const archived = await api(`/v1/boards/${enc(board)}/daily/history`);
+  // The API's hot and cold counts are the CLI's (`periods --json`).
+  const cli = fs.readFileSync(args["cli-periods"], "utf8").trim().split("\n").map((l) => JSON.parse(l)).find((p) => p.period === "daily");
+  check(cli && daily.hot_members === cli.hot_members && daily.cold_members === cli.cold_members && cli.cold_members > 0,
+    `the API's periods say ${daily.hot_members} hot and ${daily.cold_members} cold, as the CLI (${cli && cli.hot_members}, ${cli && cli.cold_members})`);
 
   // Without a token: the API's 401 in words, not a blank page.
   await page.go(`${base}#/board/${enc(board)}`);

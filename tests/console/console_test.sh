@@ -87,6 +87,8 @@ add_day "$day1" 8
 add_day "$day2" 10
 add_day "$today" 27
 bk --now "${today}T20:00:00Z" tick --json >"$work/tick.json"
+# What the CLI counts, hot and cold, for the page's counts to be checked against.
+bk --now "${today}T21:00:00Z" periods arena --json >"$work/periods.json"
 
 # --- serve, with a token; and one with the console turned off -----------------------------
 start_serve() { # start_serve CONFIG LOG VARIABLE: sets VARIABLE to the address it listens on
@@ -128,7 +130,7 @@ echo "ok: CSP and content type on /console/, POST is 405, serve.console: false g
 # --- The browser ---------------------------------------------------------------------------
 set +e
 node "$here/console_test.js" --chromium "$chromium" --url "http://$on" --token "$token" \
-  --board arena --hostile "$hostile" --out "$work/artifacts"
+  --board arena --hostile "$hostile" --out "$work/artifacts" --cli-periods "$work/periods.json"
 status=$?
 set -e
 echo "console.browser took $(($(date +%s) - started)) s (seeding, two serves, chromium)"
