@@ -4,7 +4,8 @@
 // dashboard variable `datasource`, every panel and target uses it, ids are unique) and that
 // every panel's expressions name only metrics boardkeeper exposes: every boardkeeper_* and
 // process_* name in src/ (a histogram's with _bucket/_sum/_count), as for the alert rules
-// (check_k8s.js). Exit 1 naming each problem.
+// (check_k8s.js), and only label names the program gives them (or job, instance, le) in
+// by (...), matchers and legends. Exit 1 naming each problem.
 // --expect-unknown METRIC: the check of the checker: a copy of the dashboard with METRIC put
 // into its first expression must fail naming METRIC (exit 0 when it does).
 "use strict";
@@ -46,6 +47,35 @@ function exposedMetrics() {
   return known;
 }
 
+// Every label name the program gives its metrics (`{{"route", route}, {"code", ...}}` in
+// src/), and those Prometheus adds (job, instance; le on a histogram's buckets).
+function exposedLabels() {
+  const known = new Set(["job", "instance", "le", "__name__"]);
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const f = path.join(d, e.name);
+      if (e.isDirectory()) walk(f);
+      else if (/\.(cpp|h)$/.test(e.name)) {
+        for (const m of fs.readFileSync(f, "utf8").matchAll(/\{\{?"([a-z_]+)", /g)) known.add(m[1]);
+      }
+    }
+  };
+  walk(path.join(root, "src"));
+  return known;
+}
+
+// The label names an expression uses: in by/without/on/ignoring lists and in matchers.
+function labelsOf(expr) {
+  const out = [];
+  for (const m of expr.matchAll(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)/g)) {
+    out.push(...m[1].split(",").map((l) => l.trim()).filter(Boolean));
+  }
+  for (const m of expr.matchAll(/\{([^}]*)\}/g)) {
+    for (const mm of m[1].matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)/g)) out.push(mm[1]);
+  }
+  return out;
+}
+
 // Panels, also those nested in collapsed rows.
 function allPanels(panels) {
   return (panels || []).flatMap((p) => [p, ...allPanels(p.panels)]);
@@ -60,6 +90,7 @@ function check(file) {
     return { problems: [`${file}: not JSON: ${e.message}`], panels: 0, exprs: 0 };
   }
   const known = exposedMetrics();
+  const labels = exposedLabels();
   const vars = (d.templating && d.templating.list) || [];
   const ds = vars.find((v) => v.name === "datasource");
   if (!ds || ds.type !== "datasource" || ds.query !== "prometheus") {
@@ -92,6 +123,10 @@ function check(file) {
         if (!known.has(m[0])) problems.push(`${tw}: uses ${m[0]}, which boardkeeper does not expose`);
       }
       if (!/\b(?:boardkeeper|process)_[a-z0-9_]+/.test(bare)) problems.push(`${tw}: names no boardkeeper metric`);
+      const used = [...labelsOf(t.expr), ...[...String(t.legendFormat || "").matchAll(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g)].map((m) => m[1])];
+      for (const l of used) {
+        if (!labels.has(l)) problems.push(`${tw}: uses the label ${l}, which no boardkeeper metric has`);
+      }
       let depth = 0;
       for (const ch of bare) {
         depth += ch === "(" ? 1 : ch === ")" ? -1 : 0;
