@@ -6,6 +6,8 @@
 # tests/deploy also needs node, npm and systemd-analyze (installed when missing) and the
 # npm registry (its packages go into the build directory); tests/deploy/image.sh, run after
 # ctest, builds and runs the container image with podman (and a Debian mirror).
+# tests/console drives the web console in Debian's headless chromium (installed when
+# missing; console.browser skips with a line saying why where it cannot start).
 #   BK_SANITIZE=1 tests/run.sh    also builds and runs everything under ASan + UBSan
 #   BK_BUILD_DIR=dir              where to build (default build-tests)
 set -euo pipefail

@@ -45,6 +45,8 @@ bk_install_test_tools() {
   command -v podman >/dev/null || missing+=(podman)
   command -v runc >/dev/null || missing+=(runc)
   command -v debootstrap >/dev/null || missing+=(debootstrap)
+  # tests/console: the console in Debian's headless chromium (never a downloaded browser).
+  command -v chromium >/dev/null || missing+=(chromium)
   bk_apt_install "${missing[@]}"
 }
 

@@ -183,6 +183,8 @@ class Route {
                   .time("period_end", at(r.current.end))
                   .time("next_reset", at(r.current.end))
                   .num("members", r.current_members)
+                  .num("hot_members", r.hot_members)
+                  .num("cold_members", r.cold_members)
                   .done();
     }
     return JsonLine()

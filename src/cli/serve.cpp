@@ -18,6 +18,7 @@
 #include "api/api.h"
 #include "cli/admin_tokens.h"
 #include "cli/commands.h"
+#include "cli/console.h"
 #include "cli/cursor_key.h"
 #include "cli/http_server.h"
 #include "cli/metrics_io.h"
@@ -285,8 +286,8 @@ class ReadApi {
 // Every request: the probes and metrics here (inline: they never block), the rest to the API.
 class Front {
  public:
-  Front(const Readiness& readiness, ServeMetrics& metrics, ReadApi& reads)
-      : readiness_(readiness), metrics_(metrics), reads_(reads) {}
+  Front(const Readiness& readiness, ServeMetrics& metrics, ReadApi& reads, bool console)
+      : readiness_(readiness), metrics_(metrics), reads_(reads), console_(console) {}
 
   HttpServer::Response operator()(const HttpServer::Request& request) {
     const auto started = std::chrono::steady_clock::now();
@@ -300,6 +301,7 @@ class Front {
   const Readiness& readiness_;
   ServeMetrics& metrics_;
   ReadApi& reads_;
+  bool console_;  // serve.console: the web console's pages at /console
 
   Answered route(const HttpServer::Request& request) {
     if (request.path == "/healthz") return {{200, "text/plain; charset=utf-8", "ok\n"}, "healthz"};
@@ -308,6 +310,9 @@ class Front {
     }
     if (request.path == "/metrics") {
       return {{200, std::string(kPrometheusText), metrics_.render()}, "metrics"};
+    }
+    if (console_) {
+      if (auto page = console_answer(request)) return {std::move(*page), "console"};
     }
     return reads_.answer(request);
   }
@@ -327,6 +332,9 @@ HttpServer::Options server_options(const ServeConfig& config, const ServeArgs& a
     return out;
   };
   o.inline_paths = {"/healthz", "/readyz", "/metrics"};
+  if (config.console) {
+    for (std::string& p : console_paths()) o.inline_paths.push_back(std::move(p));
+  }
   o.workers = args.workers;
   o.post = true;
   o.put_delete = true;  // the admin routes (api/admin.h)
@@ -380,7 +388,7 @@ int serve(Context& ctx, const ServeArgs& args) {
   on_stop_signals();
   raise_open_files_limit();
 
-  HttpServer server(listen, Front(readiness, observed, reads),
+  HttpServer server(listen, Front(readiness, observed, reads, config.serve.console),
                     server_options(config.serve, args, api));
   spdlog::info("serve: listening on http://{} ({} workers{})", server.address(), args.workers,
                api.authorized("") ? ", no tokens: the API is open" : ", bearer tokens required");

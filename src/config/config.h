@@ -91,6 +91,8 @@ struct ServeConfig {
   std::vector<std::string> cors_origins;
   // Whole seconds; > 0: successful reads say Cache-Control: max-age=N (0: no-store).
   Millis cache_max_age{0};
+  // The read-only web console at /console (static pages that read /v1 in the browser).
+  bool console = true;
 };
 
 // History retention (`history.retention`): per period name (a period kind or a custom

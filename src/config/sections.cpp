@@ -10,7 +10,7 @@ namespace {
 
 const std::vector<std::string_view> kServeKeys{
     "listen",       "tokens_file",     "admin_tokens_file", "header_timeout", "body_timeout",
-    "idle_timeout", "max_connections", "cors_origins",      "cache_max_age"};
+    "idle_timeout", "max_connections", "cors_origins",      "cache_max_age",  "console"};
 const std::vector<std::string_view> kIngestKeys{"stream", "group",       "reclaim_idle",
                                                 "trim",   "dead_maxlen", "max_wait"};
 
@@ -211,6 +211,11 @@ void Loader::parse_serve(const Entry& entry, ServeConfig& serve) {
   }
   parse_serve_limits(f, serve);
   if (const auto e = f.get("cors_origins")) parse_cors_origins(*e, serve.cors_origins);
+  if (const auto e = f.get("console")) {
+    if (const auto v = read_choice<bool>(*e, "serve.console", {{"true", true}, {"false", false}})) {
+      serve.console = *v;
+    }
+  }
 }
 
 void Loader::parse_serve_limits(const Fields& f, ServeConfig& serve) {

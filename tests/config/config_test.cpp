@@ -255,6 +255,13 @@ TEST(ConfigTest, ServeFrontEndKeysRefuseWhatCannotWork) {
                          "is not an origin"));
 }
 
+TEST(ConfigTest, ServeConsoleIsOnByDefaultAndTurnsOff) {
+  EXPECT_TRUE(parse(minimal()).serve.console);
+  EXPECT_FALSE(parse("serve:\n  console: false\n" + minimal()).serve.console);
+  EXPECT_TRUE(
+      HasProblem(problems_of("serve:\n  console: maybe\n" + minimal()), 2, 12, "serve.console"));
+}
+
 TEST(ConfigTest, IngestStreamMayBeAList) {
   const Config c = parse("ingest:\n  stream: [a:events, b:events]\n" + minimal());
   EXPECT_EQ(c.ingest.streams, (std::vector<std::string>{"a:events", "b:events"}));
