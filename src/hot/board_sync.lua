@@ -24,8 +24,13 @@ for i = 3, #KEYS do
   end
   if redis.call('PTTL', meta) == -1 then redis.call('PEXPIREAT', meta, ARGV[2 + nb + i - 2]) end
 end
-redis.call('DEL', KEYS[2])
-redis.call('HSET', KEYS[2], '', gen == '' and '0' or gen)
+-- A board that never had a ban gets no hash (the update script's HLEN answers 0 all the
+-- same); once it has a generation the hash keeps it, so a sync that read it before can tell
+-- it moved.
+if nb > 0 or gen ~= '' then
+  redis.call('DEL', KEYS[2])
+  redis.call('HSET', KEYS[2], '', gen == '' and '0' or gen)
+end
 for i = 3, 2 + nb, 1000 do
   local fields = {}
   for k = i, math.min(i + 999, 2 + nb) do

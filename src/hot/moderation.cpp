@@ -39,7 +39,9 @@ Moderation::Moderation(std::string key_prefix)
 MemberRemoval Moderation::remove(redis::Connection& conn, const RemovalRequest& request) {
   const BoardKeys board(prefix_, request.board);
   redis::Args keys{board.registry(), board.synced(), board.bans()};
-  redis::Args args{request.member, request.ban ? "1" : "0", request.all ? "1" : "0"};
+  redis::Args args{request.member, request.ban ? "1" : "0", request.all ? "1" : "0",
+                   std::to_string(request.ignored.size())};
+  args.insert(args.end(), request.ignored.begin(), request.ignored.end());
   for (const RemovalPeriod& p : request.periods) {
     keys.push_back(board.live(p.period_name, p.period_id));
     keys.push_back(board.meta(p.period_name, p.period_id));

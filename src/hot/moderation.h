@@ -41,6 +41,9 @@ struct RemovalRequest {
   std::vector<RemovalPeriod> periods;
   bool ban = false;  // also enter the member in the board's bans hash
   bool all = false;  // the periods are every live period the caller knows (see `again`)
+  // With `all`: registry members the caller saw and leaves alone (periods its config does
+  // not know): not answered `again`.
+  std::vector<std::string> ignored;
 };
 
 // member_remove.lua's reply, for `periods` periods. Throws redis::ReplyError for one the

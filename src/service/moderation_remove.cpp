@@ -2,6 +2,7 @@
 // protocol B0, U1-U2 (docs/architecture.md, "Moderation").
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "cold/bans.h"
@@ -45,15 +46,19 @@ class PeriodSet {
                        hot::RemovalPeriod{spec.name, p.id, p.end + config_.retention_for(spec)});
     }
   }
-  // Registry members from R1's "again": added; false when none was new or known.
+  // Registry members (the registry's, or R1's "again"): added, or, for a period the config
+  // does not know, remembered as left alone. False when none was new.
   bool add_registry(const std::vector<std::string>& members) {
     bool added = false;
     for (const std::string& m : members) {
+      if (periods_.count(m) != 0 || ignored_.count(m) != 0) continue;
       const hot::LivePeriod lp = hot::split_registry_member(m);
-      added = (periods_.count(m) == 0 && add(lp.period, lp.period_id)) || added;
+      if (!add(lp.period, lp.period_id)) ignored_.insert(m);
+      added = true;
     }
     return added;
   }
+  std::vector<std::string> ignored() const { return {ignored_.begin(), ignored_.end()}; }
   std::vector<hot::RemovalPeriod> list() const {
     std::vector<hot::RemovalPeriod> out;
     for (const auto& [reg, p] : periods_) out.push_back(p);
@@ -64,6 +69,7 @@ class PeriodSet {
   const BoardConfig& config_;
   std::string board_;
   std::map<std::string, hot::RemovalPeriod> periods_;
+  std::set<std::string> ignored_;  // registry members of periods the config does not know
 };
 
 }  // namespace
@@ -121,7 +127,7 @@ Removal Moderation::remove_member(const std::string& board, const std::string& m
     // have forgotten them).
     for (const hot::LivePeriod& lp :
          hot::live_periods(redis_, hot::BoardKeys(config_.redis.key_prefix, board))) {
-      set.add(lp.period, lp.period_id);
+      set.add_registry({hot::registry_member(lp.period, lp.period_id)});
     }
     if (store != nullptr) {
       for (const cold::PeriodKey& k : store->periods_with_rows(board))
@@ -130,14 +136,16 @@ Removal Moderation::remove_member(const std::string& board, const std::string& m
   }
   // R1: hot entry and tombstones (and the ban), atomically.
   hot::Moderation hot_side(config_.redis.key_prefix);
-  hot::RemovalRequest request{board, member, set.list(), ban, !period.has_value()};
+  hot::RemovalRequest request{board, member, set.list(), ban, !period.has_value(), set.ignored()};
   hot::MemberRemoval r1 = hot_side.remove(redis_, request);
   for (int round = 1; !r1.again.empty(); ++round) {
     if (round == kMaxRemoveRounds || !set.add_registry(r1.again)) {
-      throw Error("remove: board '" + board + "' keeps gaining periods its config does not know (" +
-                  r1.again.front() + "); nothing removed");
+      throw UnavailableError("remove: the periods of board '" + board +
+                             "' kept changing while it ran (" + r1.again.front() +
+                             "); nothing removed, try again");
     }
     request.periods = set.list();
+    request.ignored = set.ignored();
     r1 = hot_side.remove(redis_, request);
   }
   // R2: the cold rows (and history rows of a period archived meanwhile), under each period's

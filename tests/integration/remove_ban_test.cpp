@@ -126,6 +126,18 @@ TEST_F(RemoveBanTest, RemovingFromOnePeriodLeavesTheOthers) {
   EXPECT_FALSE(lb.moderation().remove("rb", "c", std::string("daily")).found());
 }
 
+// A registry entry of a period the config no longer has (tick leaves it alone) is left alone
+// by a removal of every period too.
+TEST_F(RemoveBanTest, ARegistryEntryOfAPeriodTheConfigDoesNotKnowIsLeftAlone) {
+  six_members();
+  conn.command({"ZADD", hot::BoardKeys(prefix, "rb").registry(), "1", "retired:2026-11-22"})
+      .checked();
+  const service::Removal r = lb.moderation().remove("rb", "a");
+  EXPECT_EQ(r.periods.size(), 2U);
+  EXPECT_TRUE(r.found());
+  EXPECT_FALSE(lb.rank(lb.resolve("rb", "weekly", std::nullopt), "a"));
+}
+
 TEST_F(RemoveBanTest, RemovingASpilledMemberDeletesItsColdRowAndItsPageCount) {
   six_members();
   tick(now);
@@ -258,7 +270,8 @@ TEST_F(RemoveBanTest, ALookUpMadeBeforeTheRemovalDoesNotResurrectItsPoints) {
                     "e",
                     {{"daily", ref.period.id, ref.period.end + std::chrono::hours{24 * 3650}}},
                     false,
-                    false});
+                    false,
+                    {}});
   hot::BoardScripts scripts(prefix, true);
   hot::HotBatch batch;
   batch.board = "rb";
@@ -293,7 +306,8 @@ TEST_F(RemoveBanTest, ARemoveKilledAfterItsRedisStepIsFinishedByTheNextTick) {
                         "c",
                         {{"daily", ref.period.id, ref.period.end + std::chrono::hours{24 * 3650}}},
                         false,
-                        true});
+                        true,
+                        {}});
   ASSERT_TRUE(r1.again.empty());
   ASSERT_TRUE(r1.periods.at(0).tombstoned);
   // Hidden at once.
@@ -307,7 +321,8 @@ TEST_F(RemoveBanTest, ARemoveKilledAfterItsRedisStepIsFinishedByTheNextTick) {
                     "d",
                     {{"daily", ref.period.id, ref.period.end + std::chrono::hours{24 * 3650}}},
                     false,
-                    true});
+                    true,
+                    {}});
   tick(ref.period.end + std::chrono::hours{1});
   EXPECT_EQ(sql("SELECT string_agg(member || ':' || rank, ',' ORDER BY rank, member) FROM " +
                 prefix + ".history WHERE board = 'arc'"),
@@ -350,7 +365,7 @@ TEST_F(RemoveBanTest, ASpillRacingTheRemovalKeepsTheTombstone) {
   const auto taken = scripts.take_for_spill(conn, keys, 3, 3, expire);  // d, e, f
   ASSERT_EQ(taken.members.size(), 3U);
   hot::Moderation mod(prefix);
-  mod.remove(conn, {"rb", "e", {{"daily", ref.period.id, expire}}, false, false});  // R1 only
+  mod.remove(conn, {"rb", "e", {{"daily", ref.period.id, expire}}, false, false, {}});  // R1 only
   std::vector<cold::ColdRow> rows;
   for (const auto& m : taken.members) rows.push_back({m.member, m.encoded, 0, std::nullopt});
   cold.upsert({"rb", "daily", ref.period.id}, rows);
