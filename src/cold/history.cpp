@@ -11,11 +11,12 @@
 #include "core/error.h"
 
 namespace bk::cold {
-namespace {
 
 std::string period_lock(const std::string& schema, const PeriodKey& key) {
   return "bk-period/" + schema + "/" + key.board + "/" + key.period + "/" + key.period_id;
 }
+
+namespace {
 
 constexpr const char* kHistoryColumns =
     "board, period, period_id, period_start, period_end, rank, position, member, points,"
