@@ -114,6 +114,7 @@ struct CommandLine {
   bk::cli::PeriodsArgs periods;
   bk::cli::IngestArgs ingest;
   bk::cli::ServeArgs serve;
+  bk::cli::EraseArgs erase;
 };
 
 enum class Command {
@@ -127,7 +128,8 @@ enum class Command {
   periods,
   history,
   ingest,
-  serve
+  serve,
+  erase
 };
 
 // Each command's CLI11 subcommand; exactly one is given (require_subcommand(1)).
@@ -298,6 +300,17 @@ CLI::App* set_up_periods(CLI::App& app, CommandLine& line) {
   return periods;
 }
 
+CLI::App* set_up_erase(CLI::App& app, CommandLine& line) {
+  bk::cli::EraseArgs& args = line.erase;
+  auto* erase = app.add_subcommand(
+      "erase", "the right to erasure: forget a member on every matching board (audited)");
+  erase->add_option("member", args.member, "member id")->required();
+  erase->add_option("--board", args.boards, "only the boards matching this glob (default *)");
+  erase->add_flag("--dry-run", args.dry_run, "count what would go; remove nothing, record nothing");
+  erase->add_flag("--json", line.json, "the erasure as one JSON object");
+  return erase;
+}
+
 // The whole command line, in the order --help lists the commands.
 Subcommands set_up_commands(CLI::App& app, CommandLine& line) {
   set_up_app(app, line);
@@ -315,6 +328,7 @@ Subcommands set_up_commands(CLI::App& app, CommandLine& line) {
   subcommands.emplace_back(set_up_ingest(app, line), Command::ingest);
   subcommands.emplace_back(set_up_serve(app, line), Command::serve);
   subcommands.emplace_back(set_up_periods(app, line), Command::periods);
+  subcommands.emplace_back(set_up_erase(app, line), Command::erase);
   return subcommands;
 }
 
@@ -372,6 +386,8 @@ int run(Command command, bk::cli::Context& ctx, const CommandLine& line) {
       return cli::ingest(ctx, line.ingest);
     case Command::serve:
       return cli::serve(ctx, line.serve);
+    case Command::erase:
+      return cli::erase(ctx, line.erase);
   }
   return static_cast<int>(bk::ExitCode::usage);
 }
