@@ -31,11 +31,13 @@ const char* kBoards = R"(  - name: "e:*"
     periods: [daily, weekly]
     max_points: 100000
     hot_keep: 2
+    display: 2
     retention: {default: 3650d}
   - name: "f:*"
     periods: [daily]
     max_points: 100000
     hot_keep: 2
+    display: 2
     retention: {default: 3650d}
 )";
 
@@ -236,12 +238,15 @@ std::vector<std::string> EraseTest::leftovers(const std::string& board_prefix) {
       if (named && on_board) out.push_back(key + ": " + line);
     }
   }
+  std::string query;  // one statement over every table
   for (const std::string& t : tables()) {
-    const std::string n =
-        sql("SELECT count(*) FROM " + prefix + "." + t + " x WHERE x::text LIKE '%" + kVictim +
-            "%' AND x::text LIKE '(" + board_prefix + "%'");
-    if (n != "0") out.push_back("pg " + t + ": " + n + " rows");
+    query += std::string(query.empty() ? "" : " UNION ALL ") + "SELECT '" + t +
+             "' || ': ' || count(*) || ' rows' FROM " + prefix + "." + t +
+             " x WHERE x::text LIKE '%" + kVictim + "%' AND x::text LIKE '(" + board_prefix +
+             "%' HAVING count(*) > 0";
   }
+  std::istringstream in(sql(query));
+  for (std::string line; std::getline(in, line);) out.push_back("pg " + line);
   return out;
 }
 
