@@ -5,6 +5,7 @@
 #include <openssl/hmac.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -37,9 +38,8 @@ std::string history_of(const std::string& q, const std::string& verb) {
   return verb + " FROM " + q + ".history_rows WHERE member = $2 AND board = $1";
 }
 
-}  // namespace
-
-StatementTable erasure_statements(const std::string& q) {
+// The boards, and the member's cold rows under their periods' locks.
+StatementTable erasure_cold_statements(const std::string& q) {
   const std::string cold = q + ".cold_members";
   const std::string pages = q + ".cold_pages";
   const std::string period = " board = $1 AND period = $2 AND period_id = $3";
@@ -79,6 +79,15 @@ StatementTable erasure_statements(const std::string& q) {
            " SELECT count(*) FROM d"},
       // Periods where a page's key names the member: a page keeps the listing key it was cut
       // at, which may be an old key of the member or the key of a row deleted since.
+  };
+}
+
+// The counted pages keyed by the member.
+StatementTable erasure_page_statements(const std::string& q) {
+  const std::string cold = q + ".cold_members";
+  const std::string pages = q + ".cold_pages";
+  const std::string period = " board = $1 AND period = $2 AND period_id = $3";
+  return {
       {"bk_erase_page_periods",
        "SELECT DISTINCT period, period_id FROM " + pages + " WHERE board = $1 AND member = $2"},
       // A page keyed by the member gets the key of its first remaining row (every row of it
@@ -102,6 +111,12 @@ StatementTable erasure_statements(const std::string& q) {
            " p SET encoded = n.encoded, member = n.member FROM n WHERE p.board = $1"
            " AND p.period = $2 AND p.period_id = $3 AND p.encoded = n.old_encoded"
            " AND p.member = n.old_member"},
+  };
+}
+
+// History rows, profile and ban.
+StatementTable erasure_row_statements(const std::string& q) {
+  return {
       {"bk_erase_history",
        "WITH d AS (" + history_of(q, "DELETE") +
            " RETURNING period, period_id), l AS (DELETE FROM " + q +
@@ -124,6 +139,12 @@ StatementTable erasure_statements(const std::string& q) {
       {"bk_erase_ban", "DELETE FROM " + q + ".bans WHERE board = $1 AND member = $2"},
       {"bk_erase_count_ban",
        "SELECT count(*) FROM " + q + ".bans WHERE board = $1 AND member = $2"},
+  };
+}
+
+// The audit (sql/012_erasures.sql).
+StatementTable erasure_audit_statements(const std::string& q) {
+  return {
       {"bk_erase_open",
        "SELECT id FROM " + q +
            ".erasures WHERE member_hash = $1 AND finished_at IS NULL ORDER BY id DESC LIMIT 1"},
@@ -140,6 +161,18 @@ StatementTable erasure_statements(const std::string& q) {
                               ".erasures SET finished_at = $3::timestamptz,"
                               " dead_letters = dead_letters + $2 WHERE id = $1"},
   };
+}
+
+}  // namespace
+
+StatementTable erasure_statements(const std::string& q) {
+  StatementTable all;
+  for (StatementTable part : {erasure_cold_statements(q), erasure_page_statements(q),
+                              erasure_row_statements(q), erasure_audit_statements(q)}) {
+    all.insert(all.end(), std::make_move_iterator(part.begin()),
+               std::make_move_iterator(part.end()));
+  }
+  return all;
 }
 
 std::string keyed_hash(const std::string& key, const std::string& member) {
