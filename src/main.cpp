@@ -115,6 +115,7 @@ struct CommandLine {
   bk::cli::IngestArgs ingest;
   bk::cli::ServeArgs serve;
   bk::cli::ModerationArgs moderation;  // remove, ban, unban, bans, reset, drop
+  bk::cli::EraseArgs erase;
 };
 
 enum class Command {
@@ -134,7 +135,8 @@ enum class Command {
   unban,
   bans,
   reset,
-  drop
+  drop,
+  erase
 };
 
 // Each command's CLI11 subcommand; exactly one is given (require_subcommand(1)).
@@ -345,6 +347,18 @@ void set_up_moderation(CLI::App& app, CommandLine& line, Subcommands& subcommand
                                          {drop, Command::drop}});
 }
 
+// erase (service/moderation.h): the right to erasure.
+CLI::App* set_up_erase(CLI::App& app, CommandLine& line) {
+  bk::cli::EraseArgs& args = line.erase;
+  auto* erase = app.add_subcommand(
+      "erase", "the right to erasure: forget a member on every matching board (audited)");
+  erase->add_option("member", args.member, "member id")->required();
+  erase->add_option("--board", args.boards, "only the boards matching this glob (default *)");
+  erase->add_flag("--dry-run", args.dry_run, "count what would go; remove nothing, record nothing");
+  erase->add_flag("--json", line.json, "the erasure as one JSON object");
+  return erase;
+}
+
 // The whole command line, in the order --help lists the commands.
 Subcommands set_up_commands(CLI::App& app, CommandLine& line) {
   set_up_app(app, line);
@@ -363,6 +377,7 @@ Subcommands set_up_commands(CLI::App& app, CommandLine& line) {
   subcommands.emplace_back(set_up_serve(app, line), Command::serve);
   subcommands.emplace_back(set_up_periods(app, line), Command::periods);
   set_up_moderation(app, line, subcommands);
+  subcommands.emplace_back(set_up_erase(app, line), Command::erase);
   return subcommands;
 }
 
@@ -432,6 +447,8 @@ int run(Command command, bk::cli::Context& ctx, const CommandLine& line) {
       return cli::reset(ctx, line.moderation);
     case Command::drop:
       return cli::drop(ctx, line.moderation);
+    case Command::erase:
+      return cli::erase(ctx, line.erase);
   }
   return static_cast<int>(bk::ExitCode::usage);
 }

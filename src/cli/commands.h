@@ -92,4 +92,11 @@ struct ServeArgs {
 };
 int serve(Context& ctx, const ServeArgs& args);
 
+struct EraseArgs {
+  std::string member;
+  std::string boards = "*";  // --board GLOB
+  bool dry_run = false;
+};
+int erase(Context& ctx, const EraseArgs& args);
+
 }  // namespace bk::cli

@@ -21,6 +21,7 @@ StatementTable profile_statements(const std::string& q);     // profile_store.cp
 StatementTable reset_statements(const std::string& q);       // board_reset.cpp (reset, drop)
 StatementTable bans_statements(const std::string& q);        // bans.cpp
 StatementTable member_row_statements(const std::string& q);  // member_rows.cpp
+StatementTable erasure_statements(const std::string& q);     // erasure.cpp
 
 // Every table above, in one: what a ColdStore's connection prepares.
 StatementTable cold_store_statements(const std::string& q);

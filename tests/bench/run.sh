@@ -24,7 +24,8 @@ bk_apt_install "${missing[@]}"
 build_dir=$(realpath -m "${BK_BUILD_DIR:-$BK_ROOT/build-bench}")  # absolute: node resolves the peer from elsewhere
 bk_log "building (Release) in $build_dir"
 cmake -S "$BK_ROOT" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DBK_WERROR=ON >/dev/null
-cmake --build "$build_dir" -j"$(nproc)" --target boardkeeper bk_bench bk_serve_bench bk_config_bench
+cmake --build "$build_dir" -j"$(nproc)" --target boardkeeper bk_bench bk_serve_bench bk_config_bench \
+  bk_erase_bench
 peer_dir="$build_dir/tests/bench/peer"
 bash "$BK_ROOT/tests/bench/peer/npm-ci.sh" "$peer_dir"
 bk_start_redis
@@ -39,3 +40,4 @@ bk_log "running the benchmarks (a few minutes)"
 "$build_dir/tests/bench/bk_bench" --peer "$peer_dir" "$@"
 "$build_dir/tests/bench/bk_serve_bench"
 "$build_dir/tests/bench/bk_config_bench"  # row 16: a config of 200,000 board entries
+"$build_dir/tests/bench/bk_erase_bench"   # erase: 10 boards x 3 periods x 90 archived days

@@ -1,0 +1,43 @@
+-- Erase, step E3 (docs/architecture.md, "Moderation"): after the member was removed from the
+-- board's live periods (E1) and its PostgreSQL rows were deleted (E2), the board's keys
+-- forget it: its profile fields, its hold, its ban (the generation bumped, as an unban does,
+-- so a sync in flight starts again) and, in each live period where it is not hot, its
+-- tombstone. The tombstone's cold row is gone, so the tombstone goes too, and the period's
+-- gen is bumped: a rehydrating writer holding a look-up made before E2 looks again instead
+-- of writing the void row back. A member hot again (an event after E1) keeps its entry.
+-- With the dry-run flag nothing is written: the script counts what the real run would
+-- remove, and whether the member is hot in each period (the real run left that to E1).
+--
+-- KEYS[1] :names, KEYS[2] :metadata, KEYS[3] :held, KEYS[4] :bans, then per live period its
+-- live ZSET, its :stale SET and its :meta HASH (3 keys each).
+-- ARGV[1] the member, ARGV[2] "1" for a dry run, else "0".
+-- Returns {profile fields, held entries, ban entries, then per period: hot entries (dry run;
+-- 0 otherwise), tombstones cleared}.
+local member, dry = ARGV[1], ARGV[2] == '1'
+
+local function hdel(key)
+  if dry then return redis.call('HEXISTS', key, member) end
+  return redis.call('HDEL', key, member)
+end
+
+local profiles = hdel(KEYS[1]) + hdel(KEYS[2])
+local held = hdel(KEYS[3])
+local bans = hdel(KEYS[4])
+if bans > 0 and not dry then redis.call('HINCRBY', KEYS[4], '', 1) end
+
+local out = {profiles, held, bans}
+for k = 5, #KEYS, 3 do
+  local live, stale, meta = KEYS[k], KEYS[k + 1], KEYS[k + 2]
+  local hot = redis.call('ZSCORE', live, member) and 1 or 0
+  local cleared = 0
+  if hot == 0 and redis.call('SISMEMBER', stale, member) == 1 then
+    cleared = 1
+    if not dry then
+      redis.call('SREM', stale, member)
+      redis.call('HINCRBY', meta, 'gen', 1)
+    end
+  end
+  out[#out + 1] = dry and hot or 0
+  out[#out + 1] = cleared
+end
+return out
