@@ -650,26 +650,32 @@ TEST(ModerationStreamTest, EveryEventAfterTheBanIsRefusedAndTheEarlierOnesGoWith
     stats = lifecycle::ingest(c, lb, o, stop);
   });
 
-  constexpr int kEvents = 4000;  // every other one of "cheat"
+  // The producer writes kBefore entries, goes on until the ban returned (at most kMost),
+  // then kAfter more: so entries are being added while the ban runs, and after it.
+  constexpr int kBefore = 1000, kAfter = 1000, kMost = 200000;
+  std::atomic<bool> ban_returned{false};
   std::map<std::string, std::int64_t> honest;
   std::atomic<int> produced{0};
   std::thread producer([&] {
     redis::Connection own = test::connect_redis();
     std::vector<redis::Args> chunk;
-    for (int n = 0; n < kEvents; ++n) {
+    int last = kMost;
+    for (int n = 0; n < last; ++n) {
       const std::string member = n % 2 == 0 ? "cheat" : "h" + std::to_string(n % 5);
       const std::int64_t value = 1 + n % 7;
       if (member != "cheat") honest[member] += value;
       chunk.push_back({"XADD", stream, "*", "board", "st", "member", member, "value",
                        std::to_string(value), "at", std::to_string(base_ms + n), "id",
                        "e" + std::to_string(n)});
-      if (chunk.size() == 20 || n + 1 == kEvents) {
-        for (const auto& r : own.pipeline(chunk)) r.checked();
-        produced += static_cast<int>(chunk.size());
-        chunk.clear();
-        std::this_thread::sleep_for(2ms);
-      }
+      if (chunk.size() < 20) continue;
+      for (const auto& r : own.pipeline(chunk)) r.checked();
+      produced += static_cast<int>(chunk.size());
+      chunk.clear();
+      if (n >= kBefore && last == kMost && ban_returned.load()) last = n + 1 + kAfter;
+      std::this_thread::sleep_for(2ms);
     }
+    for (const auto& r : own.pipeline(chunk)) r.checked();
+    produced += static_cast<int>(chunk.size());
   });
 
   // A failed assertion below must not leave the threads running (std::terminate).
@@ -677,12 +683,14 @@ TEST(ModerationStreamTest, EveryEventAfterTheBanIsRefusedAndTheEarlierOnesGoWith
     std::atomic<bool>& stop;
     std::thread& producer;
     std::thread& consumer;
+    std::atomic<bool>& ban_returned;
     ~Joiner() {
+      ban_returned = true;  // (after a failure: the producer ends)
       if (producer.joinable()) producer.join();
       stop = true;
       if (consumer.joinable()) consumer.join();
     }
-  } joiner{stop, producer, consumer};
+  } joiner{stop, producer, consumer, ban_returned};
 
   // Ban once ingest has applied some of cheat's events, while more are being produced.
   Leaderboards reader(config, conn, Clock(now), &cold);
@@ -693,6 +701,7 @@ TEST(ModerationStreamTest, EveryEventAfterTheBanIsRefusedAndTheEarlierOnesGoWith
   cold::ColdStore admin_cold(test::postgres_url(), prefix);
   Leaderboards admin(config, admin_conn, Clock(now), &admin_cold);
   const service::BanResult ban = admin.moderation().ban("st", "cheat", "stream race");
+  ban_returned = true;
   // Every entry above this id was added after ban returned.
   const std::string last_before =
       fields_of(conn.command({"XINFO", "STREAM", stream}).checked())["last-generated-id"];
@@ -705,11 +714,12 @@ TEST(ModerationStreamTest, EveryEventAfterTheBanIsRefusedAndTheEarlierOnesGoWith
   stop = true;
   consumer.join();
   ASSERT_TRUE(done) << "ingest did not consume the stream";
-  std::cout << "[ race ] ban after " << produced_at_ban << " of " << kEvents
+  const int total = produced.load();
+  std::cout << "[ race ] ban after " << produced_at_ban << " of " << total
             << " entries produced; last id before it " << last_before << std::endl;
   EXPECT_TRUE(ban.newly_banned);
   EXPECT_TRUE(ban.removed.found()) << "cheat had applied events when banned";
-  ASSERT_LT(produced_at_ban, kEvents) << "the ban came after the producer was done";
+  ASSERT_LT(total, kMost) << "the ban never returned";
 
   // The dead letters: cheat's only, each as banned.
   const redis::Reply dead = conn.command({"XRANGE", stream + ":dead", "-", "+"}).checked();
@@ -736,7 +746,7 @@ TEST(ModerationStreamTest, EveryEventAfterTheBanIsRefusedAndTheEarlierOnesGoWith
   EXPECT_EQ(stats.dead_by_reason["banned"], static_cast<std::int64_t>(dead.elements.size()));
   EXPECT_EQ(stats.dead, static_cast<std::int64_t>(dead.elements.size()));
   // Each entry applied or dead-lettered once; cheat's applied ones were before the ban.
-  EXPECT_EQ(stats.applied + stats.dead, kEvents);
+  EXPECT_EQ(stats.applied + stats.dead, total);
   EXPECT_GT(cheat_entries - static_cast<std::int64_t>(refused.size()), 0);
 
   // cheat is listed nowhere; the honest members have every point.
