@@ -520,11 +520,15 @@ class ModerationArchiveRaceTest : public ModerationMatrix, public ::testing::Tes
   }
 };
 
-// The archive's transaction commits first; the removal (of b, hot) and the ban (of d,
-// spilled) run before the tick frees the period's keys: they take the archived rows out.
+// The archive's transaction commits first; the removals (of b, hot; of e, rehydrated) and the
+// ban (of d, spilled) run before the tick frees the period's keys: they take the archived
+// rows out.
 TEST_F(ModerationArchiveRaceTest, ARemovalAfterTheArchiveCommittedTakesItsRowsOutOfHistory) {
   spill();
-  std::optional<service::Removal> removed_b;
+  add("e", 100);  // 110: hot again, its cold row (10) stale
+  ASSERT_TRUE(hot("e"));
+  ASSERT_EQ(cold_rows("e"), 1);
+  std::optional<service::Removal> removed_b, removed_e;
   std::optional<service::BanResult> banned_d;
   std::string error;
   lifecycle::TickOptions options;
@@ -533,18 +537,21 @@ TEST_F(ModerationArchiveRaceTest, ARemovalAfterTheArchiveCommittedTakesItsRowsOu
     try {  // the tick swallows what a progress display throws
       removed_b = admin.moderation().remove("mx", "b");
       banned_d = admin.moderation().ban("mx", "d", "archive race");
+      removed_e = admin.moderation().remove("mx", "e");
     } catch (const std::exception& e) {
       error = e.what();
     }
   };
   const auto report = lifecycle::Tick(config, conn, cold, archive, Clock(late)).run(options);
   ASSERT_TRUE(error.empty()) << error;
-  ASSERT_TRUE(removed_b && banned_d) << "the archive never reported its end";
+  ASSERT_TRUE(removed_b && banned_d && removed_e) << "the archive never reported its end";
   for (const auto& b : report.boards) EXPECT_TRUE(b.error.empty()) << b.error;
   expect_history_removed(*removed_b, "remove b");
   EXPECT_TRUE(banned_d->newly_banned);
   expect_history_removed(banned_d->removed, "ban d");
-  expect_history_without({"b", "d"});
+  expect_history_removed(*removed_e, "remove e");
+  expect_history_without({"b", "d", "e"});
+  EXPECT_EQ(cold_rows("d") + cold_rows("e"), 0);
   // Banned: refused in the next period too.
   Leaderboards later(config, conn, Clock(late), &cold);
   EXPECT_TRUE(refused_as_banned(later.apply(Update{"mx", "d", 5, late - 1h, ""})));
