@@ -11,11 +11,12 @@
 #include "core/error.h"
 
 namespace bk::cold {
-namespace {
 
 std::string period_lock(const std::string& schema, const PeriodKey& key) {
   return "bk-period/" + schema + "/" + key.board + "/" + key.period + "/" + key.period_id;
 }
+
+namespace {
 
 constexpr const char* kHistoryColumns =
     "board, period, period_id, period_start, period_end, rank, position, member, points,"
@@ -70,6 +71,10 @@ StatementTable history_statements(const std::string& q) {
           " cold_members = excluded.cold_members, hot_lost = excluded.hot_lost,"
           " archived_at = now(), note = excluded.note,"
           " history_part = excluded.history_part");
+  // Cold rows of removed members (tombstones, see hot/moderation.h): void, left out of the
+  // merge.
+  add("bk_archive_drop_void",
+      "DELETE FROM " + q + ".cold_members WHERE" + period + "AND member = ANY($4::text[])");
   add("bk_archive_drop_cold", "WITH p AS (DELETE FROM " + q + ".cold_pages WHERE" + period +
                                   ") DELETE FROM " + q + ".cold_members WHERE" + period);
   add("bk_archive_lost",
@@ -216,12 +221,19 @@ void History::Transaction::write_hot(const ColdRow& row) {
   });
 }
 
-History::Counts History::Transaction::commit(bool hot_lost) {
+History::Counts History::Transaction::commit(bool hot_lost,
+                                             const std::vector<std::string>& void_members) {
   Impl& m = *history_.impl_;
   const PeriodInfo& p = m.current;
   return m.guarded("committing the archive of " + p.key.period + ":" + p.key.period_id, [&] {
     m.stream->complete();
     m.stream.reset();
+    if (!void_members.empty()) {
+      pg::ArrayLiteral members;
+      for (const std::string& member : void_members) members.text(member);
+      m.txn->exec_prepared("bk_archive_drop_void", p.key.board, p.key.period, p.key.period_id,
+                           members.done());
+    }
     Counts counts;
     counts.hot = m.hot_written;
     // Fresh statistics for the join below (a few ms at this size); the sort of a large

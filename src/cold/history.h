@@ -101,7 +101,9 @@ class History {
     // bytes; competition ranks on equal encoded values). Then the periods row (archived,
     // counts, whether the hot part was lost, now()), deletes the period's cold rows,
     // commits.
-    Counts commit(bool hot_lost = false);
+    // `void_members`: removed members (tombstones) whose cold rows are void: deleted first,
+    // so the history leaves them out.
+    Counts commit(bool hot_lost = false, const std::vector<std::string>& void_members = {});
 
    private:
     friend class History;

@@ -13,6 +13,10 @@
 
 namespace bk::cold {
 
+// The name of a period's lock (pg_advisory_*lock(hashtextextended(name, 0))): a spill holds it
+// for its whole run, an archive's claim takes it, a member's removal waits for it (R2).
+std::string period_lock(const std::string& schema, const PeriodKey& key);
+
 inline std::string ts(Instant t) {
   return format_rfc3339(t);
 }

@@ -8,7 +8,8 @@ namespace bk::cold {
 StatementTable cold_store_statements(const std::string& q) {
   StatementTable all;
   for (StatementTable part :
-       {spill_statements(q), page_statements(q), reader_statements(q), profile_statements(q)}) {
+       {spill_statements(q), page_statements(q), reader_statements(q), profile_statements(q),
+        bans_statements(q), member_row_statements(q)}) {
     all.insert(all.end(), std::make_move_iterator(part.begin()),
                std::make_move_iterator(part.end()));
   }

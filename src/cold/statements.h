@@ -18,6 +18,8 @@ StatementTable spill_statements(const std::string& q);    // cold_tier.cpp
 StatementTable page_statements(const std::string& q);     // pages.cpp
 StatementTable reader_statements(const std::string& q);   // cold_reader.cpp
 StatementTable profile_statements(const std::string& q);  // profile_store.cpp
+StatementTable bans_statements(const std::string& q);        // bans.cpp
+StatementTable member_row_statements(const std::string& q);  // member_rows.cpp
 
 // Every table above, in one: what a ColdStore's connection prepares.
 StatementTable cold_store_statements(const std::string& q);

@@ -382,15 +382,19 @@ void BoardScripts::release(redis::Connection& conn, const PeriodKeys& keys,
       .checked();
 }
 
-std::int64_t BoardScripts::sync(redis::Connection& conn, const BoardKeys& board,
-                                const std::vector<SyncedPeriod>& periods) {
-  redis::Args keys{board.synced()};
-  redis::Args args;
+std::optional<std::int64_t> BoardScripts::sync(redis::Connection& conn, const BoardKeys& board,
+                                               const std::vector<SyncedPeriod>& periods,
+                                               const BoardBans& bans) {
+  redis::Args keys{board.synced(), board.bans()};
+  redis::Args args{bans.generation, std::to_string(bans.members.size())};
+  args.insert(args.end(), bans.members.begin(), bans.members.end());
   for (const SyncedPeriod& p : periods) {
     keys.push_back(p.meta);
     args.push_back(std::to_string(to_epoch_ms(p.expire_at)));
   }
-  return board_sync_.eval(conn, keys, args).checked().as_int();
+  const std::int64_t recovered = board_sync_.eval(conn, keys, args).checked().as_int();
+  if (recovered < 0) return std::nullopt;
+  return recovered;
 }
 
 namespace {

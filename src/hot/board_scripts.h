@@ -94,6 +94,7 @@ enum class HotOutcome {
   waiting,     // an earlier event of the member is held (see HotEvent::order_token)
   needs_sync,  // the board's periods must be synced from the cold tier first (sync())
   split,       // a coalesced event: nothing written, send its events one by one
+  banned,      // the member is banned from the board (BoardKeys::bans): nothing written
   // The board's script call got a lasting error reply (redis::ErrorClass::lasting: a key of
   // the board holding another type, a script runtime error): not applied; HotResult::error
   // says why. Only that call's events: the other boards' calls keep their own results.
@@ -124,6 +125,12 @@ struct PeriodKeys {
 struct SyncedPeriod {
   std::string meta;   // its :meta key
   Instant expire_at;  // period end + retention
+};
+
+// The board's bans as PostgreSQL holds them, and the bans generation read before the query.
+struct BoardBans {
+  std::string generation;            // "" when Redis had none
+  std::vector<std::string> members;  // banned members
 };
 
 class BoardScripts {
@@ -213,10 +220,12 @@ class BoardScripts {
                               const std::vector<ScoredMember>& members);
 
   // Safety net: marks the periods that have cold rows as spilled (and as recovered where
-  // Redis had forgotten), then sets the board's sync marker. Returns how many periods were
-  // recovered.
-  std::int64_t sync(redis::Connection& conn, const BoardKeys& board,
-                    const std::vector<SyncedPeriod>& periods);
+  // Redis had forgotten), rebuilds the board's bans hash from `bans`, then sets the board's
+  // sync marker. Returns how many periods were recovered; nullopt, having written nothing,
+  // when the bans generation is no longer `bans.generation` (a ban or unban ran since it
+  // was read, hot::Moderation::bans_generation): sync again.
+  std::optional<std::int64_t> sync(redis::Connection& conn, const BoardKeys& board,
+                                   const std::vector<SyncedPeriod>& periods, const BoardBans& bans);
   // Order across outages: holds members whose event (token) waits for the cold tier, and
   // releases holds of events resolved without the update script. Pairs (member, token).
   using Holds = std::vector<std::pair<std::string, std::string>>;

@@ -1,19 +1,38 @@
--- Tells Redis which periods of one board have cold rows (PostgreSQL is the truth), then sets
--- the board's sync marker. Run when the marker is missing (Redis lost its data, the board is
--- new, or a day has passed) and by every tick. A period Redis had not marked spilled is
--- marked spilled and recovered: updates consult the cold tier for members that are not hot,
--- and the archive records that the period's hot part may have been lost.
--- KEYS[1] the board's sync marker, KEYS[2..] the :meta HASH of each period with cold rows.
--- ARGV[i] the expiry (epoch ms: period end + retention) of KEYS[i + 1].
--- Returns how many periods were newly marked recovered.
+-- Tells Redis which periods of one board have cold rows and which members are banned
+-- (PostgreSQL is the truth), then sets the board's sync marker. Run when the marker is missing
+-- (Redis lost its data, the board is new, or a day has passed) and by every tick. A period
+-- Redis had not marked spilled is marked spilled and recovered: updates consult the cold tier
+-- for members that are not hot, and the archive records that the period's hot part may have
+-- been lost. The bans hash is rebuilt from the list given, unless a ban or unban ran since the
+-- caller read its generation (before it queried PostgreSQL): then nothing is written and the
+-- caller syncs again. So the marker comes back only with the bans.
+-- KEYS[1] the board's sync marker, KEYS[2] the board's bans HASH (see update.lua), KEYS[3..]
+-- the :meta HASH of each period with cold rows.
+-- ARGV[1] the bans generation the caller read before its query ("" when the field was
+-- missing), ARGV[2] how many banned members follow (nb), ARGV[3 .. 2 + nb] the banned
+-- members, then the expiry (epoch ms: period end + retention) of each of KEYS[3..] in turn.
+-- Returns how many periods were newly marked recovered, or -1 ("again": nothing written).
+local gen = redis.call('HGET', KEYS[2], '') or ''
+if gen ~= ARGV[1] then return -1 end
+local nb = tonumber(ARGV[2])
 local recovered = 0
-for i = 2, #KEYS do
+for i = 3, #KEYS do
   local meta = KEYS[i]
   if redis.call('HGET', meta, 'spilled') ~= '1' then
     redis.call('HSET', meta, 'spilled', '1', 'recovered', '1')
     recovered = recovered + 1
   end
-  if redis.call('PTTL', meta) == -1 then redis.call('PEXPIREAT', meta, ARGV[i - 1]) end
+  if redis.call('PTTL', meta) == -1 then redis.call('PEXPIREAT', meta, ARGV[2 + nb + i - 2]) end
+end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], '', gen == '' and '0' or gen)
+for i = 3, 2 + nb, 1000 do
+  local fields = {}
+  for k = i, math.min(i + 999, 2 + nb) do
+    fields[#fields + 1] = ARGV[k]
+    fields[#fields + 1] = '1'
+  end
+  redis.call('HSET', KEYS[2], unpack(fields))
 end
 -- The marker lives a day: then the next update syncs again (one cheap query), which also
 -- heals, within a day, a Redis rolled back to a snapshot older than a spill.

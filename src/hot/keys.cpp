@@ -38,6 +38,10 @@ std::string BoardKeys::metadata() const {
   return base_ + "metadata";
 }
 
+std::string BoardKeys::bans() const {
+  return base_ + "bans";
+}
+
 std::string BoardKeys::busy() const {
   return base_ + "busy";
 }

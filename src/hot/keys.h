@@ -29,6 +29,10 @@ class BoardKeys {
   // empty): readers look there for members that hash lacks, and only for that field.
   std::string names() const;
   std::string metadata() const;
+  // <prefix>:{<board>}:bans (HASH, no TTL: field "" the board's bans generation, bumped by
+  // every ban and unban; field <member> "1" for each banned member): the update path's cache
+  // of PostgreSQL's bans table, rebuilt by the board sync (hot/moderation.h)
+  std::string bans() const;
   // <prefix>:{<board>}:busy (HASH: registry member -> ticks in a row that found it busy)
   std::string busy() const;
   // <prefix>:{<board>}:ids:<bucket> (SET: the event ids applied while the clock was in time

@@ -200,7 +200,7 @@ std::string joined_tokens(const HotBatch& batch) {
 
 redis::Args call_keys(const BoardKeys& keys, const HotBatch& batch, const CallShape& shape,
                       const IdBuckets& buckets) {
-  redis::Args k = {keys.registry(), keys.synced(), keys.held()};
+  redis::Args k = {keys.registry(), keys.synced(), keys.held(), keys.bans()};
   if (shape.any_id) {
     for (const std::int64_t b : buckets.lookup) k.push_back(keys.ids(b));
   }
@@ -319,6 +319,8 @@ HotResult parse_update_reply(const redis::Reply& r) {
     out.outcome = HotOutcome::waiting;
   } else if (status == kSplit) {
     out.outcome = HotOutcome::split;
+  } else if (status == kBanned) {
+    out.outcome = HotOutcome::banned;
   } else if (status == kSync) {
     out.outcome = HotOutcome::needs_sync;
   } else if (status == kDup) {

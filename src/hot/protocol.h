@@ -71,6 +71,7 @@ inline constexpr std::string_view kCold = "cold";
 inline constexpr std::string_view kBlocked = "blocked";
 inline constexpr std::string_view kWaiting = "waiting";
 inline constexpr std::string_view kSync = "sync";
+inline constexpr std::string_view kBanned = "banned";  // the member is banned from the board
 inline constexpr std::string_view kSpan = "span";
 inline constexpr std::string_view kExpired = "expired";
 inline constexpr std::string_view kSplit = "split";

@@ -10,7 +10,7 @@
 -- cold "1" when the cold tier is needed (the period has spilled and the entries read do not
 -- all lie before its cold members: cold_bound, the best score a spill moved out, see
 -- spill_remove.lua), through the hot members listed at or before the key, better those
--- with a score below e; hot_and_stale (hot members whose cold rows must be skipped) only
+-- with a score below e; hot_and_stale (the stale set: members whose cold rows must be skipped) only
 -- when cold is "1"; then up to `count` entries after the key.
 local e, m, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
 -- Bytewise comparison: Lua's "<" on strings follows the server's locale (strcoll).
@@ -40,11 +40,11 @@ local cold = spilled and
   (bound == nil or #entries < 2 * count or tonumber(entries[#entries]) >= bound)
 local out = {(meta[1] or '0') .. ':' .. (meta[2] or '0'), cold and '1' or '0', through, better, 0}
 if cold then
+  -- Every member of the stale set: a hot one's cold row is outdated (the hot value wins), a
+  -- tombstone's (in the set, not hot: a removed member) is void. Both rows are skipped.
   for _, s in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-    if redis.call('ZSCORE', KEYS[1], s) then
-      out[#out + 1] = s
-      out[5] = out[5] + 1
-    end
+    out[#out + 1] = s
+    out[5] = out[5] + 1
   end
 end
 for _, v in ipairs(entries) do out[#out + 1] = v end

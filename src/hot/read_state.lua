@@ -2,8 +2,9 @@
 -- generation (to detect a spill racing the read), whether the cold tier may hold members,
 -- the score below which hot members are listed before every cold member (meta cold_bound,
 -- see spill_remove.lua; only when it can be trusted), the member's hot score (if a member is
--- given), the hot members for which a cold row may exist (their cold rows must be skipped: the
--- hot value wins), the live key's size and its first members in listing order.
+-- given), the members whose cold rows must be skipped (the stale set: hot members, whose hot
+-- value wins, and tombstones, removed members whose row is void), the live key's size and
+-- its first members in listing order.
 -- KEYS[1] live ZSET, KEYS[2] meta HASH, KEYS[3] stale SET, KEYS[4] the board's sync marker;
 -- optional KEYS[5], KEYS[6] the board's names and metadata hashes (profiles of the first
 -- members).
@@ -22,11 +23,12 @@ local bound = (meta[3] == '1' and not unsynced and meta[4]) or ''
 local out = {(meta[1] or '0') .. ':' .. (meta[2] or '0'), spilled and '1' or '0', bound, '',
              redis.call('ZCARD', KEYS[1]), 0}
 if ARGV[1] ~= '' then out[4] = redis.call('ZSCORE', KEYS[1], ARGV[1]) or '' end
+-- Every member of the stale set: a hot one's cold row is outdated (the hot value wins), a
+-- tombstone's (in the set, not hot: a removed member, see member_remove.lua) is void. Both
+-- rows are skipped and not counted.
 for _, m in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-  if redis.call('ZSCORE', KEYS[1], m) then
-    out[#out + 1] = m
-    out[6] = out[6] + 1
-  end
+  out[#out + 1] = m
+  out[6] = out[6] + 1
 end
 local n = tonumber(ARGV[3])
 if n > 0 then

@@ -7,6 +7,9 @@
 --                    the truth: after Redis lost data, the caller syncs them from there)
 -- KEYS[3]            the board's held HASH: member -> order token of an earlier event of the
 --                    member that is waiting for the cold tier (later events must wait too)
+-- KEYS[4]            the board's bans HASH (see member_remove.lua): field "" the bans
+--                    generation, field <member> "1" for each banned member. Read only when it
+--                    holds more than the generation (one HLEN per call otherwise)
 -- then nbuckets      the board's event id buckets (SETs, see hot/protocol.h): the first is
 --                    the current one, which new ids go to
 -- then (inflight)    the board's in-flight markers of one stream (ZSET: one member per call,
@@ -22,7 +25,7 @@
 --   losing the race to a busy spill asks for this; it guarantees progress)
 --   sync "1": the caller has a cold tier; without the board's sync marker nothing is
 --   written and every event answers {"sync"} (Redis cannot prove which periods spilled)
---   nbuckets: how many id bucket keys follow KEYS[3]; ids_ttl_ms: the current bucket's TTL
+--   nbuckets: how many id bucket keys follow KEYS[4]; ids_ttl_ms: the current bucket's TTL
 --   when it is created. An event id is applied at most once while it is in any bucket.
 --   inflight: "0" no marker key; "1" the applied events with an order token (a stream entry
 --   id) are marked, by one marker for the call; "2" marked, and an event whose entry is
@@ -95,6 +98,8 @@
 --     again after it, so one member's events are never reordered
 --   {"waiting"}  an earlier event of the member (another order token) is held: not applied
 --   {"sync"}  the board's sync marker is missing (see KEYS[2]): nothing was written
+--   {"banned"}  the member is banned from the board (KEYS[4]): nothing written for it, its
+--     event id is not recorded
 --   {"split"}  a coalesced event (see order_token) must be sent as its events; the member's
 --     later events of the call answer the same, so that they follow it
 --   {"span", period}  the event time lies outside the period (a caller bug)
@@ -117,11 +122,11 @@ local has_used = string.find(ARGV[16], 's', 1, true) ~= nil
 local packed = string.find(ARGV[16], 'p', 1, true) ~= nil
 local at_base = packed and tonumber(ARGV[18]) or 0
 local floor_id = ARGV[19]
-local inflight_key = inflight_mode ~= '0' and KEYS[4 + nbuckets] or nil
+local inflight_key = inflight_mode ~= '0' and KEYS[5 + nbuckets] or nil
 -- true: entries already marked are duplicates (see inflight), and coalesced events with one
 -- of them split
 local checking = inflight_mode == '2'
-local slot_key0 = 3 + nbuckets + (inflight_key and 1 or 0)  -- KEYS before the slots' keys
+local slot_key0 = 4 + nbuckets + (inflight_key and 1 or 0)  -- KEYS before the slots' keys
 local desc, tie_earliest = order == 'd', tie == 'e'
 
 if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
@@ -150,6 +155,7 @@ for j = 1, nslots do
     res = tonumber(ARGV[a + 3]), expire_at = ARGV[a + 4], end_ms = ARGV[a + 5],
     key = KEYS[slot_key0 + 3 * j - 2], meta = KEYS[slot_key0 + 3 * j - 1],
     stale = KEYS[slot_key0 + 3 * j],
+    tomb = {},  -- member number -> whether it is a tombstone (in :stale, not hot), once asked
     -- score: member number -> encoded score, false when absent (read, then written);
     -- dirty: member number -> true once written (both made by fill_scores)
   }
@@ -267,6 +273,16 @@ for e = 1, nevents do
   end
 end
 
+-- Banned members (by member number), read only when the board has bans: the hash then holds
+-- more than its generation field (one HLEN per call otherwise).
+local banned, any_banned = {}, false
+if redis.call('HLEN', KEYS[4]) > 1 then
+  local flags = each_chunk('HMGET', KEYS[4], mem, true, nm)
+  for i = 1, nm do
+    if flags[i] then banned[i], any_banned = true, true end
+  end
+end
+
 -- A joined call's tokens, one per event, where an event's own token is needed (the general
 -- path, holds, entries read again); the fast path marks the joined text as it is.
 local function split_joined()
@@ -307,7 +323,19 @@ local function apply_event(e, mi, forced)
     local s = slots[j]
     local current = s.score[mi]
     local from_cold = false
+    -- A spilled period's member that is not hot may have a cold row, unless it was removed:
+    -- then it is a tombstone (in :stale, not hot), its row is void and it starts from zero
+    -- (a cold value the caller looked up before the removal is ignored). Asked only here,
+    -- never on the common path.
+    local tomb = false
     if not current and s.spilled then
+      tomb = s.tomb[mi]
+      if tomb == nil then
+        tomb = redis.call('SISMEMBER', s.stale, mem[mi]) == 1
+        s.tomb[mi] = tomb
+      end
+    end
+    if not current and s.spilled and not tomb then
       local c = cold and cold[i] or '?'
       local g = s.gen
       if c == '?' then
@@ -458,7 +486,7 @@ if nbuckets > 0 then
     if ev_id[e] then ids[#ids + 1] = ev_id[e] end
   end
   for b = 1, nbuckets do
-    local key = KEYS[3 + b]
+    local key = KEYS[4 + b]
     if #ids > 0 and redis.call('EXISTS', key) == 1 then
       local known = each_chunk('SMISMEMBER', key, ids, true)
       local rest = {}
@@ -577,7 +605,7 @@ local flat_points  -- the fast path's reply with points (see Returns)
 -- two paths to the same boards.
 -- The second result is true when it gave up after it began: the scores as read are gone.
 local function apply_all_at_once()
-  if has_used or nbuckets > 0 or any_refused or checking or next(held) then
+  if has_used or nbuckets > 0 or any_refused or checking or any_banned or next(held) then
     return false, false
   end
   for j = 1, nslots do
@@ -681,6 +709,14 @@ for e = 1, all_at_once and 0 or nevents do
   local holder = token and held[mi]
   if token and marked[token] then
     results[e] = {'dup'}
+  elseif banned[mi] then
+    -- Refused for good (an entry applied before the ban answers dup above: it was removed
+    -- with the member).
+    results[e] = {'banned'}
+    if holder and holder == token then
+      held[mi] = nil
+      released[#released + 1] = mem[mi]
+    end
   elseif split[mi] or (ev_id[e] and split_any) then
     -- After a split, events with ids go after it too: two members' events may share an id.
     results[e] = {'split'}
@@ -738,8 +774,8 @@ for j = 1, nslots do
   end
 end
 if #new_ids > 0 then
-  each_chunk('SADD', KEYS[4], new_ids, false)
-  if redis.call('PTTL', KEYS[4]) == -1 then redis.call('PEXPIRE', KEYS[4], ids_ttl) end
+  each_chunk('SADD', KEYS[5], new_ids, false)
+  if redis.call('PTTL', KEYS[5]) == -1 then redis.call('PEXPIRE', KEYS[5], ids_ttl) end
 end
 if #new_marks > 0 then
   -- Coalesced tokens (",!,t1,t2") join as they are: readers split at commas and skip "!".

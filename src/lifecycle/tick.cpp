@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "cold/bans.h"
 #include "hot/busy.h"
 #include "hot/key_expiry.h"
 #include "hot/registry.h"
@@ -232,7 +233,10 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
   if (!options.dry_run) {
     // Every tick tells Redis again which periods have cold rows: after Redis lost data (or
     // rolled back past a spill), updates consult the cold tier there again.
-    report.recovered = service::sync_board(config_, redis_, hot_, board, with_rows);
+    // It rebuilds the board's bans cache too (PostgreSQL's bans table is the truth).
+    report.recovered = service::sync_board(config_, redis_, hot_, board, [&] {
+      return service::ColdBoardState{with_rows, cold::Bans(cold_.link()).members(board)};
+    });
   }
   find_periods(pass, with_rows);
   pass.now = clock_.now();

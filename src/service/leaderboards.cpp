@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cold/error.h"
+#include "hot/moderation.h"
 #include "core/duration.h"
 #include "core/json.h"
 #include "core/profile.h"
@@ -176,8 +177,10 @@ void Leaderboards::hold(const std::vector<Update>& updates) {
   updates_->updates.hold(updates);
 }
 
-std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::BoardScripts& hot,
-                        const std::string& board, const std::vector<cold::PeriodKey>& with_rows) {
+namespace {
+
+std::vector<hot::SyncedPeriod> synced_periods(const Config& config, const std::string& board,
+                                              const std::vector<cold::PeriodKey>& with_rows) {
   const hot::BoardKeys keys(config.redis.key_prefix, board);
   std::vector<hot::SyncedPeriod> periods;
   if (const BoardConfig* c = config.board_for(board)) {
@@ -190,7 +193,28 @@ std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::Boa
       periods.push_back({keys.meta(spec->name, p->id), p->end + c->retention_for(*spec)});
     }
   }
-  return hot.sync(redis, keys, periods);
+  return periods;
+}
+
+}  // namespace
+
+std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::BoardScripts& hot,
+                        const std::string& board,
+                        const std::function<ColdBoardState()>& read_cold) {
+  const hot::BoardKeys keys(config.redis.key_prefix, board);
+  hot::Moderation moderation(config.redis.key_prefix);
+  // Each round that answers "again" lost the race to a ban or unban of this board.
+  constexpr int kMaxRounds = 8;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    hot::BoardBans bans{moderation.bans_generation(redis, board), {}};  // S1
+    ColdBoardState state = read_cold();                                  // S2
+    bans.members = std::move(state.banned);
+    const auto recovered =
+        hot.sync(redis, keys, synced_periods(config, board, state.with_rows), bans);  // S3
+    if (recovered) return *recovered;
+  }
+  throw UnavailableError("board '" + board + "' could not be synced: its bans changed " +
+                         std::to_string(kMaxRounds) + " times while it was read; try again");
 }
 
 UpdateResult Leaderboards::apply(const Update& update) {

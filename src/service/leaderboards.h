@@ -146,12 +146,21 @@ const PeriodSpec& period_spec(const BoardConfig& c, const std::string& board,
 PeriodRef resolve_period(const Config& config, const std::string& board, const std::string& period,
                          const std::optional<std::string>& period_id, Instant now);
 
-// The safety net after Redis lost data: tells Redis which periods of `board` have cold rows
-// (`with_rows`, from cold::ColdStore::periods_with_rows), so that updates consult the cold
-// tier there, and marks the board synced. Periods the config does not know are skipped.
-// Returns how many periods Redis had forgotten (now marked recovered).
+// What PostgreSQL says of a board for its sync: the periods with cold rows
+// (cold::ColdStore::periods_with_rows) and the banned members (cold::Bans::members).
+struct ColdBoardState {
+  std::vector<cold::PeriodKey> with_rows;
+  std::vector<std::string> banned;
+};
+
+// The safety net after Redis lost data: tells Redis which periods of `board` have cold rows,
+// so that updates consult the cold tier there, rebuilds the board's bans cache, and marks the
+// board synced (S1-S3, docs/architecture.md "Moderation": the bans generation is read before
+// `read_cold` queries PostgreSQL; a ban or unban meanwhile makes it query again). Periods the
+// config does not know are skipped. Returns how many periods Redis had forgotten (now marked
+// recovered).
 std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::BoardScripts& hot,
-                        const std::string& board, const std::vector<cold::PeriodKey>& with_rows);
+                        const std::string& board, const std::function<ColdBoardState()>& read_cold);
 
 // The largest page a read returns, and the deepest offset it starts at.
 inline constexpr std::int64_t kMaxReadRows = 100'000;

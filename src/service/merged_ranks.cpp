@@ -71,7 +71,10 @@ std::optional<std::vector<Standing>> LiveReads::around_attempt(const PeriodRef& 
   // The member's score: hot wins; otherwise its cold row.
   ScoredMember self{member, first.member_score.value_or(0)};
   if (!first.member_score) {
-    const auto rows = reader->rows_for(ck, {member});
+    // A member in the stale set that is not hot was removed (a tombstone): its row is void.
+    const bool removed = std::find(first.hot_and_stale.begin(), first.hot_and_stale.end(),
+                                   member) != first.hot_and_stale.end();
+    const auto rows = removed ? std::vector<cold::ColdHit>{} : reader->rows_for(ck, {member});
     if (rows.empty()) {
       if (hot_.generation(keys) != first.gen) return std::nullopt;  // it may have just moved
       return std::vector<Standing>{};
@@ -145,9 +148,11 @@ std::optional<std::vector<std::optional<Standing>>> LiveReads::ranks_attempt(
   if (st.spilled && !hot_part) {
     read_steps::require_cold(cold_, ref);
     reader = cold_.snapshot();
+    // Not hot, and not removed (a tombstone: in the stale set, not hot; its row is void).
+    const std::set<std::string> void_rows(st.hot_and_stale.begin(), st.hot_and_stale.end());
     std::vector<std::string> missing;
     for (std::size_t i = 0; i < members.size(); ++i) {
-      if (!score[i]) missing.push_back(members[i]);
+      if (!score[i] && void_rows.count(members[i]) == 0) missing.push_back(members[i]);
     }
     std::unordered_map<std::string, std::int64_t> cold_score;
     for (const auto& row : reader->rows_for(ck, missing)) cold_score[row.member] = row.encoded;

@@ -182,12 +182,13 @@ void Updates::sync_where_needed(const std::vector<hot::HotBatch>& batches, HotRe
 bool Updates::sync_boards(const std::set<std::string>& boards) {
   try {
     for (const std::string& board : boards) {
-      const auto with_rows = cold_->periods_with_rows(board);
       // Redis may have lost <prefix>:boards too: register the board again before the
       // batch is written again, so tick finds it.
       boards_registered_.erase(board);
       register_board(board);
-      counters_.recovered += hot_.sync(board, with_rows);
+      counters_.recovered += hot_.sync(board, [&] {
+        return ColdBoardState{cold_->periods_with_rows(board), cold_->banned_members(board)};
+      });
       ++counters_.synced;
     }
   } catch (const cold::PostgresUnavailable& e) {

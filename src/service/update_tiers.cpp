@@ -22,8 +22,8 @@ void RedisUpdateTier::release_holds(const std::string& board,
 }
 
 std::int64_t RedisUpdateTier::sync(const std::string& board,
-                                   const std::vector<cold::PeriodKey>& with_rows) {
-  return sync_board(config_, redis_, hot_, board, with_rows);
+                                   const std::function<ColdBoardState()>& read_cold) {
+  return sync_board(config_, redis_, hot_, board, read_cold);
 }
 
 void RedisUpdateTier::register_board(const std::string& board) {

@@ -7,10 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "cold/bans.h"
 #include "cold/cold_store.h"
 #include "config/config.h"
 #include "hot/board_scripts.h"
 #include "redis/connection.h"
+#include "service/leaderboards.h"
 
 namespace bk::service {
 
@@ -26,10 +28,11 @@ class HotUpdateTier {
   // Holds these (member, token) pairs of `board` / releases holds of these tokens.
   virtual void hold(const std::string& board, const hot::BoardScripts::Holds& holds) = 0;
   virtual void release_holds(const std::string& board, const hot::BoardScripts::Holds& holds) = 0;
-  // Marks the periods of `board` that have cold rows and the board synced (see sync_board):
-  // returns how many periods Redis had forgotten.
+  // Marks the periods of `board` that have cold rows, rebuilds its bans cache and marks the
+  // board synced (see sync_board; `read_cold` queries PostgreSQL): returns how many periods
+  // Redis had forgotten.
   virtual std::int64_t sync(const std::string& board,
-                            const std::vector<cold::PeriodKey>& with_rows) = 0;
+                            const std::function<ColdBoardState()>& read_cold) = 0;
   // Enters `board` in the board set that tick walks (before its first write).
   virtual void register_board(const std::string& board) = 0;
 };
@@ -43,6 +46,8 @@ class ColdUpdateTier {
       const std::vector<cold::MemberKey>& keys) = 0;
   // The periods of `board` that have cold rows.
   virtual std::vector<cold::PeriodKey> periods_with_rows(const std::string& board) = 0;
+  // The members banned from `board`.
+  virtual std::vector<std::string> banned_members(const std::string& board) = 0;
 };
 
 // Production: hot::BoardScripts over a Redis connection.
@@ -56,7 +61,7 @@ class RedisUpdateTier final : public HotUpdateTier {
   void hold(const std::string& board, const hot::BoardScripts::Holds& holds) override;
   void release_holds(const std::string& board, const hot::BoardScripts::Holds& holds) override;
   std::int64_t sync(const std::string& board,
-                    const std::vector<cold::PeriodKey>& with_rows) override;
+                    const std::function<ColdBoardState()>& read_cold) override;
   void register_board(const std::string& board) override;
 
  private:
@@ -75,6 +80,9 @@ class PostgresUpdateTier final : public ColdUpdateTier {
   }
   std::vector<cold::PeriodKey> periods_with_rows(const std::string& board) override {
     return store_().periods_with_rows(board);
+  }
+  std::vector<std::string> banned_members(const std::string& board) override {
+    return cold::Bans(store_().link()).members(board);
   }
 
  private:

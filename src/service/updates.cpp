@@ -163,6 +163,10 @@ void Updates::report(const hot::HotBatch& batch, const hot::HotResult& r, const 
                        ? "stream entry " + u.order_token + " was already applied to " + describe(u)
                        : "event id '" + u.event_id + "' was already applied to " + describe(u);
       break;
+    case hot::HotOutcome::banned:
+      refuse(out, Refusal::banned,
+             "member '" + u.member + "' is banned from board '" + u.board + "'");
+      break;
     case hot::HotOutcome::closed:
       refuse(out, Refusal::closed,
              "period " + r.period + " of board '" + u.board + "' is closed (frozen for archive)");

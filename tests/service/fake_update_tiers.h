@@ -57,13 +57,14 @@ class FakeHotTier final : public HotUpdateTier {
     for (const auto& [member, token] : hs) release(board, member, token);
   }
   std::int64_t sync(const std::string& board,
-                    const std::vector<cold::PeriodKey>& with_rows) override {
+                    const std::function<ColdBoardState()>& read_cold) override {
+    const ColdBoardState state = read_cold();
     synced.push_back(board);
     unsynced.erase(board);
-    for (const cold::PeriodKey& k : with_rows) {
+    for (const cold::PeriodKey& k : state.with_rows) {
       spilled.emplace(PeriodOf{k.board, k.period, k.period_id}, "g1");
     }
-    return static_cast<std::int64_t>(with_rows.size());
+    return static_cast<std::int64_t>(state.with_rows.size());
   }
   void register_board(const std::string& board) override { registered.push_back(board); }
 
@@ -188,6 +189,10 @@ class FakeColdTier final : public ColdUpdateTier {
       }
     }
     return out;
+  }
+  std::vector<std::string> banned_members(const std::string&) override {
+    if (!reachable) throw cold::PostgresUnavailable("connection refused (fake)");
+    return {};
   }
 };
 
