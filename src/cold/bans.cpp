@@ -20,9 +20,10 @@ StatementTable bans_statements(const std::string& q) {
                           " ON CONFLICT (board, member) DO UPDATE SET reason = EXCLUDED.reason"
                           " RETURNING (xmax = 0)"},
       {"bk_bans_unban", "DELETE FROM " + q + ".bans WHERE board = $1 AND member = $2"},
-      {"bk_bans_of", "SELECT member, reason,"
-                     " round(extract(epoch FROM banned_at) * 1000)::bigint FROM " +
-                         q + ".bans WHERE board = $1 ORDER BY member"},
+      {"bk_bans_of",
+       "SELECT member, reason,"
+       " round(extract(epoch FROM banned_at) * 1000)::bigint FROM " +
+           q + ".bans WHERE board = $1 ORDER BY member"},
   };
 }
 
@@ -65,8 +66,8 @@ std::vector<BanRow> Bans::of(const std::string& board) {
     pqxx::nontransaction n(*session.conn);
     std::vector<BanRow> out;
     for (const auto& r : n.exec_prepared("bk_bans_of", board)) {
-      out.push_back({r[0].as<std::string>(), r[1].as<std::string>(),
-                     from_epoch_ms(r[2].as<std::int64_t>())});
+      out.push_back(
+          {r[0].as<std::string>(), r[1].as<std::string>(), from_epoch_ms(r[2].as<std::int64_t>())});
     }
     return out;
   });

@@ -74,7 +74,7 @@ StatementTable history_statements(const std::string& q) {
   // Cold rows of removed members (tombstones, see hot/moderation.h): void, left out of the
   // merge.
   add("bk_archive_drop_void",
-      "DELETE FROM " + q + ".cold_members WHERE" + period + "AND member = ANY($4::text[])");
+      "DELETE FROM " + q + ".cold_members WHERE" + period + " AND member = ANY($4::text[])");
   add("bk_archive_drop_cold", "WITH p AS (DELETE FROM " + q + ".cold_pages WHERE" + period +
                                   ") DELETE FROM " + q + ".cold_members WHERE" + period);
   add("bk_archive_lost",

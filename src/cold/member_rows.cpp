@@ -24,15 +24,17 @@ StatementTable member_row_statements(const std::string& q) {
            "AND member = ANY($4::text[]) RETURNING encoded, member),"
            " g AS (SELECT p.encoded, p.member, count(*) AS n FROM d CROSS JOIN LATERAL"
            " (SELECT c.encoded, c.member FROM " +
-           pages + " c WHERE c.board = $1 AND c.period = $2 AND c.period_id = $3"
-                   " AND (c.encoded, c.member) <= (d.encoded, d.member)"
-                   " ORDER BY c.encoded DESC, c.member DESC LIMIT 1) p"
-                   " GROUP BY p.encoded, p.member),"
-                   " u AS (UPDATE " +
-           pages + " c SET rows = greatest(c.rows - g.n, 0) FROM g"
-                   " WHERE c.board = $1 AND c.period = $2 AND c.period_id = $3"
-                   " AND c.encoded = g.encoded AND c.member = g.member RETURNING 1)"
-                   " SELECT count(*) FROM d"},
+           pages +
+           " c WHERE c.board = $1 AND c.period = $2 AND c.period_id = $3"
+           " AND (c.encoded, c.member) <= (d.encoded, d.member)"
+           " ORDER BY c.encoded DESC, c.member DESC LIMIT 1) p"
+           " GROUP BY p.encoded, p.member),"
+           " u AS (UPDATE " +
+           pages +
+           " c SET rows = greatest(c.rows - g.n, 0) FROM g"
+           " WHERE c.board = $1 AND c.period = $2 AND c.period_id = $3"
+           " AND c.encoded = g.encoded AND c.member = g.member RETURNING 1)"
+           " SELECT count(*) FROM d"},
       {"bk_rows_status", "SELECT status FROM " + q + ".periods WHERE" + period},
       // The member's history rows of an archived period (either table), and the period's
       // member count.
@@ -44,10 +46,11 @@ StatementTable member_row_statements(const std::string& q) {
            "RETURNING 1),"
            " n AS (SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b) AS n),"
            " u AS (UPDATE " +
-           q + ".periods p SET members = greatest(p.members - n.n, 0) FROM n"
-               " WHERE p.board = $1 AND p.period = $2 AND p.period_id = $3 AND n.n > 0"
-               " RETURNING 1)"
-               " SELECT n FROM n"},
+           q +
+           ".periods p SET members = greatest(p.members - n.n, 0) FROM n"
+           " WHERE p.board = $1 AND p.period = $2 AND p.period_id = $3 AND n.n > 0"
+           " RETURNING 1)"
+           " SELECT n FROM n"},
   };
 }
 

@@ -14,10 +14,10 @@ using StatementTable = std::vector<Statement>;
 
 // Each takes the schema quoted as an identifier and is defined beside the code that runs its
 // statements.
-StatementTable spill_statements(const std::string& q);    // cold_tier.cpp
-StatementTable page_statements(const std::string& q);     // pages.cpp
-StatementTable reader_statements(const std::string& q);   // cold_reader.cpp
-StatementTable profile_statements(const std::string& q);  // profile_store.cpp
+StatementTable spill_statements(const std::string& q);       // cold_tier.cpp
+StatementTable page_statements(const std::string& q);        // pages.cpp
+StatementTable reader_statements(const std::string& q);      // cold_reader.cpp
+StatementTable profile_statements(const std::string& q);     // profile_store.cpp
 StatementTable bans_statements(const std::string& q);        // bans.cpp
 StatementTable member_row_statements(const std::string& q);  // member_rows.cpp
 

@@ -14,7 +14,8 @@ MemberRemoval parse_removal(const redis::Reply& reply, std::size_t periods) {
   const std::string& status = r.at(0).as_string();
   MemberRemoval out;
   if (status == "again") {
-    if (r.elements.size() < 2) throw redis::ReplyError("member_remove.lua: 'again' without periods");
+    if (r.elements.size() < 2)
+      throw redis::ReplyError("member_remove.lua: 'again' without periods");
     for (std::size_t i = 1; i < r.elements.size(); ++i) out.again.push_back(r.at(i).as_string());
     return out;
   }

@@ -8,6 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include "hot/moderation.h"
+
 namespace bk::lifecycle {
 namespace {
 
@@ -118,7 +120,10 @@ void fill_and_commit(const ArchiveRun& run, cold::History::Transaction& txn,
     shown.merging = true;
     run.progress(shown);
   }
-  const cold::History::Counts counts = txn.commit(stats.hot_lost);
+  // Removed members (tombstones) are left out: their cold rows are void.
+  const std::vector<std::string> removed =
+      hot::Moderation(run.job.hot.key_prefix()).tombstones(run.job.redis, run.keys);
+  const cold::History::Counts counts = txn.commit(stats.hot_lost, removed);
   stats.hot = counts.hot;
   stats.cold = counts.cold;
 }

@@ -18,6 +18,9 @@
 #include <memory>
 #include <optional>
 
+#include "cold/member_rows.h"
+#include "hot/moderation.h"
+
 namespace bk::lifecycle {
 namespace {
 
@@ -123,6 +126,22 @@ class Spiller {
   }
 };
 
+// Removed members' cold rows (tombstones: in :stale, not hot; see hot/moderation.h) are
+// void: deleted first, under the period lock the caller holds, so a remove killed after its
+// Redis step is finished here. The tombstones stay (until the period's keys go): a writer
+// holding a look-up made before the removal must still find one.
+void drop_void_rows(const PeriodJob& job, const hot::PeriodKeys& keys) {
+  hot::Moderation moderation(job.hot.key_prefix());
+  const std::vector<std::string> tombstones = moderation.tombstones(job.redis, keys);
+  if (tombstones.empty()) return;
+  const BoardPeriod& t = job.target;
+  const std::int64_t n = cold::MemberRows(job.cold.link())
+                             .remove_void({t.board, t.spec->name, t.period.id}, tombstones);
+  if (n > 0) moderation.touch_reads(job.redis, keys);  // merged reads in flight read again
+  spdlog::debug("spill {} {} {}: {} cold rows of removed members deleted", t.board, t.spec->name,
+                t.period.id, n);
+}
+
 }  // namespace
 
 SpillStats spill_beyond(const PeriodJob& job, std::int64_t keep) {
@@ -132,6 +151,7 @@ SpillStats spill_beyond(const PeriodJob& job, std::int64_t keep) {
   const hot::BoardKeys board_keys(job.hot.key_prefix(), target.board);
   const hot::PeriodKeys keys(board_keys, target.spec->name, target.period.id);
   SpillStats stats;
+  if (!job.dry_run) drop_void_rows(job, keys);
   stats.hot_before = job.hot.size(job.redis, keys.live);
   if (stats.hot_before <= keep) return stats;
   if (job.dry_run) {

@@ -10,11 +10,11 @@
 #include <spdlog/spdlog.h>
 
 #include "cold/error.h"
-#include "hot/moderation.h"
 #include "core/duration.h"
 #include "core/json.h"
 #include "core/profile.h"
 #include "core/validate.h"
+#include "hot/moderation.h"
 #include "hot/protocol.h"
 #include "hot/registry.h"
 #include "redis/error.h"
@@ -207,7 +207,7 @@ std::int64_t sync_board(const Config& config, redis::Connection& redis, hot::Boa
   constexpr int kMaxRounds = 8;
   for (int round = 0; round < kMaxRounds; ++round) {
     hot::BoardBans bans{moderation.bans_generation(redis, board), {}};  // S1
-    ColdBoardState state = read_cold();                                  // S2
+    ColdBoardState state = read_cold();                                 // S2
     bans.members = std::move(state.banned);
     const auto recovered =
         hot.sync(redis, keys, synced_periods(config, board, state.with_rows), bans);  // S3

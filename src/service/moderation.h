@@ -135,6 +135,11 @@ class Moderation {
   std::function<cold::ColdStore&()> cold_;
 
   cold::ColdStore& cold_store(const char* what);  // UsageError naming `what` without one
+
+  // slice rm (moderation_remove.cpp): remove() and ban() in one, R1 with the ban flag.
+  Removal remove_member(const std::string& board, const std::string& member,
+                        const std::optional<std::string>& period,
+                        const std::optional<std::string>& period_id, bool ban);
 };
 
 }  // namespace bk::service

@@ -1,24 +1,162 @@
-// remove, ban, unban, bans (service/moderation.h).
+// remove, ban, unban, bans (service/moderation.h): the remove protocol R1-R3 and the bans
+// protocol B0, U1-U2 (docs/architecture.md, "Moderation").
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "cold/bans.h"
+#include "cold/member_rows.h"
 #include "core/error.h"
+#include "core/validate.h"
+#include "hot/moderation.h"
+#include "hot/registry.h"
+#include "service/leaderboards.h"
 #include "service/moderation.h"
 
 namespace bk::service {
+namespace {
 
-Removal Moderation::remove(const std::string&, const std::string&,
-                           const std::optional<std::string>&, const std::optional<std::string>&) {
-  throw Error("remove: not built yet");
+// How often R1 may answer "again" (a new period appeared between listing the live periods
+// and the script): each round adds the periods it named.
+constexpr int kMaxRemoveRounds = 8;
+
+void check_member(const std::string& member) {
+  if (auto problem = member_problem(member)) throw UsageError(*problem);
 }
 
-BanResult Moderation::ban(const std::string&, const std::string&, const std::string&) {
-  throw Error("ban: not built yet");
+// The board's periods a removal covers, by registry member, in a stable order.
+class PeriodSet {
+ public:
+  PeriodSet(const BoardConfig& c, std::string board) : config_(c), board_(std::move(board)) {}
+
+  // False for a period the config does not know (left alone: tick reports it).
+  bool add(const std::string& period, const std::string& period_id) {
+    const PeriodSpec* spec = config_.period(period);
+    if (spec == nullptr) return false;
+    const auto p = period_from_id(*spec, *config_.zone, period_id);
+    if (!p) return false;
+    add(*spec, *p);
+    return true;
+  }
+  void add(const PeriodSpec& spec, const Period& p) {
+    const std::string reg = hot::registry_member(spec.name, p.id);
+    if (periods_.count(reg) == 0) {
+      periods_.emplace(reg,
+                       hot::RemovalPeriod{spec.name, p.id, p.end + config_.retention_for(spec)});
+    }
+  }
+  // Registry members from R1's "again": added; false when none was new or known.
+  bool add_registry(const std::vector<std::string>& members) {
+    bool added = false;
+    for (const std::string& m : members) {
+      const hot::LivePeriod lp = hot::split_registry_member(m);
+      added = (periods_.count(m) == 0 && add(lp.period, lp.period_id)) || added;
+    }
+    return added;
+  }
+  std::vector<hot::RemovalPeriod> list() const {
+    std::vector<hot::RemovalPeriod> out;
+    for (const auto& [reg, p] : periods_) out.push_back(p);
+    return out;
+  }
+
+ private:
+  const BoardConfig& config_;
+  std::string board_;
+  std::map<std::string, hot::RemovalPeriod> periods_;
+};
+
+}  // namespace
+
+Removal Moderation::remove(const std::string& board, const std::string& member,
+                           const std::optional<std::string>& period,
+                           const std::optional<std::string>& period_id) {
+  return remove_member(board, member, period, period_id, false);
 }
 
-bool Moderation::unban(const std::string&, const std::string&) {
-  throw Error("unban: not built yet");
+BanResult Moderation::ban(const std::string& board, const std::string& member,
+                          const std::string& reason) {
+  board_entry(config_, board);
+  check_member(member);
+  if (reason.find('\0') != std::string::npos) throw UsageError("a ban reason cannot contain NUL");
+  cold::ColdStore& store = cold_store("ban");
+  BanResult out;
+  // B0 first: from its commit on, a board sync (after Redis lost its data) restores the ban.
+  out.newly_banned = cold::Bans(store.link()).ban(board, member, reason, clock_.now());
+  out.removed = remove_member(board, member, std::nullopt, std::nullopt, true);
+  return out;
 }
 
-std::vector<BanRecord> Moderation::bans(const std::string&) {
-  throw Error("bans: not built yet");
+bool Moderation::unban(const std::string& board, const std::string& member) {
+  board_entry(config_, board);
+  check_member(member);
+  cold::ColdStore& store = cold_store("unban");
+  const bool was = cold::Bans(store.link()).unban(board, member);          // U1
+  hot::Moderation(config_.redis.key_prefix).unban(redis_, board, member);  // U2
+  return was;
+}
+
+std::vector<BanRecord> Moderation::bans(const std::string& board) {
+  board_entry(config_, board);
+  cold::ColdStore& store = cold_store("bans");
+  std::vector<BanRecord> out;
+  for (cold::BanRow& row : cold::Bans(store.link()).of(board)) {
+    out.push_back({board, std::move(row.member), std::move(row.reason), row.banned_at});
+  }
+  return out;
+}
+
+Removal Moderation::remove_member(const std::string& board, const std::string& member,
+                                  const std::optional<std::string>& period,
+                                  const std::optional<std::string>& period_id, bool ban) {
+  const BoardConfig& c = board_entry(config_, board);
+  check_member(member);
+  PeriodSet set(c, board);
+  cold::ColdStore* store = cold_ ? &cold_() : nullptr;
+  if (period) {
+    const PeriodRef ref = resolve_period(config_, board, *period, period_id, clock_.now());
+    set.add(*ref.spec, ref.period);
+  } else {
+    // Every live period: the registry's, and those PostgreSQL has cold rows of (Redis may
+    // have forgotten them).
+    for (const hot::LivePeriod& lp :
+         hot::live_periods(redis_, hot::BoardKeys(config_.redis.key_prefix, board))) {
+      set.add(lp.period, lp.period_id);
+    }
+    if (store != nullptr) {
+      for (const cold::PeriodKey& k : store->periods_with_rows(board))
+        set.add(k.period, k.period_id);
+    }
+  }
+  // R1: hot entry and tombstones (and the ban), atomically.
+  hot::Moderation hot_side(config_.redis.key_prefix);
+  hot::RemovalRequest request{board, member, set.list(), ban, !period.has_value()};
+  hot::MemberRemoval r1 = hot_side.remove(redis_, request);
+  for (int round = 1; !r1.again.empty(); ++round) {
+    if (round == kMaxRemoveRounds || !set.add_registry(r1.again)) {
+      throw Error("remove: board '" + board + "' keeps gaining periods its config does not know (" +
+                  r1.again.front() + "); nothing removed");
+    }
+    request.periods = set.list();
+    r1 = hot_side.remove(redis_, request);
+  }
+  // R2: the cold rows (and history rows of a period archived meanwhile), under each period's
+  // lock; R3: merged reads of the periods whose cold rows went read again.
+  std::vector<cold::PeriodKey> keys;
+  for (const hot::RemovalPeriod& p : request.periods)
+    keys.push_back({board, p.period_name, p.period_id});
+  std::vector<cold::MemberRowsRemoved> r2(keys.size());
+  if (store != nullptr && !keys.empty()) r2 = cold::MemberRows(store->link()).remove(member, keys);
+  Removal out;
+  const hot::BoardKeys board_keys(config_.redis.key_prefix, board);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const hot::RemovalPeriod& p = request.periods[i];
+    if (r2[i].cold > 0)
+      hot_side.touch_reads(redis_, hot::PeriodKeys(board_keys, p.period_name, p.period_id));
+    out.periods.push_back({board, p.period_name, p.period_id, r2[i].archived,
+                           r1.periods[i].hot ? 1 : 0, r2[i].cold, r2[i].history});
+  }
+  return out;
 }
 
 }  // namespace bk::service
