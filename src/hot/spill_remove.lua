@@ -1,6 +1,7 @@
 -- Spill, step 3 (after the cold rows are committed): remove each member from the hot key
 -- only if its score is still the one that was spilled. A member updated meanwhile stays hot
--- (and in the stale set: its cold row is outdated and the hot value wins). Removing anyone
+-- (and in the stale set: its cold row is outdated and the hot value wins); one removed
+-- meanwhile stays in the stale set too (a tombstone: its cold row is void). Removing anyone
 -- bumps the period's spill generation, which tells a concurrent rehydrating writer that its
 -- cold look-up may be out of date.
 -- The best score removed is kept in meta cold_bound (the lowest ever): a member that is not
@@ -61,9 +62,10 @@ else
       redis.call('SREM', KEYS[2], member)
       removing(score)
       removed = removed + 1
-    elseif not score then
-      redis.call('SREM', KEYS[2], member)
     end
+    -- A member taken that is not hot any more was removed meanwhile (member_remove.lua): it
+    -- stays in the stale set, a tombstone, so the cold row just committed stays void (R2 or
+    -- the next spill deletes it).
   end
 end
 if removed > 0 then

@@ -74,11 +74,12 @@ TEST(ProtocolTest, TheCommonEventIsTwoArguments) {
   b.events = {event("ann", 5, 1500)};
   const auto c = protocol::marshal_update("lb", b, true);
   // No event id, no stream: only the board's keys and three per slot.
-  EXPECT_EQ(c.keys,
-            (redis::Args{"lb:{arena}:periods", "lb:{arena}:synced", "lb:{arena}:held",
-                         "lb:{arena}:daily:2026-11-25", "lb:{arena}:daily:2026-11-25:meta",
-                         "lb:{arena}:daily:2026-11-25:stale", "lb:{arena}:weekly:2026-W48",
-                         "lb:{arena}:weekly:2026-W48:meta", "lb:{arena}:weekly:2026-W48:stale"}));
+  EXPECT_EQ(
+      c.keys,
+      (redis::Args{"lb:{arena}:periods", "lb:{arena}:synced", "lb:{arena}:held", "lb:{arena}:bans",
+                   "lb:{arena}:daily:2026-11-25", "lb:{arena}:daily:2026-11-25:meta",
+                   "lb:{arena}:daily:2026-11-25:stale", "lb:{arena}:weekly:2026-W48",
+                   "lb:{arena}:weekly:2026-W48:meta", "lb:{arena}:weekly:2026-W48:stale"}));
   const redis::Args header(c.args.begin(), c.args.begin() + 19);
   EXPECT_EQ(header, (redis::Args{"b", "d", "e", "0", "1000", "2", "1", "0", "1", "0", "0", "0", "0",
                                  "1", "0", "p", "", "1500", ""}));
@@ -151,11 +152,11 @@ TEST(ProtocolTest, EventIdsBringTheBoardsIdBuckets) {
   b.events = {event("ann", 5, 1500)};
   b.events[0].event_id = "e-1";
   const auto c = protocol::marshal_update("lb", b, true);
-  // now 10'000, window 4000: buckets 10, 11, 9, 8, 7, 6 follow the board's three keys.
-  const redis::Args ids(c.keys.begin() + 3, c.keys.begin() + 9);
+  // now 10'000, window 4000: buckets 10, 11, 9, 8, 7, 6 follow the board's four keys.
+  const redis::Args ids(c.keys.begin() + 4, c.keys.begin() + 10);
   EXPECT_EQ(ids, (redis::Args{"lb:{arena}:ids:10", "lb:{arena}:ids:11", "lb:{arena}:ids:9",
                               "lb:{arena}:ids:8", "lb:{arena}:ids:7", "lb:{arena}:ids:6"}));
-  EXPECT_EQ(c.keys.at(9), "lb:{arena}:daily:2026-11-25");
+  EXPECT_EQ(c.keys.at(10), "lb:{arena}:daily:2026-11-25");
   EXPECT_EQ(c.args.at(9), "6");      // nbuckets
   EXPECT_EQ(c.args.at(10), "5000");  // the current bucket lives until 15'000
   EXPECT_EQ(c.args.at(15), "pi");
@@ -169,7 +170,7 @@ TEST(ProtocolTest, StreamEntriesBringTheInFlightMarkers) {
   b.stream = "lb:events";
   b.acknowledged_below_ms = 1699999999000;
   auto c = protocol::marshal_update("lb", b, true);
-  EXPECT_EQ(c.keys.at(3), "lb:{arena}:inflight:lb:events");
+  EXPECT_EQ(c.keys.at(4), "lb:{arena}:inflight:lb:events");
   EXPECT_EQ(c.args.at(11), "1");
   EXPECT_EQ(c.args.at(12), "1699999999000");
   EXPECT_EQ(c.args.at(14), "1700000000000");  // the call's marker: its highest entry ms
@@ -188,7 +189,7 @@ TEST(ProtocolTest, StreamEntriesBringTheInFlightMarkers) {
   // Without an order token no event can leave a marker: no key.
   b.events[0].order_token.clear();
   c = protocol::marshal_update("lb", b, true);
-  EXPECT_EQ(c.keys.at(3), "lb:{arena}:daily:2026-11-25");
+  EXPECT_EQ(c.keys.at(4), "lb:{arena}:daily:2026-11-25");
   EXPECT_EQ(c.args.at(11), "0");
 }
 
@@ -283,6 +284,7 @@ TEST(ProtocolTest, StatusReplies) {
   EXPECT_EQ(protocol::parse_update_reply(array({str("blocked")})).outcome, HotOutcome::blocked);
   EXPECT_EQ(protocol::parse_update_reply(array({str("waiting")})).outcome, HotOutcome::waiting);
   EXPECT_EQ(protocol::parse_update_reply(array({str("sync")})).outcome, HotOutcome::needs_sync);
+  EXPECT_EQ(protocol::parse_update_reply(array({str("banned")})).outcome, HotOutcome::banned);
   const auto closed = protocol::parse_update_reply(array({str("closed"), str("daily:x")}));
   EXPECT_EQ(closed.outcome, HotOutcome::closed);
   EXPECT_EQ(closed.period, "daily:x");

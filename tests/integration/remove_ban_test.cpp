@@ -309,8 +309,8 @@ TEST_F(RemoveBanTest, ARemoveKilledAfterItsRedisStepIsFinishedByTheNextTick) {
                     false,
                     true});
   tick(ref.period.end + std::chrono::hours{1});
-  EXPECT_EQ(sql("SELECT string_agg(member || ':' || rank, ',' ORDER BY rank, member) FROM " + prefix +
-                ".history WHERE board = 'arc'"),
+  EXPECT_EQ(sql("SELECT string_agg(member || ':' || rank, ',' ORDER BY rank, member) FROM " +
+                prefix + ".history WHERE board = 'arc'"),
             "a:1,b:2");
   EXPECT_EQ(sql("SELECT members FROM " + prefix + ".periods WHERE board = 'arc'"), "2");
 }
@@ -330,8 +330,8 @@ TEST_F(RemoveBanTest, RemovingFromAPeriodArchivedMeanwhileDeletesItsHistoryRows)
   ASSERT_EQ(r.periods.size(), 1U);
   EXPECT_TRUE(r.periods[0].archived);
   EXPECT_EQ(r.periods[0].history, 1);
-  EXPECT_EQ(sql("SELECT string_agg(member || ':' || rank, ',' ORDER BY rank, member) FROM " + prefix +
-                ".history WHERE board = 'arc'"),
+  EXPECT_EQ(sql("SELECT string_agg(member || ':' || rank, ',' ORDER BY rank, member) FROM " +
+                prefix + ".history WHERE board = 'arc'"),
             "a:1,c:3");
   EXPECT_EQ(sql("SELECT members FROM " + prefix + ".periods WHERE board = 'arc'"), "2");
   EXPECT_FALSE(lb.moderation().remove("arc", "b", std::string("daily"), ref.period.id).found());

@@ -80,9 +80,9 @@ class FakeRedis final : public HotTier {
     if (p.spilled) st.cold_bound = p.cold_bound;
     if (!member.empty()) st.member_score = score_of(p, member);
     st.size = static_cast<std::int64_t>(p.live.size());
-    for (const std::string& s : p.stale) {
-      if (score_of(p, s)) st.hot_and_stale.push_back(s);
-    }
+    // Every member of the stale set, as read_state.lua answers: hot ones (their cold rows
+    // are outdated) and tombstones (removed members: their cold rows are void).
+    for (const std::string& s : p.stale) st.hot_and_stale.push_back(s);
     st.head = part(p, 0, head);
     if (profiles != nullptr && head > 0) {
       st.names_moved = hashes[profiles->names()].count("") != 0;

@@ -125,6 +125,31 @@ TEST_F(LiveReadsTest, AMemberHotAgainWithAnOldColdRowCountsOnceAtItsHotScore) {
   EXPECT_EQ(reads.first_page(ref, 10).total, 3);
 }
 
+// A removed member of a spilled period is a tombstone (in the stale set, not hot): its cold
+// row is void, so no read lists it, counts it or ranks anyone below it.
+TEST_F(LiveReadsTest, ATombstonesColdRowIsNoMember) {
+  const PeriodRef ref = period("flat");
+  hot(ref, "a", 100);
+  cold(ref, "b", 97);  // removed
+  cold(ref, "c", 50);
+  spilled(ref);
+  redis.period(keys(ref)).stale = {"b"};
+  EXPECT_EQ(reads.count(ref), 2);
+  EXPECT_EQ(ranked(reads.top(ref, 0, 10)), (Ranked{{"a", 1}, {"c", 2}}));
+  EXPECT_FALSE(reads.rank(ref, "b"));
+  const auto found = reads.ranks(ref, {"b", "c"});
+  EXPECT_FALSE(found[0]);
+  ASSERT_TRUE(found[1]);
+  EXPECT_EQ(found[1]->rank, 2);
+  EXPECT_TRUE(reads.around(ref, "b", 5).empty());
+  EXPECT_EQ(ranked(reads.around(ref, "c", 5)), (Ranked{{"a", 1}, {"c", 2}}));
+  const auto first = reads.first_page(ref, 1);
+  EXPECT_EQ(first.total, 2);
+  ASSERT_EQ(ranked(first.rows), (Ranked{{"a", 1}}));
+  const auto next = reads.listed_after(ref, first.rows.back(), 10);
+  EXPECT_EQ(ranked(next.rows), (Ranked{{"c", 2}}));
+}
+
 TEST_F(LiveReadsTest, TheNextPageFollowsAMarkThatMovedOrLeft) {
   const PeriodRef ref = period("flat");
   hot(ref, "a", 100);
