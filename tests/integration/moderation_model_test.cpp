@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <random>
 #include <set>
 #include <sstream>
@@ -365,6 +366,14 @@ const char* name_of(State s) {
       return "Rehydrated";
   }
   return "?";
+}
+
+// For gtest's messages ("GetParam() = (Ban, Spilled)").
+void PrintTo(Op op, std::ostream* out) {
+  *out << name_of(op);
+}
+void PrintTo(State state, std::ostream* out) {
+  *out << name_of(state);
 }
 
 class ModerationMatrix {
