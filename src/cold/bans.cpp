@@ -14,13 +14,13 @@ using pg::Session;
 StatementTable bans_statements(const std::string& q) {
   return {
       // xmax = 0: the row was inserted by this statement (not updated).
-      {"bk_bans_ban", "INSERT INTO " + q +
-                          ".bans AS b (board, member, reason, banned_at)"
-                          " VALUES ($1, $2, $3, to_timestamp($4 / 1000.0))"
-                          " ON CONFLICT (board, member) DO UPDATE SET reason = EXCLUDED.reason"
-                          " RETURNING (xmax = 0)"},
-      {"bk_bans_unban", "DELETE FROM " + q + ".bans WHERE board = $1 AND member = $2"},
-      {"bk_bans_of",
+      {"bk_cold_bans_ban", "INSERT INTO " + q +
+                               ".bans AS b (board, member, reason, banned_at)"
+                               " VALUES ($1, $2, $3, to_timestamp($4 / 1000.0))"
+                               " ON CONFLICT (board, member) DO UPDATE SET reason = EXCLUDED.reason"
+                               " RETURNING (xmax = 0)"},
+      {"bk_cold_bans_unban", "DELETE FROM " + q + ".bans WHERE board = $1 AND member = $2"},
+      {"bk_cold_bans_of",
        "SELECT member, reason,"
        " round(extract(epoch FROM banned_at) * 1000)::bigint FROM " +
            q + ".bans WHERE board = $1 ORDER BY member"},
@@ -39,7 +39,7 @@ bool Bans::ban(const std::string& board, const std::string& member, const std::s
   return guarded(l, &session, "recording a ban", [&] {
     pqxx::work w(*session.conn);
     const bool inserted =
-        w.exec_prepared1("bk_bans_ban", board, member, reason, to_epoch_ms(at))[0].as<bool>();
+        w.exec_prepared1("bk_cold_bans_ban", board, member, reason, to_epoch_ms(at))[0].as<bool>();
     w.commit();
     return inserted;
   });
@@ -52,7 +52,7 @@ bool Bans::unban(const std::string& board, const std::string& member) {
   Session& session = l.use();
   return guarded(l, &session, "lifting a ban", [&] {
     pqxx::work w(*session.conn);
-    const pqxx::result r = w.exec_prepared("bk_bans_unban", board, member);
+    const pqxx::result r = w.exec_prepared("bk_cold_bans_unban", board, member);
     w.commit();
     return r.affected_rows() > 0;
   });
@@ -65,7 +65,7 @@ std::vector<BanRow> Bans::of(const std::string& board) {
   return guarded(l, &session, "reading bans", [&] {
     pqxx::nontransaction n(*session.conn);
     std::vector<BanRow> out;
-    for (const auto& r : n.exec_prepared("bk_bans_of", board)) {
+    for (const auto& r : n.exec_prepared("bk_cold_bans_of", board)) {
       out.push_back(
           {r[0].as<std::string>(), r[1].as<std::string>(), from_epoch_ms(r[2].as<std::int64_t>())});
     }

@@ -44,13 +44,12 @@ StatementTable erasure_cold_statements(const std::string& q) {
   const std::string pages = q + ".cold_pages";
   const std::string period = " board = $1 AND period = $2 AND period_id = $3";
   return {
-      {"bk_erase_boards", boards_of(cold) + " UNION " + boards_of(q + ".periods") + " UNION " +
-                              boards_of(q + ".profiles") + " ORDER BY 1"},
-      {"bk_erase_ban_boards", boards_of(q + ".bans")},
-      {"bk_erase_has_bans", "SELECT to_regclass($1) IS NOT NULL"},
+      {"bk_cold_erase_boards", boards_of(cold) + " UNION " + boards_of(q + ".periods") + " UNION " +
+                                   boards_of(q + ".profiles") + " ORDER BY 1"},
+      {"bk_cold_erase_ban_boards", boards_of(q + ".bans")},
       // The periods where the member has a cold row: a skip scan over the board's periods,
       // then one primary-key probe each (no index leads with the member).
-      {"bk_erase_cold_periods",
+      {"bk_cold_erase_cold_periods",
        "WITH RECURSIVE p AS ((SELECT period, period_id FROM " + cold +
            " WHERE board = $1 ORDER BY period, period_id LIMIT 1) UNION ALL SELECT x.period,"
            " x.period_id FROM p, LATERAL (SELECT c.period, c.period_id FROM " +
@@ -61,10 +60,10 @@ StatementTable erasure_cold_statements(const std::string& q) {
            cold +
            " c ON c.board = $1 AND c.period = p.period AND c.period_id = p.period_id"
            " AND c.member = $2 ORDER BY 1, 2"},
-      {"bk_erase_lock", "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"},
+      {"bk_cold_erase_lock", "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"},
       // The row, and one off the count of the page holding it (the last page whose key is at
       // or before the row's listing key).
-      {"bk_erase_cold_row",
+      {"bk_cold_erase_cold_row",
        "WITH d AS (DELETE FROM " + cold + " WHERE" + period +
            " AND member = $4 RETURNING encoded, member),"
            " g AS (SELECT x.encoded, x.member FROM d, LATERAL (SELECT encoded, member FROM " +
@@ -88,12 +87,12 @@ StatementTable erasure_page_statements(const std::string& q) {
   const std::string pages = q + ".cold_pages";
   const std::string period = " board = $1 AND period = $2 AND period_id = $3";
   return {
-      {"bk_erase_page_periods",
+      {"bk_cold_erase_page_periods",
        "SELECT DISTINCT period, period_id FROM " + pages + " WHERE board = $1 AND member = $2"},
       // A page keyed by the member gets the key of its first remaining row (every row of it
       // is at or after that key, so each still falls in it); an empty page goes (its rows
       // are none). The period's first page is keyed by '' and never names a member.
-      {"bk_erase_page_key",
+      {"bk_cold_erase_page_key",
        "WITH k AS (SELECT encoded, member, rows FROM " + pages + " WHERE" + period +
            " AND member = $4),"
            " d AS (DELETE FROM " +
@@ -117,7 +116,7 @@ StatementTable erasure_page_statements(const std::string& q) {
 // History rows, profile and ban.
 StatementTable erasure_row_statements(const std::string& q) {
   return {
-      {"bk_erase_history",
+      {"bk_cold_erase_history",
        "WITH d AS (" + history_of(q, "DELETE") +
            " RETURNING period, period_id), l AS (DELETE FROM " + q +
            ".history_large WHERE member = $2 AND board = $1 RETURNING period, period_id),"
@@ -129,15 +128,15 @@ StatementTable erasure_row_statements(const std::string& q) {
            " WHERE p.board = $1 AND p.period = n.period AND p.period_id = n.period_id"
            " RETURNING 1)"
            " SELECT period, period_id, n FROM n ORDER BY 1, 2"},
-      {"bk_erase_count_history",
+      {"bk_cold_erase_count_history",
        "SELECT period, period_id, count(*) FROM (SELECT period, period_id" + history_of(q, "") +
            " UNION ALL SELECT period, period_id FROM " + q +
            ".history_large WHERE member = $2 AND board = $1) a GROUP BY 1, 2 ORDER BY 1, 2"},
-      {"bk_erase_profile", "DELETE FROM " + q + ".profiles WHERE board = $1 AND member = $2"},
-      {"bk_erase_count_profile",
+      {"bk_cold_erase_profile", "DELETE FROM " + q + ".profiles WHERE board = $1 AND member = $2"},
+      {"bk_cold_erase_count_profile",
        "SELECT count(*) FROM " + q + ".profiles WHERE board = $1 AND member = $2"},
-      {"bk_erase_ban", "DELETE FROM " + q + ".bans WHERE board = $1 AND member = $2"},
-      {"bk_erase_count_ban",
+      {"bk_cold_erase_ban", "DELETE FROM " + q + ".bans WHERE board = $1 AND member = $2"},
+      {"bk_cold_erase_count_ban",
        "SELECT count(*) FROM " + q + ".bans WHERE board = $1 AND member = $2"},
   };
 }
@@ -145,21 +144,22 @@ StatementTable erasure_row_statements(const std::string& q) {
 // The audit (sql/012_erasures.sql).
 StatementTable erasure_audit_statements(const std::string& q) {
   return {
-      {"bk_erase_open",
+      {"bk_cold_erase_open",
        "SELECT id FROM " + q +
            ".erasures WHERE member_hash = $1 AND finished_at IS NULL ORDER BY id DESC LIMIT 1"},
-      {"bk_erase_begin", "INSERT INTO " + q +
-                             ".erasures (requested_at, member_hash, boards, rows, dead_letters)"
-                             " VALUES ($2::timestamptz, $1, '{}', 0, 0) RETURNING id"},
-      {"bk_erase_earlier",
+      {"bk_cold_erase_begin",
+       "INSERT INTO " + q +
+           ".erasures (requested_at, member_hash, boards, rows, dead_letters)"
+           " VALUES ($2::timestamptz, $1, '{}', 0, 0) RETURNING id"},
+      {"bk_cold_erase_earlier",
        "SELECT count(*) FROM " + q + ".erasures WHERE member_hash = $1 AND id < $2"},
-      {"bk_erase_record",
+      {"bk_cold_erase_record",
        "UPDATE " + q +
            ".erasures SET rows = rows + $3, boards = CASE WHEN $2 = ANY(boards) THEN boards"
            " ELSE boards || $2::text END WHERE id = $1"},
-      {"bk_erase_finish", "UPDATE " + q +
-                              ".erasures SET finished_at = $3::timestamptz,"
-                              " dead_letters = dead_letters + $2 WHERE id = $1"},
+      {"bk_cold_erase_finish", "UPDATE " + q +
+                                   ".erasures SET finished_at = $3::timestamptz,"
+                                   " dead_letters = dead_letters + $2 WHERE id = $1"},
   };
 }
 
@@ -195,11 +195,6 @@ std::string keyed_hash(const std::string& key, const std::string& member) {
 
 namespace {
 
-// Whether the bans table (sql/011_bans.sql) exists: erase works on a schema without it.
-bool has_bans(pqxx::transaction_base& t, const Link& l) {
-  return t.exec_prepared1("bk_erase_has_bans", l.q + ".bans")[0].as<bool>();
-}
-
 ErasedPeriod& period_of(std::map<std::pair<std::string, std::string>, ErasedPeriod>& periods,
                         const std::string& board, const pqxx::row& r) {
   const std::string period = r[0].as<std::string>();
@@ -214,7 +209,7 @@ ErasedPeriod& period_of(std::map<std::pair<std::string, std::string>, ErasedPeri
 void erase_cold(pqxx::work& w, const Link& l, const std::string& board, const std::string& member,
                 bool dry_run, std::map<std::pair<std::string, std::string>, ErasedPeriod>& out) {
   std::set<std::pair<std::string, std::string>> with_row, with_page;
-  for (const auto& r : w.exec_prepared("bk_erase_cold_periods", board, member))
+  for (const auto& r : w.exec_prepared("bk_cold_erase_cold_periods", board, member))
     with_row.emplace(r[0].as<std::string>(), r[1].as<std::string>());
   if (dry_run) {
     for (const auto& [period, id] : with_row) {
@@ -224,16 +219,16 @@ void erase_cold(pqxx::work& w, const Link& l, const std::string& board, const st
     }
     return;
   }
-  for (const auto& r : w.exec_prepared("bk_erase_page_periods", board, member))
+  for (const auto& r : w.exec_prepared("bk_cold_erase_page_periods", board, member))
     with_page.emplace(r[0].as<std::string>(), r[1].as<std::string>());
   std::set<std::pair<std::string, std::string>> all = with_row;
   all.insert(with_page.begin(), with_page.end());
   for (const auto& [period, id] : all) {
     const PeriodKey key{board, period, id};
-    w.exec_prepared("bk_erase_lock", period_lock(l.schema, key));
+    w.exec_prepared("bk_cold_erase_lock", period_lock(l.schema, key));
     const std::int64_t n =
-        w.exec_prepared1("bk_erase_cold_row", board, period, id, member)[0].as<std::int64_t>();
-    w.exec_prepared("bk_erase_page_key", board, period, id, member);
+        w.exec_prepared1("bk_cold_erase_cold_row", board, period, id, member)[0].as<std::int64_t>();
+    w.exec_prepared("bk_cold_erase_page_key", board, period, id, member);
     if (n == 0) continue;
     ErasedPeriod& p = out[{period, id}];
     p.key = key;
@@ -243,8 +238,8 @@ void erase_cold(pqxx::work& w, const Link& l, const std::string& board, const st
 
 void erase_history(pqxx::work& w, const std::string& board, const std::string& member, bool dry_run,
                    std::map<std::pair<std::string, std::string>, ErasedPeriod>& out) {
-  for (const auto& r :
-       w.exec_prepared(dry_run ? "bk_erase_count_history" : "bk_erase_history", board, member)) {
+  for (const auto& r : w.exec_prepared(
+           dry_run ? "bk_cold_erase_count_history" : "bk_cold_erase_history", board, member)) {
     ErasedPeriod& p = period_of(out, board, r);
     p.archived = true;
     p.history += r[2].as<std::int64_t>();
@@ -267,11 +262,10 @@ std::vector<std::string> ErasureStore::boards() {
   return guarded(l, &session, "listing the boards", [&] {
     pqxx::work w(*session.conn);
     std::set<std::string> out;
-    for (const auto& r : w.exec_prepared("bk_erase_boards")) out.insert(r[0].as<std::string>());
-    if (has_bans(w, l)) {
-      for (const auto& r : w.exec_prepared("bk_erase_ban_boards"))
-        out.insert(r[0].as<std::string>());
-    }
+    for (const auto& r : w.exec_prepared("bk_cold_erase_boards"))
+      out.insert(r[0].as<std::string>());
+    for (const auto& r : w.exec_prepared("bk_cold_erase_ban_boards"))
+      out.insert(r[0].as<std::string>());
     w.commit();
     return std::vector<std::string>(out.begin(), out.end());
   });
@@ -292,11 +286,10 @@ ErasedBoard ErasureStore::erase(const std::string& board, const std::string& mem
         erase_cold(w, l, board, member, dry_run, periods);
         erase_history(w, board, member, dry_run, periods);
         ErasedBoard out;
-        out.profiles =
-            erase_row(w, dry_run, "bk_erase_count_profile", "bk_erase_profile", board, member);
-        if (has_bans(w, l)) {
-          out.bans = erase_row(w, dry_run, "bk_erase_count_ban", "bk_erase_ban", board, member);
-        }
+        out.profiles = erase_row(w, dry_run, "bk_cold_erase_count_profile", "bk_cold_erase_profile",
+                                 board, member);
+        out.bans =
+            erase_row(w, dry_run, "bk_cold_erase_count_ban", "bk_cold_erase_ban", board, member);
         w.commit();
         for (auto& [key, p] : periods) out.periods.push_back(std::move(p));
         return out;
@@ -314,9 +307,9 @@ std::int64_t ErasureStore::begin(const std::string& member_hash, Instant now) {
   Session& session = l.use();
   return guarded(l, &session, "writing the erasure's audit row", [&] {
     pqxx::work w(*session.conn);
-    const pqxx::result open = w.exec_prepared("bk_erase_open", member_hash);
+    const pqxx::result open = w.exec_prepared("bk_cold_erase_open", member_hash);
     const std::int64_t id =
-        open.empty() ? w.exec_prepared1("bk_erase_begin", member_hash, format_rfc3339(now))[0]
+        open.empty() ? w.exec_prepared1("bk_cold_erase_begin", member_hash, format_rfc3339(now))[0]
                            .as<std::int64_t>()
                      : open[0][0].as<std::int64_t>();
     w.commit();
@@ -329,7 +322,7 @@ std::int64_t ErasureStore::earlier(const std::string& member_hash, std::int64_t 
   Session& session = l.use();
   return guarded(l, &session, "reading the erasure audit", [&] {
     pqxx::nontransaction n(*session.conn);
-    return n.exec_prepared1("bk_erase_earlier", member_hash, id)[0].as<std::int64_t>();
+    return n.exec_prepared1("bk_cold_erase_earlier", member_hash, id)[0].as<std::int64_t>();
   });
 }
 
@@ -338,7 +331,7 @@ void ErasureStore::record(std::int64_t id, const std::string& board, std::int64_
   Session& session = l.use();
   guarded(l, &session, "writing the erasure's audit row", [&] {
     pqxx::nontransaction n(*session.conn);
-    n.exec_prepared("bk_erase_record", id, board, rows);
+    n.exec_prepared("bk_cold_erase_record", id, board, rows);
     return 0;
   });
 }
@@ -348,7 +341,7 @@ void ErasureStore::finish(std::int64_t id, std::int64_t dead_letters, Instant no
   Session& session = l.use();
   guarded(l, &session, "completing the erasure's audit row", [&] {
     pqxx::nontransaction n(*session.conn);
-    n.exec_prepared("bk_erase_finish", id, dead_letters, format_rfc3339(now));
+    n.exec_prepared("bk_cold_erase_finish", id, dead_letters, format_rfc3339(now));
     return 0;
   });
 }

@@ -16,10 +16,10 @@ StatementTable member_row_statements(const std::string& q) {
   const std::string& period = kInPeriod;
   const std::string pages = q + ".cold_pages";
   return {
-      {"bk_rows_lock", "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"},
+      {"bk_cold_rows_lock", "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"},
       // The rows of members $4, and one row less in the page of each: the page whose key is
       // the last at or before the row's (encoded, member) (sql/007_cold_pages.sql).
-      {"bk_rows_delete_cold",
+      {"bk_cold_rows_delete_cold",
        "WITH d AS (DELETE FROM " + q + ".cold_members WHERE" + period +
            "AND member = ANY($4::text[]) RETURNING encoded, member),"
            " g AS (SELECT p.encoded, p.member, count(*) AS n FROM d CROSS JOIN LATERAL"
@@ -35,10 +35,10 @@ StatementTable member_row_statements(const std::string& q) {
            " WHERE c.board = $1 AND c.period = $2 AND c.period_id = $3"
            " AND c.encoded = g.encoded AND c.member = g.member RETURNING 1)"
            " SELECT count(*) FROM d"},
-      {"bk_rows_status", "SELECT status FROM " + q + ".periods WHERE" + period},
+      {"bk_cold_rows_status", "SELECT status FROM " + q + ".periods WHERE" + period},
       // The member's history rows of an archived period (either table), and the period's
       // member count.
-      {"bk_rows_delete_history",
+      {"bk_cold_rows_delete_history",
        "WITH a AS (DELETE FROM " + q + ".history_rows WHERE" + period +
            "AND member = $4 RETURNING 1),"
            " b AS (DELETE FROM " +
@@ -68,8 +68,9 @@ std::int64_t delete_cold(pqxx::work& w, const Link& l, const PeriodKey& p,
     check_text("member id", m);
     list.text(m);
   }
-  w.exec_prepared("bk_rows_lock", pages_lock(l.schema, p));
-  return w.exec_prepared1("bk_rows_delete_cold", p.board, p.period, p.period_id, list.done())[0]
+  w.exec_prepared("bk_cold_rows_lock", pages_lock(l.schema, p));
+  return w
+      .exec_prepared1("bk_cold_rows_delete_cold", p.board, p.period, p.period_id, list.done())[0]
       .as<std::int64_t>();
 }
 
@@ -91,14 +92,15 @@ std::vector<MemberRowsRemoved> MemberRows::remove(const std::string& member,
     std::vector<MemberRowsRemoved> out;
     for (const PeriodKey& p : periods) {
       MemberRowsRemoved r;
-      w.exec_prepared("bk_rows_lock", period_lock(l.schema, p));
+      w.exec_prepared("bk_cold_rows_lock", period_lock(l.schema, p));
       r.cold = delete_cold(w, l, p, {member});
-      const pqxx::result status = w.exec_prepared("bk_rows_status", p.board, p.period, p.period_id);
+      const pqxx::result status =
+          w.exec_prepared("bk_cold_rows_status", p.board, p.period, p.period_id);
       r.archived = !status.empty() && status[0][0].as<std::string>() == "archived";
       if (r.archived) {
-        r.history =
-            w.exec_prepared1("bk_rows_delete_history", p.board, p.period, p.period_id, member)[0]
-                .as<std::int64_t>();
+        r.history = w.exec_prepared1("bk_cold_rows_delete_history", p.board, p.period, p.period_id,
+                                     member)[0]
+                        .as<std::int64_t>();
       }
       out.push_back(r);
     }
