@@ -127,13 +127,13 @@ int bans(Context& ctx, const ModerationArgs& args) {
   std::size_t width = 6;
   for (const service::BanRecord& b : list) width = std::max(width, printable(b.member).size());
   if (!list.empty()) {
-    std::cout << std::left << std::setw(static_cast<int>(width + 2)) << "member" << std::setw(22)
+    std::cout << std::left << std::setw(static_cast<int>(width + 2)) << "member" << std::setw(26)
               << "banned_at"
               << "reason\n";
   }
   for (const service::BanRecord& b : list) {
     std::cout << std::left << std::setw(static_cast<int>(width + 2)) << printable(b.member)
-              << std::setw(22) << format_rfc3339(b.banned_at) << printable(b.reason) << "\n";
+              << std::setw(26) << format_rfc3339(b.banned_at) << printable(b.reason) << "\n";
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 #include "cold/pg.h"
 #include "cold/rows.h"
 #include "cold/statements.h"
+#include "core/error.h"
 
 namespace bk::cold {
 
@@ -65,7 +66,16 @@ std::vector<BanRow> Bans::of(const std::string& board) {
   return guarded(l, &session, "reading bans", [&] {
     pqxx::nontransaction n(*session.conn);
     std::vector<BanRow> out;
-    for (const auto& r : n.exec_prepared("bk_cold_bans_of", board)) {
+    pqxx::result rows;
+    try {
+      rows = n.exec_prepared("bk_cold_bans_of", board);
+    } catch (const pqxx::undefined_table&) {
+      // Every board sync reads the bans: a schema of an older version fails here first.
+      throw UsageError("schema " + l.schema + " (" + l.where +
+                       ") is not migrated to this version of boardkeeper (it has no bans "
+                       "table): run `boardkeeper migrate` first");
+    }
+    for (const auto& r : rows) {
       out.push_back(
           {r[0].as<std::string>(), r[1].as<std::string>(), from_epoch_ms(r[2].as<std::int64_t>())});
     }

@@ -109,6 +109,26 @@ bool ColdStore::has_profiles(const std::string& board, ProfileField field) {
   return live(impl_).profiles.any(board, field);
 }
 
+void ColdStore::lock_profiles(const std::string& board) {
+  live(impl_).profiles.lock(board);
+}
+
+void ColdStore::unlock_profiles(const std::string& board) {
+  live(impl_).profiles.unlock(board);
+}
+
+ProfileLock::ProfileLock(ColdStore& store, std::string board)
+    : store_(store), board_(std::move(board)) {
+  store_.lock_profiles(board_);
+}
+
+ProfileLock::~ProfileLock() {
+  try {
+    store_.unlock_profiles(board_);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): the lock went with the connection
+  }
+}
+
 ColdReader ColdStore::reader() {
   return ColdReader::open(live(impl_).link);
 }

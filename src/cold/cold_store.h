@@ -83,6 +83,12 @@ class ColdStore {
                        const std::vector<std::pair<std::string, std::string>>& values);
   std::vector<Profile> profiles(const std::string& board, const std::vector<std::string>& members);
   bool has_profiles(const std::string& board, ProfileField field);
+  // The board's profile lock (a session advisory lock on this store's connection), held by
+  // whoever copies profiles from Redis to PostgreSQL (tick) or deletes them in both (erase,
+  // drop) for the whole of it: a copy read from Redis before a deletion can never be written
+  // after it. lock waits however long it takes; see ProfileLock.
+  void lock_profiles(const std::string& board);
+  void unlock_profiles(const std::string& board);
   // Deletes every cold row of the period (after it is archived).
   std::int64_t drop_period(const PeriodKey& period);
 
@@ -100,6 +106,20 @@ class ColdStore {
   friend class ColdReader;
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+// Holds a board's profile lock (ColdStore::lock_profiles) for its life. Releasing never
+// throws: a connection that broke released the lock with it.
+class ProfileLock {
+ public:
+  ProfileLock(ColdStore& store, std::string board);
+  ~ProfileLock();
+  ProfileLock(const ProfileLock&) = delete;
+  ProfileLock& operator=(const ProfileLock&) = delete;
+
+ private:
+  ColdStore& store_;
+  std::string board_;
 };
 
 }  // namespace bk::cold

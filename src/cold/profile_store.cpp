@@ -33,10 +33,39 @@ StatementTable profile_statements(const std::string& q) {
                                ".profiles WHERE board = $1 AND member = ANY($2::text[])"},
       {"bk_cold_has_name", has_field("name")},
       {"bk_cold_has_metadata", has_field("metadata")},
+      {"bk_cold_profile_lock", "SELECT pg_advisory_lock(hashtextextended($1, 0))"},
+      {"bk_cold_profile_unlock", "SELECT pg_advisory_unlock(hashtextextended($1, 0))"},
   };
 }
 
 ProfileStore::ProfileStore(std::shared_ptr<Link> link) : link_(std::move(link)) {}
+
+namespace {
+std::string profile_lock(const Link& l, const std::string& board) {
+  return "bk-profiles/" + l.schema + "/" + board;
+}
+}  // namespace
+
+void ProfileStore::lock(const std::string& board) {
+  Link& l = *link_;
+  check_text("board", board);
+  Session& session = l.use();
+  guarded(l, &session, "waiting for the board's profile lock", [&] {
+    pqxx::nontransaction n(*session.conn);
+    n.exec_prepared("bk_cold_profile_lock", profile_lock(l, board));
+    return 0;
+  });
+}
+
+void ProfileStore::unlock(const std::string& board) {
+  Link& l = *link_;
+  Session& session = l.use();
+  guarded(l, &session, "releasing the board's profile lock", [&] {
+    pqxx::nontransaction n(*session.conn);
+    n.exec_prepared("bk_cold_profile_unlock", profile_lock(l, board));
+    return 0;
+  });
+}
 
 void ProfileStore::upsert(const std::string& board, ProfileField field,
                           const std::vector<std::pair<std::string, std::string>>& values) {

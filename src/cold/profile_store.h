@@ -23,6 +23,9 @@ class ProfileStore {
               const std::vector<std::pair<std::string, std::string>>& values);
   std::vector<Profile> of(const std::string& board, const std::vector<std::string>& members);
   bool any(const std::string& board, ProfileField field);
+  // See ColdStore::lock_profiles and unlock_profiles.
+  void lock(const std::string& board);
+  void unlock(const std::string& board);
 
  private:
   std::shared_ptr<pg::Link> link_;

@@ -10,7 +10,9 @@
 --
 -- KEYS[1] :names, KEYS[2] :metadata, KEYS[3] :held, KEYS[4] :bans, then per live period its
 -- live ZSET, its :stale SET and its :meta HASH (3 keys each).
--- ARGV[1] the member, ARGV[2] "1" for a dry run, else "0".
+-- ARGV[1] the member, ARGV[2] "1" for a dry run, else "0", ARGV[3] "1" when E2 deleted the
+-- member's ban row: the generation moves even if the cache did not hold the ban (a sync in
+-- flight that read the row before E2 must not write it back).
 -- Returns {profile fields, held entries, ban entries, then per period: hot entries (dry run;
 -- 0 otherwise), tombstones cleared}.
 local member, dry = ARGV[1], ARGV[2] == '1'
@@ -23,7 +25,7 @@ end
 local profiles = hdel(KEYS[1]) + hdel(KEYS[2])
 local held = hdel(KEYS[3])
 local bans = hdel(KEYS[4])
-if bans > 0 and not dry then redis.call('HINCRBY', KEYS[4], '', 1) end
+if (bans > 0 or ARGV[3] == '1') and not dry then redis.call('HINCRBY', KEYS[4], '', 1) end
 
 local out = {profiles, held, bans}
 for k = 5, #KEYS, 3 do

@@ -12,14 +12,15 @@ Eraser::Eraser()
 
 BoardForgotten Eraser::forget(redis::Connection& conn, const BoardKeys& keys,
                               const std::vector<LivePeriod>& periods, const std::string& member,
-                              bool dry_run) {
+                              bool dry_run, bool cold_ban) {
   redis::Args k{keys.names(), keys.metadata(), keys.held(), keys.bans()};
   for (const LivePeriod& p : periods) {
     k.push_back(keys.live(p.period, p.period_id));
     k.push_back(keys.stale(p.period, p.period_id));
     k.push_back(keys.meta(p.period, p.period_id));
   }
-  const redis::Reply reply = forget_.eval(conn, k, {member, dry_run ? "1" : "0"});
+  const redis::Reply reply =
+      forget_.eval(conn, k, {member, dry_run ? "1" : "0", cold_ban ? "1" : "0"});
   const auto& e = reply.checked().elements;
   if (e.size() != 3 + 2 * periods.size()) {
     throw Error("erase_finish.lua answered " + std::to_string(e.size()) + " values for " +

@@ -28,10 +28,12 @@ class Eraser {
  public:
   Eraser();
 
-  // E3 on the board's keys for `periods` (its live periods), in one script.
+  // E3 on the board's keys for `periods` (its live periods), in one script. `cold_ban`: E2
+  // deleted the member's ban row, so the bans generation moves even when Redis's cache did
+  // not hold it yet (a sync in flight may have read the row before E2: it starts again).
   BoardForgotten forget(redis::Connection& conn, const BoardKeys& keys,
                         const std::vector<LivePeriod>& periods, const std::string& member,
-                        bool dry_run);
+                        bool dry_run, bool cold_ban = false);
 
   // Which dead letters go: those of any board, or those whose `board` field is one of these.
   struct LetterBoards {

@@ -20,6 +20,10 @@ ProfileStats sync_profiles(redis::Connection& redis, hot::BoardScripts& hot, col
   const hot::BoardKeys keys(hot.key_prefix(), board);
   ProfileStats stats;
   using Field = cold::ColdStore::ProfileField;
+  // From the Redis read to the PostgreSQL write: an erase or a drop of the board's profiles
+  // waits for it (or it for them), so a profile read before they deleted it is never written
+  // back after.
+  const cold::ProfileLock lock(cold, board);
   for (const auto& [hash, field] :
        {std::pair{keys.names(), Field::name}, std::pair{keys.metadata(), Field::metadata}}) {
     std::string cursor = "0";

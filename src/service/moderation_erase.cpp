@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -55,24 +56,19 @@ PeriodRemoval& entry(PeriodMap& periods, const std::string& board, const std::st
 struct EraseRun {
   const Config& config;
   redis::Connection& redis;
+  cold::ColdStore& store;  // pg's connection: holds the board's profile lock over E2 and E3
   cold::ErasureStore& pg;
   hot::Eraser& eraser;
   const std::string& member;
   bool dry_run;
 };
 
-// E1: the live periods through remove() (a board no longer in the config has no periods
-// to remove from: its live keys are left, and said so).
-void remove_live(Moderation& moderation, const EraseRun& run, const std::string& board,
+// E1: the live periods through remove(). False for a board no longer in the config: its
+// periods cannot be resolved, so its live Redis keys are not searched (the caller says so).
+bool remove_live(Moderation& moderation, const EraseRun& run, const std::string& board,
                  PeriodMap& periods) {
-  if (run.dry_run) return;  // the dry run counts hot entries in E3's counting variant
-  if (run.config.board_for(board) == nullptr) {
-    spdlog::warn(
-        "erase: board '{}' is not in the config: its live Redis periods are not "
-        "searched (add the board back to erase the member from them)",
-        board);
-    return;
-  }
+  if (run.config.board_for(board) == nullptr) return false;
+  if (run.dry_run) return true;  // the dry run counts hot entries in E3's counting variant
   for (const PeriodRemoval& r : moderation.remove(board, run.member).periods) {
     PeriodRemoval& p = entry(periods, board, r.period, r.period_id);
     p.hot += r.hot;
@@ -80,6 +76,7 @@ void remove_live(Moderation& moderation, const EraseRun& run, const std::string&
     p.history += r.history;
     p.archived = p.archived || r.archived;
   }
+  return true;
 }
 
 // E2: PostgreSQL's rows of the member on the board.
@@ -101,7 +98,8 @@ void forget_in_redis(const EraseRun& run, const std::string& board, PeriodMap& p
                      BoardErasure& out) {
   const hot::BoardKeys keys(run.config.redis.key_prefix, board);
   const std::vector<hot::LivePeriod> live = hot::live_periods(run.redis, keys);
-  const hot::BoardForgotten f = run.eraser.forget(run.redis, keys, live, run.member, run.dry_run);
+  const hot::BoardForgotten f =
+      run.eraser.forget(run.redis, keys, live, run.member, run.dry_run, out.bans > 0);
   for (std::size_t i = 0; i < live.size(); ++i) {
     if (f.hot[i] > 0) entry(periods, board, live[i].period, live[i].period_id).hot += f.hot[i];
   }
@@ -110,13 +108,21 @@ void forget_in_redis(const EraseRun& run, const std::string& board, PeriodMap& p
   out.held += f.held;
 }
 
-BoardErasure erase_board(Moderation& moderation, const EraseRun& run, const std::string& board) {
+BoardErasure erase_board(Moderation& moderation, const EraseRun& run, const std::string& board,
+                         std::vector<std::string>& unsearched) {
   PeriodMap periods;
   BoardErasure out;
   out.board = board;
-  remove_live(moderation, run, board, periods);
-  erase_rows(run, board, periods, out);
-  forget_in_redis(run, board, periods, out);
+  if (!remove_live(moderation, run, board, periods)) unsearched.push_back(board);
+  {
+    // The profile in PostgreSQL and in Redis go under the board's profile lock, which a tick
+    // holds from reading profiles in Redis to writing them to PostgreSQL: one it read before
+    // E3 is never written back after E2.
+    std::optional<cold::ProfileLock> lock;
+    if (!run.dry_run) lock.emplace(run.store, board);
+    erase_rows(run, board, periods, out);
+    forget_in_redis(run, board, periods, out);
+  }
   for (auto& [key, p] : periods) {
     if (p.total() > 0) out.periods.push_back(std::move(p));
   }
@@ -162,7 +168,7 @@ Erasure Moderation::erase(const std::string& member, const EraseOptions& options
   cold::ColdStore& store = cold_store("erase");
   cold::ErasureStore pg(store.link());
   hot::Eraser eraser;
-  const EraseRun run{config_, redis_, pg, eraser, member, options.dry_run};
+  const EraseRun run{config_, redis_, store, pg, eraser, member, options.dry_run};
   Erasure out;
   out.dry_run = options.dry_run;
   out.member_hash = cold::keyed_hash(erasure_key(store), member);
@@ -171,13 +177,23 @@ Erasure Moderation::erase(const std::string& member, const EraseOptions& options
   out.earlier_requests =
       pg.earlier(out.member_hash, options.dry_run ? std::numeric_limits<std::int64_t>::max() : id);
   const std::vector<std::string> boards = matching_boards(run, options.boards);
+  std::vector<std::string> unsearched;  // boards no config entry covers
   for (const std::string& board : boards) {
-    BoardErasure b = erase_board(*this, run, board);
+    BoardErasure b = erase_board(*this, run, board, unsearched);
     if (b.total() == 0) continue;
     if (!options.dry_run) pg.record(id, board, b.total());
     out.boards.push_back(std::move(b));
   }
   out.dead_letters = erase_dead_letters(run, options.boards, boards);
+  if (!unsearched.empty()) {
+    // Not done: the audit row stays unfinished, and the request fails naming the boards.
+    std::string names;
+    for (const std::string& b : unsearched) names += (names.empty() ? "'" : ", '") + b + "'";
+    throw RefusedError("erase: the member's live Redis periods on board(s) " + names +
+                       " could not be searched: no entry of " + config_.path +
+                       " covers them. Everything else is erased; add the board(s) back to the "
+                       "config and run erase again");
+  }
   if (!options.dry_run) pg.finish(id, out.dead_letters, clock_.now());
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "cold/bans.h"
@@ -62,6 +63,11 @@ class PeriodSet {
   std::vector<hot::RemovalPeriod> list() const {
     std::vector<hot::RemovalPeriod> out;
     for (const auto& [reg, p] : periods_) out.push_back(p);
+    // Ordered by (period, id), the order erase's transaction locks periods in too, so the
+    // two never wait for each other's period locks in a cycle ("cup2:" sorts before "cup:").
+    std::sort(out.begin(), out.end(), [](const hot::RemovalPeriod& a, const hot::RemovalPeriod& b) {
+      return std::tie(a.period_name, a.period_id) < std::tie(b.period_name, b.period_id);
+    });
     return out;
   }
 

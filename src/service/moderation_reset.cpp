@@ -5,6 +5,7 @@
 // drop then deletes the board's own keys and, in PostgreSQL, its profiles (and, with history,
 // its archived periods). Kept: bans, event-id buckets, in-flight markers.
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -106,6 +107,10 @@ Drop Moderation::drop(const std::string& board, bool history) {
     emptied.push_back(hot::registry_member(period, id));
   };
   for (const auto& [period, id] : periods) empty(period, id);
+  // The profiles go (Redis's with the board's keys, PostgreSQL's after) under the board's
+  // profile lock: a tick that read one from Redis before cannot write it back after.
+  std::optional<cold::ProfileLock> profile_lock;
+  if (emptier.cold) profile_lock.emplace(cold_store("drop"), board);
   for (int round = 1;; ++round) {
     const hot::BoardReset::DropKeys dropped =
         emptier.hot.drop_board_keys(redis_, emptier.keys, emptied);

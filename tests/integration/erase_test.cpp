@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <random>
@@ -21,6 +23,7 @@
 
 #include "cold/cold_store.h"
 #include "harness.h"
+#include "hot/keys.h"
 #include "service/leaderboards.h"
 
 namespace bk {
@@ -371,6 +374,85 @@ TEST_F(EraseTest, BadInputIsAUsageError) {
   const test::RunResult r = cli({"erase", "m", "--board", "a b"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--board"), std::string::npos) << r.err;
+}
+
+// A board Redis still has live periods of, but that no entry of the config covers any more:
+// erase cannot resolve its periods, so it must not say it is done. It fails naming the board
+// (exit 1) and leaves the audit row unfinished; with the board back in the config, a re-run
+// finishes the job.
+TEST_F(EraseTest, ABoardTheConfigNoLongerCoversFailsTheEraseUntilItIsBack) {
+  ok({"add", "e:1", kVictim, "5"}, kDay3);
+  ok({"add", "f:1", kVictim, "7"}, kDay3);
+  const std::string narrow_path =
+      test::write_text_config(prefix + "-narrow", test::config_text(prefix, R"(  - name: "f:*"
+    periods: [daily]
+    max_points: 100000
+    retention: {default: 3650d}
+)"));
+  const test::RunResult r =
+      test::run_cli({"--config", narrow_path, "--now", kDay3, "erase", kVictim});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("'e:1'"), std::string::npos) << r.err;
+  EXPECT_EQ(sql("SELECT count(*) FROM " + prefix + ".erasures WHERE finished_at IS NULL"), "1");
+  EXPECT_NE(cli({"rank", "e:1", "daily", kVictim}).out.find(kVictim), std::string::npos)
+      << "still listed: the erase did not claim otherwise";
+  EXPECT_EQ(cli({"erase", kVictim}).exit_code, 0);
+  EXPECT_EQ(sql("SELECT count(*) FROM " + prefix + ".erasures WHERE finished_at IS NULL"), "0");
+  EXPECT_TRUE(leftovers("").empty());
+}
+
+// A tick moving profiles reads them in Redis, then writes them to PostgreSQL; an erase that
+// deleted both in between would see the profile come back. Both take the board's profile
+// lock: while a tick holds it (here: the test), the erase waits and deletes nothing of the
+// profile; once it is free, the erase finishes. And a tick waits for an erase holding it.
+TEST_F(EraseTest, EraseAndATickMovingProfilesTakeTurnsOnTheBoardsProfileLock) {
+  populate();
+  const auto waiting_for_a_lock = [&] {
+    return sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted") != "0";
+  };
+  const std::string names = hot::BoardKeys(prefix, "e:1").names();
+  ASSERT_EQ(conn.command({"HGET", names, kVictim}).as_string(), "Vic2");
+  cold::ColdStore holder(test::postgres_url(), prefix);
+  // Starts `run` in a thread while the test holds the board's profile lock, checks that it
+  // waits for the lock (PostgreSQL shows it) and has not finished, then `meanwhile`, then
+  // releases the lock and waits for it to finish.
+  const auto waits_for_the_lock = [&](const std::string& board, const std::function<void()>& run,
+                                      const std::function<void()>& meanwhile) {
+    holder.lock_profiles(board);
+    std::atomic<bool> done{false};
+    std::thread t([&] {
+      run();
+      done = true;
+    });
+    bool waiting = false;
+    for (int i = 0; i < 3000 && !waiting && !done.load(); ++i) {
+      waiting = waiting_for_a_lock();
+      if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+    EXPECT_TRUE(waiting) << board;
+    EXPECT_FALSE(done.load()) << board;
+    meanwhile();
+    holder.unlock_profiles(board);
+    t.join();
+  };
+  int erase_exit = -1;
+  waits_for_the_lock(
+      "e:1",
+      [&] {
+        erase_exit = cli({"erase", kVictim, "--board", "e:1"}).exit_code;
+      },
+      // Its Redis profile is still there: E2 and E3 wait for the lock.
+      [&] {
+        const redis::Reply r = conn.command({"HGET", names, kVictim});
+        EXPECT_EQ(r.is_nil() ? std::string("(nil)") : r.str, "Vic2");
+      });
+  EXPECT_EQ(erase_exit, 0);
+  EXPECT_TRUE(conn.command({"HGET", names, kVictim}).is_nil());
+  // The other way round: a tick that moves or copies profiles waits while it is held.
+  int tick_exit = -1;
+  waits_for_the_lock(
+      "e:2", [&] { tick_exit = cli({"tick"}, "2026-11-30T12:00:00Z").exit_code; }, [] {});
+  EXPECT_EQ(tick_exit, 0);
 }
 
 // At least 20 erases SIGKILLed at random points, a tick after each (it spills, archives and
