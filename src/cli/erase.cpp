@@ -3,26 +3,17 @@
 #include <iostream>
 #include <string>
 
+#include "api/admin.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 
 namespace bk::cli {
 namespace {
 
-std::string period_json(const service::PeriodRemoval& p) {
-  return JsonLine()
-      .str("period", p.period)
-      .str("period_id", p.period_id)
-      .flag("archived", p.archived)
-      .num("hot", p.hot)
-      .num("cold", p.cold)
-      .num("history", p.history)
-      .done();
-}
-
 std::string board_json(const service::BoardErasure& b) {
   std::string periods = "[";
-  for (const auto& p : b.periods) periods += (periods.size() > 1 ? "," : "") + period_json(p);
+  for (const auto& p : b.periods)
+    periods += (periods.size() > 1 ? "," : "") + api::period_removal_json(p);
   return JsonLine()
       .str("board", b.board)
       .raw("periods", periods + "]")

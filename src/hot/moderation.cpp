@@ -34,7 +34,8 @@ Moderation::Moderation(std::string key_prefix)
     : prefix_(std::move(key_prefix)),
       remove_(embedded::hot_lua::member_remove_lua),
       unban_(embedded::hot_lua::bans_unban_lua),
-      tombstones_(embedded::hot_lua::tombstones_lua) {}
+      tombstones_(embedded::hot_lua::tombstones_lua),
+      clear_(embedded::hot_lua::tombstones_clear_lua) {}
 
 MemberRemoval Moderation::remove(redis::Connection& conn, const RemovalRequest& request) {
   const BoardKeys board(prefix_, request.board);
@@ -67,6 +68,12 @@ std::vector<std::string> Moderation::tombstones(redis::Connection& conn, const P
   out.reserve(r.elements.size());
   for (const redis::Reply& m : r.elements) out.push_back(m.as_string());
   return out;
+}
+
+std::int64_t Moderation::clear_tombstones(redis::Connection& conn, const PeriodKeys& keys,
+                                          const std::vector<std::string>& members) {
+  if (members.empty()) return 0;
+  return clear_.eval(conn, {keys.live, keys.stale, keys.meta}, members).checked().as_int();
 }
 
 std::string Moderation::bans_generation(redis::Connection& conn, const std::string& board) {

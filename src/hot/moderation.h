@@ -62,6 +62,10 @@ class Moderation {
   void touch_reads(redis::Connection& conn, const PeriodKeys& keys);
   // Members of the period's stale set that are not hot (their cold rows are void).
   std::vector<std::string> tombstones(redis::Connection& conn, const PeriodKeys& keys);
+  // After their cold rows were deleted: those of `members` still not hot leave the stale
+  // set, and the period's spill generation moves (see tombstones_clear.lua). Returns how many.
+  std::int64_t clear_tombstones(redis::Connection& conn, const PeriodKeys& keys,
+                                const std::vector<std::string>& members);
   // S1: the board's bans generation, "" when the hash has none (see BoardScripts::sync).
   std::string bans_generation(redis::Connection& conn, const std::string& board);
 
@@ -70,6 +74,7 @@ class Moderation {
   redis::Script remove_;
   redis::Script unban_;
   redis::Script tombstones_;
+  redis::Script clear_;
 };
 
 }  // namespace bk::hot

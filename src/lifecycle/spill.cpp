@@ -128,8 +128,9 @@ class Spiller {
 
 // Removed members' cold rows (tombstones: in :stale, not hot; see hot/moderation.h) are
 // void: deleted first, under the period lock the caller holds, so a remove killed after its
-// Redis step is finished here. The tombstones stay (until the period's keys go): a writer
-// holding a look-up made before the removal must still find one.
+// Redis step is finished here. Then the tombstones go (with a spill generation bump, so a
+// writer holding a look-up made before the rows were deleted looks again): :stale keeps only
+// members that may be hot and cold at once, and merged reads skip no more than those.
 void drop_void_rows(const PeriodJob& job, const hot::PeriodKeys& keys) {
   hot::Moderation moderation(job.hot.key_prefix());
   const std::vector<std::string> tombstones = moderation.tombstones(job.redis, keys);
@@ -138,8 +139,9 @@ void drop_void_rows(const PeriodJob& job, const hot::PeriodKeys& keys) {
   const std::int64_t n = cold::MemberRows(job.cold.link())
                              .remove_void({t.board, t.spec->name, t.period.id}, tombstones);
   if (n > 0) moderation.touch_reads(job.redis, keys);  // merged reads in flight read again
-  spdlog::debug("spill {} {} {}: {} cold rows of removed members deleted", t.board, t.spec->name,
-                t.period.id, n);
+  const std::int64_t cleared = moderation.clear_tombstones(job.redis, keys, tombstones);
+  spdlog::debug("spill {} {} {}: {} cold rows of removed members deleted, {} tombstones cleared",
+                t.board, t.spec->name, t.period.id, n, cleared);
 }
 
 }  // namespace

@@ -330,6 +330,28 @@ TEST_F(RemoveBanTest, ARemoveKilledAfterItsRedisStepIsFinishedByTheNextTick) {
   EXPECT_EQ(sql("SELECT members FROM " + prefix + ".periods WHERE board = 'arc'"), "2");
 }
 
+// The next spill deletes a removed member's cold row and then its tombstone: the stale set
+// keeps only members that may be hot and cold at once (merged reads skip no more than those),
+// and the member's next event still starts from zero.
+TEST_F(RemoveBanTest, TheNextSpillClearsTheTombstoneAndALaterEventStartsFromZero) {
+  for (const auto& [m, p] : std::vector<std::pair<std::string, std::int64_t>>{
+           {"a", 40}, {"b", 30}, {"c", 20}, {"d", 10}}) {
+    add("arc", m, p);
+  }
+  tick(now);  // hot_keep 2: c and d spill
+  const service::PeriodRef ref = lb.resolve("arc", "daily", std::nullopt);
+  const hot::PeriodKeys keys(hot::BoardKeys(prefix, "arc"), "daily", ref.period.id);
+  ASSERT_TRUE(lb.moderation().remove("arc", "c").found());
+  EXPECT_EQ(conn.command({"SISMEMBER", keys.stale, "c"}).as_int(), 1);  // the tombstone
+  tick(now);
+  EXPECT_EQ(conn.command({"SISMEMBER", keys.stale, "c"}).as_int(), 0);
+  EXPECT_EQ(listing("arc", "daily"), (std::vector<std::string>{"a:40:1", "b:30:2", "d:10:3"}));
+  add("arc", "c", 5);
+  EXPECT_EQ(listing("arc", "daily"),
+            (std::vector<std::string>{"a:40:1", "b:30:2", "d:10:3", "c:5:4"}));
+  EXPECT_EQ(lb.periods("arc").at(0).current_members, 4);
+}
+
 // An archive that ran before R2 holds the member: R2 deletes its history rows (the period's
 // member count drops; the others keep their ranks as archived).
 TEST_F(RemoveBanTest, RemovingFromAPeriodArchivedMeanwhileDeletesItsHistoryRows) {
