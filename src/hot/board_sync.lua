@@ -28,8 +28,12 @@ end
 -- same); once it has a generation the hash keeps it, so a sync that read it before can tell
 -- it moved.
 if nb > 0 or gen ~= '' then
+  if gen == '' then  -- a new generation starts at the server's clock (see member_remove.lua)
+    local t = redis.call('TIME')
+    gen = t[1] .. string.format('%06d', tonumber(t[2]))
+  end
   redis.call('DEL', KEYS[2])
-  redis.call('HSET', KEYS[2], '', gen == '' and '0' or gen)
+  redis.call('HSET', KEYS[2], '', gen)
 end
 for i = 3, 2 + nb, 1000 do
   local fields = {}

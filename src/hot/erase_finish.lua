@@ -25,7 +25,12 @@ end
 local profiles = hdel(KEYS[1]) + hdel(KEYS[2])
 local held = hdel(KEYS[3])
 local bans = hdel(KEYS[4])
-if (bans > 0 or ARGV[3] == '1') and not dry then redis.call('HINCRBY', KEYS[4], '', 1) end
+if (bans > 0 or ARGV[3] == '1') and not dry then
+  -- (A new generation starts at the server's clock: see member_remove.lua.)
+  local t = redis.call('TIME')
+  redis.call('HSETNX', KEYS[4], '', t[1] .. string.format('%06d', tonumber(t[2])))
+  redis.call('HINCRBY', KEYS[4], '', 1)
+end
 
 local out = {profiles, held, bans}
 for k = 5, #KEYS, 3 do

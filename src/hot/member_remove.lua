@@ -50,6 +50,10 @@ for j = 1, nperiods do
 end
 if ban then
   redis.call('HSET', KEYS[3], member, '1')
+  -- A new generation starts at the server's clock (microseconds), never at 1 again after
+  -- Redis lost its data: a board sync that read one before the loss must see it moved.
+  local t = redis.call('TIME')
+  redis.call('HSETNX', KEYS[3], '', t[1] .. string.format('%06d', tonumber(t[2])))
   redis.call('HINCRBY', KEYS[3], '', 1)
 end
 return out

@@ -253,6 +253,34 @@ TEST_F(RemoveBanTest, ABanSurvivesFlushall) {
   EXPECT_EQ(c.command({"HGET", hot::BoardKeys(prefix, "rb").bans(), "x"}).as_string(), "1");
 }
 
+// A board sync reads the bans generation (S1), then PostgreSQL's bans, then writes them if
+// the generation has not moved. Redis lost its data in between and a ban made afterwards
+// started the generation again: had it started from 1 again (as it did), the sync's stale
+// list (without that ban) matched it and was written, and the banned member's events were
+// applied until the next sync. A generation started from the server's clock does not repeat.
+TEST_F(RemoveBanTest, ASyncThatReadTheBansBeforeRedisLostItsDataDoesNotDropALaterBan) {
+  if (test::on_cluster()) GTEST_SKIP() << "flushes a Redis of its own (standalone)";
+  test::RedisServer own;
+  const Config cfg = [&] {
+    const std::string path =
+        test::write_text_config(prefix, test::config_text_for(own.url(), prefix, kBoards));
+    return load_config(path, {});
+  }();
+  redis::Connection c = own.connect();
+  Leaderboards l(cfg, c, Clock(now), &cold);
+  l.moderation().ban("rb", "x", "");
+  hot::BoardBans stale{hot::Moderation(prefix).bans_generation(c, "rb"), {"x"}};  // S1, S2
+  ASSERT_NE(stale.generation, "");
+  c.command({"FLUSHALL"}).checked();
+  l.moderation().ban("rb", "y", "");
+  hot::BoardScripts scripts(prefix, true);
+  EXPECT_FALSE(scripts.sync(c, hot::BoardKeys(prefix, "rb"), {}, stale))
+      << "the stale list was written over the ban made after it was read";
+  EXPECT_EQ(c.command({"HGET", hot::BoardKeys(prefix, "rb").bans(), "y"}).as_string(), "1");
+  const auto r = l.apply(Update{"rb", "y", 5, at("2026-11-22T10:00:00Z"), ""});
+  EXPECT_EQ(r.refusal, service::Refusal::banned) << r.reason;
+}
+
 // A writer looked the member's cold row up before R1 and sends its update after it: the
 // update script ignores the looked-up value (the member is a tombstone) and starts from zero.
 TEST_F(RemoveBanTest, ALookUpMadeBeforeTheRemovalDoesNotResurrectItsPoints) {
