@@ -378,6 +378,13 @@ Response Api::handle(const Request& request, service::Reads& reads) const {
   } catch (const UsageError& e) {
     route.response_.status = 400;
     route.response_.body = error_body(e.what());
+  } catch (const BusyError& e) {
+    spdlog::warn("serve: {} {}: {}", escape_control(request.method, false),
+                 escape_control(path_of(request.target), false), redact(e.what()));
+    route.response_.status = 503;
+    route.response_.body = error_body(e.what());
+    route.response_.headers = {{"Retry-After", "5"}};
+    route.response_.busy = true;
   } catch (const Error& e) {
     if (!e.transient()) throw;  // the server logs it and answers 500
     spdlog::warn("serve: {} {}: {}", escape_control(request.method, false),

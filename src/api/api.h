@@ -31,6 +31,9 @@ struct Response {
   // on 503, ...), as name and value.
   std::vector<std::pair<std::string, std::string>> headers{};
   bool admin = false;  // an admin route's answer: never cached
+  // A 503 because another operation held a lock too long (BusyError), not because a server
+  // is unreachable: the connections are fine, so it is not retried on fresh ones.
+  bool busy = false;
 };
 
 inline constexpr std::int64_t kMaxLimit = 1000;  // rows of one page

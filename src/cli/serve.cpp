@@ -107,6 +107,11 @@ std::vector<std::string> load_tokens(const ServeConfig& config) {
 
 // --- Sessions ------------------------------------------------------------------------------
 
+// How long an admin removal or ban waits for a spill or archive holding a period's lock
+// before it answers 503 (the member is hidden already; a retry finishes it): a worker is not
+// held for the whole of a long spill.
+constexpr std::chrono::seconds kAdminLockWait{5};
+
 // One worker's connections and services, made on first use and kept.
 struct Session {
   Session(const Config& c, Clock clock, std::atomic<bool>& deployment_verified)
@@ -115,7 +120,9 @@ struct Session {
         boards(c, redis, clock,
                std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); })),
         reads(boards, [this]() -> cold::History& { return archive(); }),
-        verified(deployment_verified) {}
+        verified(deployment_verified) {
+    boards.moderation().wait_for_locks_at_most(kAdminLockWait);
+  }
 
   // Before a request: a connection that failed is made again.
   void ready() {
@@ -251,7 +258,7 @@ class ReadApi {
       // detail in the log.
       a.response = api_.handle(
           {request.method, request.target, request.authorization, request.body}, s.reads);
-      a.unavailable = a.response.status == 503;
+      a.unavailable = a.response.status == 503 && !a.response.busy;
     } catch (const std::exception& e) {
       a.response = unexpected(request, e);
       a.broken = true;

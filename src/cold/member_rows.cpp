@@ -1,10 +1,13 @@
 // A member's rows removed from PostgreSQL (see member_rows.h) and their statements.
 #include "cold/member_rows.h"
 
+#include <algorithm>
+
 #include "cold/history_impl.h"
 #include "cold/pg.h"
 #include "cold/rows.h"
 #include "cold/statements.h"
+#include "core/error.h"
 
 namespace bk::cold {
 
@@ -78,8 +81,9 @@ std::int64_t delete_cold(pqxx::work& w, const Link& l, const PeriodKey& p,
 
 MemberRows::MemberRows(std::shared_ptr<Link> link) : link_(std::move(link)) {}
 
-std::vector<MemberRowsRemoved> MemberRows::remove(const std::string& member,
-                                                  const std::vector<PeriodKey>& periods) {
+std::vector<MemberRowsRemoved> MemberRows::remove(
+    const std::string& member, const std::vector<PeriodKey>& periods,
+    std::optional<std::chrono::milliseconds> lock_wait) {
   Link& l = *link_;
   check_text("member id", member);
   for (const PeriodKey& p : periods) check_period(p);
@@ -87,13 +91,22 @@ std::vector<MemberRowsRemoved> MemberRows::remove(const std::string& member,
   return guarded(l, &session, "removing a member's rows", [&] {
     pqxx::work w(*session.conn);
     // Waits for a running spill or archive of the period, however long it takes (see
-    // pg::Link::use).
-    w.exec0("SET LOCAL lock_timeout = 0");
+    // pg::Link::use), or at most `lock_wait` (lock_timeout counts each lock's wait).
+    w.exec0("SET LOCAL lock_timeout = " +
+            (lock_wait ? std::to_string(std::max<std::int64_t>(lock_wait->count(), 1)) : "0"));
     std::vector<MemberRowsRemoved> out;
     for (const PeriodKey& p : periods) {
       MemberRowsRemoved r;
-      w.exec_prepared("bk_cold_rows_lock", period_lock(l.schema, p));
-      r.cold = delete_cold(w, l, p, {member});
+      try {
+        w.exec_prepared("bk_cold_rows_lock", period_lock(l.schema, p));
+        r.cold = delete_cold(w, l, p, {member});
+      } catch (const pqxx::sql_error& e) {
+        // 55P03 lock_not_available: lock_timeout ran out
+        if (!lock_wait || e.sqlstate() != "55P03") throw;
+        throw BusyError("a spill or archive of " + p.board + " " + p.period + " " + p.period_id +
+                        " held its lock for more than " + std::to_string(lock_wait->count()) +
+                        " ms");
+      }
       const pqxx::result status =
           w.exec_prepared("bk_cold_rows_status", p.board, p.period, p.period_id);
       r.archived = !status.empty() && status[0][0].as<std::string>() == "archived";

@@ -2,8 +2,10 @@
 // docs/architecture.md "Moderation"): its cold row with its page's count, and the history rows
 // of a period archived while the removal ran. Shares the cold store's connection.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,8 +32,11 @@ class MemberRows {
   // counts one row less) and, when the period is archived, its history rows (the period's
   // member count drops; other rows keep their ranks and positions as archived). Committed
   // before it returns. Result i belongs to periods[i].
-  std::vector<MemberRowsRemoved> remove(const std::string& member,
-                                        const std::vector<PeriodKey>& periods);
+  // Without `lock_wait` it waits however long a spill or archive holds a lock; with it, a lock
+  // not had within that time throws BusyError naming the period, and nothing is deleted.
+  std::vector<MemberRowsRemoved> remove(
+      const std::string& member, const std::vector<PeriodKey>& periods,
+      std::optional<std::chrono::milliseconds> lock_wait = std::nullopt);
   // Deletes the cold rows of these members in one period (tombstones, see hot/moderation.h),
   // their pages' counts kept exact. The caller holds the period's lock (tick's spill).
   // Returns how many rows went.

@@ -53,6 +53,15 @@ class UnavailableError : public virtual Error {
   ExitCode exit_code() const noexcept override { return ExitCode::unavailable; }
 };
 
+// Another operation holds what this one needs (a period's lock during a long spill or
+// archive) for longer than the caller chose to wait (exit 3, like a server that cannot serve
+// right now): the same request later may succeed. The message says what was done already.
+class BusyError : public Error {
+ public:
+  using Error::Error;
+  ExitCode exit_code() const noexcept override { return ExitCode::unavailable; }
+};
+
 // An input that is well formed but not acceptable: out of range, late, bad member (exit 1).
 class RefusedError : public Error {
  public:

@@ -7,6 +7,7 @@
 // The work is split by operation (one file each): moderation_remove.cpp (remove, ban,
 // unban, bans), moderation_erase.cpp (erase), moderation_reset.cpp (reset, drop).
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -128,11 +129,19 @@ class Moderation {
   // `history`). Idempotent.
   Drop drop(const std::string& board, bool history);
 
+  // remove() and ban() wait for a running spill or archive of a period (it holds the
+  // period's lock) at most `wait` from now on, instead of however long it takes: a caller
+  // that must answer in time (serve) gets BusyError (exit 3) after it. By then the member is
+  // off every read already and left out of archives; a retry, or the next tick's spill,
+  // deletes its cold rows.
+  void wait_for_locks_at_most(std::chrono::milliseconds wait) { lock_wait_ = wait; }
+
  private:
   const Config& config_;
   redis::Connection& redis_;
   Clock clock_;
   std::function<cold::ColdStore&()> cold_;
+  std::optional<std::chrono::milliseconds> lock_wait_;  // none: however long it takes
 
   cold::ColdStore& cold_store(const char* what);  // UsageError naming `what` without one
 

@@ -9,6 +9,7 @@
 #include "cold/bans.h"
 #include "cold/member_rows.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "core/validate.h"
 #include "hot/moderation.h"
 #include "hot/registry.h"
@@ -77,6 +78,21 @@ class PeriodSet {
   std::map<std::string, hot::RemovalPeriod> periods_;
   std::set<std::string> ignored_;  // registry members of periods the config does not know
 };
+
+// R2, waiting at most `lock_wait` (when given) for each period's lock.
+std::vector<cold::MemberRowsRemoved> remove_rows(
+    cold::ColdStore& store, const std::vector<cold::PeriodKey>& keys, const std::string& member,
+    bool ban, std::optional<std::chrono::milliseconds> lock_wait) {
+  try {
+    return cold::MemberRows(store.link()).remove(member, keys, lock_wait);
+  } catch (const BusyError& e) {
+    throw BusyError((ban ? "ban: " : "remove: ") + quoted(member) + " is off every read of board " +
+                    quoted(keys.front().board) + " already (and left out of archives), but " +
+                    e.what() +
+                    ", so its cold rows are not deleted yet: try again, or the next tick deletes "
+                    "them");
+  }
+}
 
 }  // namespace
 
@@ -160,7 +176,7 @@ Removal Moderation::remove_member(const std::string& board, const std::string& m
   for (const hot::RemovalPeriod& p : request.periods)
     keys.push_back({board, p.period_name, p.period_id});
   std::vector<cold::MemberRowsRemoved> r2(keys.size());
-  if (store != nullptr && !keys.empty()) r2 = cold::MemberRows(store->link()).remove(member, keys);
+  if (store != nullptr && !keys.empty()) r2 = remove_rows(*store, keys, member, ban, lock_wait_);
   Removal out;
   const hot::BoardKeys board_keys(config_.redis.key_prefix, board);
   for (std::size_t i = 0; i < keys.size(); ++i) {

@@ -2,17 +2,23 @@
 // without a token, 403 with a read token and 200 with an admin token (and does what it says);
 // without admin tokens every admin route answers 403 (fail closed); hostile inputs each get
 // their status and a JSON error, and serve answers others afterwards; admin tokens never
-// reach the log; a token that is both a read and an admin token stops serve (exit 2).
+// reach the log; a token that is both a read and an admin token stops serve (exit 2); a
+// removal waiting for a period's lock answers 503 in time.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <stdlib.h>
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "cold/board_reset.h"
+#include "cold/cold_store.h"
 #include "harness.h"
 #include "service/leaderboards.h"
 
@@ -208,6 +214,51 @@ TEST_F(ServeAdminTest, HostileInputsGetTheirStatusAndAJsonErrorAndServeGoesOn) {
   expect(s.post("/v1/boards/points/daily/members/alice", kAdmin, "{}"), 405, "not allowed",
          "POST on a member route");
   EXPECT_EQ(s.get(kBans, kAdmin).body["bans"].size(), 0U) << "nothing was banned";
+}
+
+// A removal waits for a spill or archive holding its period's lock (here: the test holds it)
+// at most a few seconds, then answers 503 saying the member is off every read already; serve
+// answers reads meanwhile; once the lock is free, the same request finishes. Before the bound
+// the DELETE held its worker for as long as the lock was held (this client gave up after 30 s).
+TEST_F(ServeAdminTest, ARemovalWaitingForASpillsLockAnswers503InTimeAndARetryFinishesIt) {
+  Served s(config_path, log, kAdminToken);
+  cold::ColdStore store(test::postgres_url(), prefix);
+  cold::BoardReset holder(store.link());
+  holder.lock({"points", "daily", "2026-11-25"});
+  Answer waited;
+  std::atomic<bool> done{false};
+  std::thread remover([&] {
+    httplib::Client other("127.0.0.1", test::listening_port(log));
+    other.set_read_timeout(30, 0);
+    const httplib::Result r = other.Delete("/v1/boards/points/daily/members/alice", kAdmin);
+    if (r) {
+      waited.status = r->status;
+      waited.body = json::parse(r->body, nullptr, false);
+      if (r->get_header_value("Retry-After").empty()) waited.status = -1;
+    }
+    done = true;
+  });
+  // Once it waits for the lock (PostgreSQL shows it), the member is off the board for every
+  // read, and reads are answered.
+  bool waiting = false;
+  for (int i = 0; i < 1500 && !waiting && !done.load(); ++i) {
+    waiting = test::psql(
+                  "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT "
+                  "granted")
+                  .rfind("0", 0) != 0;
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+  EXPECT_TRUE(waiting) << "the removal never waited for the period's lock";
+  EXPECT_EQ(top_members(s), (std::vector<std::string>{"carol", "dave", "bob"}));
+  remover.join();
+  EXPECT_EQ(waited.status, 503) << "0: no answer in 30 s; -1: no Retry-After; "
+                                << waited.body.dump();
+  EXPECT_NE(error_of(waited).find("off every read"), std::string::npos) << waited.body.dump();
+  EXPECT_NE(error_of(waited).find("try again"), std::string::npos) << waited.body.dump();
+  holder.unlock();
+  const Answer again = s.del("/v1/boards/points/daily/members/alice", kAdmin);
+  EXPECT_EQ(again.status, 200) << again.body.dump();
+  EXPECT_EQ(top_members(s), (std::vector<std::string>{"carol", "dave", "bob"}));
 }
 
 TEST_F(ServeAdminTest, AdminTokensNeverReachTheLog) {
