@@ -835,7 +835,9 @@ TEST(Ingest, ADrainThatCannotProgressExitsThreeAfterMaxWait) {
       20s);
   const auto took = std::chrono::steady_clock::now() - started;
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
-  EXPECT_LE(took, 3s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+  // Ended, not retried for as long as it was left running (the run's limit is 20 s); the
+  // slack above --max-wait is for a loaded machine (it took 3.2 s under ASan on a cluster).
+  EXPECT_LE(took, 10s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
   const std::string text = r.out + r.err;
   EXPECT_NE(text.find(dead), std::string::npos) << text;  // names the dead-letter stream
   EXPECT_NE(text.find("1 pending"), std::string::npos) << text;
