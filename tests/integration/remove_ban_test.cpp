@@ -94,6 +94,20 @@ class RemoveBanTest : public ::testing::Test {
                                                                    {"d", 30}, {"e", 20}, {"f", 10}};
     for (const auto& [m, p] : points) add("rb", m, p);
   }
+
+  // A standalone Redis of the test's own (to flush), the test's boards on it.
+  struct OwnRedis {
+    explicit OwnRedis(RemoveBanTest& t)
+        : config(load_config(test::write_text_config(
+                                 t.prefix, test::config_text_for(server.url(), t.prefix, kBoards)),
+                             {})),
+          conn(server.connect()),
+          boards(config, conn, Clock(t.now), &t.cold) {}
+    test::RedisServer server;
+    Config config;
+    redis::Connection conn;
+    Leaderboards boards;
+  };
 };
 
 TEST_F(RemoveBanTest, RemovingAHotMemberMovesTheRanksBelowUpAndALaterEventStartsFromZero) {
@@ -233,14 +247,9 @@ TEST_F(RemoveBanTest, ABanRefusesAddAndStreamEntriesUntilUnbanned) {
 
 TEST_F(RemoveBanTest, ABanSurvivesFlushall) {
   if (test::on_cluster()) GTEST_SKIP() << "flushes a Redis of its own (standalone)";
-  test::RedisServer own;
-  const Config cfg = [&] {
-    const std::string path =
-        test::write_text_config(prefix, test::config_text_for(own.url(), prefix, kBoards));
-    return load_config(path, {});
-  }();
-  redis::Connection c = own.connect();
-  Leaderboards l(cfg, c, Clock(now), &cold);
+  OwnRedis own(*this);
+  redis::Connection& c = own.conn;
+  Leaderboards& l = own.boards;
   ASSERT_EQ(l.apply(Update{"rb", "x", 5, at("2026-11-22T10:00:00Z"), ""}).status,
             UpdateStatus::applied);
   l.moderation().ban("rb", "x", "");
@@ -260,14 +269,9 @@ TEST_F(RemoveBanTest, ABanSurvivesFlushall) {
 // applied until the next sync. A generation started from the server's clock does not repeat.
 TEST_F(RemoveBanTest, ASyncThatReadTheBansBeforeRedisLostItsDataDoesNotDropALaterBan) {
   if (test::on_cluster()) GTEST_SKIP() << "flushes a Redis of its own (standalone)";
-  test::RedisServer own;
-  const Config cfg = [&] {
-    const std::string path =
-        test::write_text_config(prefix, test::config_text_for(own.url(), prefix, kBoards));
-    return load_config(path, {});
-  }();
-  redis::Connection c = own.connect();
-  Leaderboards l(cfg, c, Clock(now), &cold);
+  OwnRedis own(*this);
+  redis::Connection& c = own.conn;
+  Leaderboards& l = own.boards;
   l.moderation().ban("rb", "x", "");
   hot::BoardBans stale{hot::Moderation(prefix).bans_generation(c, "rb"), {"x"}};  // S1, S2
   ASSERT_NE(stale.generation, "");

@@ -20,12 +20,16 @@
 #include "cold/board_reset.h"
 #include "cold/cold_store.h"
 #include "harness.h"
+#include "served.h"
 #include "service/leaderboards.h"
 
 namespace bk {
 namespace {
 
 using json = nlohmann::json;
+using test::Answer;
+using test::answer_of;
+using test::error_of;
 
 const char* kBoards = R"(  - name: points
     periods: [daily]
@@ -42,11 +46,6 @@ const httplib::Headers kNone;
 const httplib::Headers kReader{{"Authorization", "Bearer " + kReadToken}};
 const httplib::Headers kAdmin{{"Authorization", "Bearer " + kAdminToken}};
 
-struct Answer {
-  int status = 0;  // 0: no answer
-  json body;
-};
-
 // A running `serve` with BOARDKEEPER_SERVE_TOKENS and BOARDKEEPER_SERVE_ADMIN_TOKENS.
 class Served {
  public:
@@ -59,16 +58,16 @@ class Served {
   }
 
   Answer get(const std::string& target, const httplib::Headers& h) {
-    return answer(client_.Get(target.c_str(), h));
+    return answer_of(client_.Get(target.c_str(), h));
   }
   Answer put(const std::string& target, const httplib::Headers& h, const std::string& body = "") {
-    return answer(client_.Put(target.c_str(), h, body, "application/json"));
+    return answer_of(client_.Put(target.c_str(), h, body, "application/json"));
   }
   Answer del(const std::string& target, const httplib::Headers& h) {
-    return answer(client_.Delete(target.c_str(), h));
+    return answer_of(client_.Delete(target.c_str(), h));
   }
   Answer post(const std::string& target, const httplib::Headers& h, const std::string& body) {
-    return answer(client_.Post(target.c_str(), h, body, "application/json"));
+    return answer_of(client_.Post(target.c_str(), h, body, "application/json"));
   }
 
  private:
@@ -87,18 +86,7 @@ class Served {
     unsetenv("BOARDKEEPER_SERVE_ADMIN_TOKENS");
     return pid;
   }
-  static Answer answer(const httplib::Result& r) {
-    Answer a;
-    if (!r) return a;
-    a.status = r->status;
-    a.body = json::parse(r->body, nullptr, false);
-    return a;
-  }
 };
-
-std::string error_of(const Answer& a) {
-  return a.body.is_object() ? a.body.value("error", "") : "";
-}
 
 const std::string kTop = "/v1/boards/points/daily/top";
 const std::string kBans = "/v1/boards/points/bans";

@@ -17,12 +17,16 @@
 
 #include "api/cursor.h"
 #include "harness.h"
+#include "served.h"
 #include "service/leaderboards.h"
 
 namespace bk {
 namespace {
 
 using json = nlohmann::json;
+using test::Answer;
+using test::answer_of;
+using test::error_of;
 
 const char* kBoards = R"(  - name: points
     periods: [daily]
@@ -42,11 +46,6 @@ constexpr const char* kNow = "2026-11-25T12:00:00Z";
 const std::string kKeyA(32, 'a');  // BOARDKEEPER_CURSOR_KEY of one deployment
 const std::string kKeyB(40, 'b');  // ... and of another
 
-struct Answer {
-  int status = 0;  // 0: no answer
-  json body;
-};
-
 // A running `serve`; `cursor_key` set: its BOARDKEEPER_CURSOR_KEY.
 class Served {
  public:
@@ -60,10 +59,10 @@ class Served {
   }
 
   Answer get(const std::string& target, const httplib::Headers& headers = {}) {
-    return answer(client_.Get(target.c_str(), headers));
+    return answer_of(client_.Get(target.c_str(), headers));
   }
   Answer post(const std::string& target, const std::string& body) {
-    return answer(client_.Post(target.c_str(), body, "application/json"));
+    return answer_of(client_.Post(target.c_str(), body, "application/json"));
   }
   int pid() const { return pid_; }
 
@@ -82,18 +81,7 @@ class Served {
     unsetenv("BOARDKEEPER_SERVE_TOKENS");
     return pid;
   }
-  static Answer answer(const httplib::Result& r) {
-    Answer a;
-    if (!r) return a;
-    a.status = r->status;
-    a.body = json::parse(r->body, nullptr, false);
-    return a;
-  }
 };
-
-std::string error_of(const Answer& a) {
-  return a.body.is_object() ? a.body.value("error", "") : "";
-}
 
 // A cursor's fields (NUL-separated, as cursor.cpp writes them) and its MAC (the last 32
 // bytes), to forge from.

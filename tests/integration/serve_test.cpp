@@ -24,7 +24,11 @@ namespace bk {
 namespace {
 
 using json = nlohmann::json;
+using test::Answer;
+using test::answer_of;
 using test::enc;
+using test::error_of;
+using test::record_of;
 using namespace std::chrono_literals;
 
 const char* kBoards = R"(  - name: pts
@@ -56,11 +60,6 @@ const char* kBoards = R"(  - name: pts
 
 constexpr const char* kNow = "2026-11-20T12:00:00Z";  // a Friday: the cup began 2026-11-13T18:00
 
-struct Answer {
-  int status = 0;
-  json body;
-};
-
 // A running `serve` of the test's own config.
 class Served {
  public:
@@ -76,10 +75,10 @@ class Served {
   }
 
   Answer get(const std::string& target, const httplib::Headers& headers = {}) {
-    return answer(client_.Get(target.c_str(), headers));
+    return answer_of(client_.Get(target.c_str(), headers));
   }
   Answer post(const std::string& target, const std::string& body) {
-    return answer(client_.Post(target.c_str(), body, "application/json"));
+    return answer_of(client_.Post(target.c_str(), body, "application/json"));
   }
   int port() const { return port_; }
   int pid() const { return pid_; }
@@ -89,27 +88,7 @@ class Served {
   test::Reaper reaper_;
   int port_;
   httplib::Client client_;
-
-  static Answer answer(const httplib::Result& r) {
-    Answer a;
-    if (!r) return a;
-    a.status = r->status;
-    a.body = json::parse(r->body, nullptr, false);
-    return a;
-  }
 };
-
-// The RECORD fields of a CLI --json line (the profile's only when present).
-json record_of(const json& line) {
-  json r{{"rank", line["rank"]},
-         {"member", line["member"]},
-         {"points", line["points"]},
-         {"achieved_at", line["achieved_at"]}};
-  for (const char* field : {"name", "metadata"}) {
-    if (line.contains(field)) r[field] = line[field];
-  }
-  return r;
-}
 
 std::vector<json> cli_lines(const std::vector<std::string>& args) {
   const test::RunResult r = test::run_cli(args);

@@ -1,5 +1,6 @@
 // A running `serve` of a test's own config, and the CLI beside it: what the read tests
-// (degrade_test, history_api_test, one_answer_test) compare.
+// (degrade_test, history_api_test, one_answer_test) compare; the answers' helpers every serve
+// test shares.
 #pragma once
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -22,6 +23,21 @@ struct Answer {
   nlohmann::json body;
 };
 
+// The answer to a request: status 0 when none came (the client gave up or lost the connection).
+inline Answer answer_of(const httplib::Result& r) {
+  Answer a;
+  if (!r) return a;
+  a.status = r->status;
+  a.text = r->body;
+  a.body = nlohmann::json::parse(r->body, nullptr, false);
+  return a;
+}
+
+// The "error" of a JSON error answer ("" when it is none).
+inline std::string error_of(const Answer& a) {
+  return a.body.is_object() ? a.body.value("error", "") : "";
+}
+
 class Served {
  public:
   Served(const std::string& config_path, const std::string& log, const std::string& now)
@@ -34,15 +50,7 @@ class Served {
     client_.set_url_encode(false);  // the tests encode targets themselves
   }
 
-  Answer get(const std::string& target) {
-    Answer a;
-    const httplib::Result r = client_.Get(target.c_str());
-    if (!r) return a;
-    a.status = r->status;
-    a.text = r->body;
-    a.body = nlohmann::json::parse(r->body, nullptr, false);
-    return a;
-  }
+  Answer get(const std::string& target) { return answer_of(client_.Get(target.c_str())); }
   int pid() const { return pid_; }
 
  private:
