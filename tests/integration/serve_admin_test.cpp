@@ -28,7 +28,6 @@ namespace {
 
 using json = nlohmann::json;
 using test::Answer;
-using test::answer_of;
 using test::error_of;
 
 const char* kBoards = R"(  - name: points
@@ -47,45 +46,13 @@ const httplib::Headers kReader{{"Authorization", "Bearer " + kReadToken}};
 const httplib::Headers kAdmin{{"Authorization", "Bearer " + kAdminToken}};
 
 // A running `serve` with BOARDKEEPER_SERVE_TOKENS and BOARDKEEPER_SERVE_ADMIN_TOKENS.
-class Served {
+class Served : public test::Served {
  public:
   Served(const std::string& config_path, const std::string& log, const std::string& admin_tokens)
-      : pid_(spawn(config_path, log, admin_tokens)),
-        reaper_{pid_},
-        client_("127.0.0.1", test::listening_port(log)) {
-    client_.set_read_timeout(30, 0);
-    client_.set_url_encode(false);
-  }
-
-  Answer get(const std::string& target, const httplib::Headers& h) {
-    return answer_of(client_.Get(target.c_str(), h));
-  }
-  Answer put(const std::string& target, const httplib::Headers& h, const std::string& body = "") {
-    return answer_of(client_.Put(target.c_str(), h, body, "application/json"));
-  }
-  Answer del(const std::string& target, const httplib::Headers& h) {
-    return answer_of(client_.Delete(target.c_str(), h));
-  }
-  Answer post(const std::string& target, const httplib::Headers& h, const std::string& body) {
-    return answer_of(client_.Post(target.c_str(), h, body, "application/json"));
-  }
-
- private:
-  int pid_;
-  test::Reaper reaper_;
-  httplib::Client client_;
-
-  static int spawn(const std::string& config_path, const std::string& log,
-                   const std::string& admin_tokens) {
-    setenv("BOARDKEEPER_SERVE_TOKENS", kReadToken.c_str(), 1);
-    if (!admin_tokens.empty()) setenv("BOARDKEEPER_SERVE_ADMIN_TOKENS", admin_tokens.c_str(), 1);
-    const int pid = test::spawn_cli({"--config", config_path, "--now", kNow, "--log-level", "debug",
-                                     "serve", "--listen", "127.0.0.1:0"},
-                                    log);
-    unsetenv("BOARDKEEPER_SERVE_TOKENS");
-    unsetenv("BOARDKEEPER_SERVE_ADMIN_TOKENS");
-    return pid;
-  }
+      : test::Served(config_path, log, kNow,
+                     {{"BOARDKEEPER_SERVE_TOKENS", kReadToken},
+                      {"BOARDKEEPER_SERVE_ADMIN_TOKENS", admin_tokens}},
+                     {"--log-level", "debug"}) {}
 };
 
 const std::string kTop = "/v1/boards/points/daily/top";
@@ -199,7 +166,7 @@ TEST_F(ServeAdminTest, HostileInputsGetTheirStatusAndAJsonErrorAndServeGoesOn) {
   expect(s.del("/v1/boards/nope/daily/members/alice", kAdmin), 404, "no board entry",
          "an unknown board (remove)");
   expect(s.get("/v1/boards/points/bans/alice", kAdmin), 405, "not allowed", "GET on a ban route");
-  expect(s.post("/v1/boards/points/daily/members/alice", kAdmin, "{}"), 405, "not allowed",
+  expect(s.post("/v1/boards/points/daily/members/alice", "{}", kAdmin), 405, "not allowed",
          "POST on a member route");
   EXPECT_EQ(s.get(kBans, kAdmin).body["bans"].size(), 0U) << "nothing was banned";
 }
@@ -216,7 +183,7 @@ TEST_F(ServeAdminTest, ARemovalWaitingForASpillsLockAnswers503InTimeAndARetryFin
   Answer waited;
   std::atomic<bool> done{false};
   std::thread remover([&] {
-    httplib::Client other("127.0.0.1", test::listening_port(log));
+    httplib::Client other("127.0.0.1", s.port());
     other.set_read_timeout(30, 0);
     const httplib::Result r = other.Delete("/v1/boards/points/daily/members/alice", kAdmin);
     if (r) {

@@ -25,7 +25,6 @@ namespace {
 
 using json = nlohmann::json;
 using test::Answer;
-using test::answer_of;
 using test::error_of;
 
 const char* kBoards = R"(  - name: points
@@ -46,41 +45,14 @@ constexpr const char* kNow = "2026-11-25T12:00:00Z";
 const std::string kKeyA(32, 'a');  // BOARDKEEPER_CURSOR_KEY of one deployment
 const std::string kKeyB(40, 'b');  // ... and of another
 
-// A running `serve`; `cursor_key` set: its BOARDKEEPER_CURSOR_KEY.
-class Served {
+// A running `serve`; `cursor_key` set: its BOARDKEEPER_CURSOR_KEY; `tokens`: its read tokens.
+class Served : public test::Served {
  public:
   Served(const std::string& config_path, const std::string& log, const std::string& cursor_key,
          const std::string& tokens = "")
-      : pid_(spawn(config_path, log, cursor_key, tokens)),
-        reaper_{pid_},
-        client_("127.0.0.1", test::listening_port(log)) {
-    client_.set_read_timeout(30, 0);
-    client_.set_url_encode(false);
-  }
-
-  Answer get(const std::string& target, const httplib::Headers& headers = {}) {
-    return answer_of(client_.Get(target.c_str(), headers));
-  }
-  Answer post(const std::string& target, const std::string& body) {
-    return answer_of(client_.Post(target.c_str(), body, "application/json"));
-  }
-  int pid() const { return pid_; }
-
- private:
-  int pid_;
-  test::Reaper reaper_;
-  httplib::Client client_;
-
-  static int spawn(const std::string& config_path, const std::string& log,
-                   const std::string& cursor_key, const std::string& tokens) {
-    if (!cursor_key.empty()) setenv("BOARDKEEPER_CURSOR_KEY", cursor_key.c_str(), 1);
-    if (!tokens.empty()) setenv("BOARDKEEPER_SERVE_TOKENS", tokens.c_str(), 1);
-    const int pid = test::spawn_cli(
-        {"--config", config_path, "--now", kNow, "serve", "--listen", "127.0.0.1:0"}, log);
-    unsetenv("BOARDKEEPER_CURSOR_KEY");
-    unsetenv("BOARDKEEPER_SERVE_TOKENS");
-    return pid;
-  }
+      : test::Served(
+            config_path, log, kNow,
+            {{"BOARDKEEPER_CURSOR_KEY", cursor_key}, {"BOARDKEEPER_SERVE_TOKENS", tokens}}) {}
 };
 
 // A cursor's fields (NUL-separated, as cursor.cpp writes them) and its MAC (the last 32

@@ -25,7 +25,6 @@ namespace {
 
 using json = nlohmann::json;
 using test::Answer;
-using test::answer_of;
 using test::enc;
 using test::error_of;
 using test::record_of;
@@ -60,34 +59,11 @@ const char* kBoards = R"(  - name: pts
 
 constexpr const char* kNow = "2026-11-20T12:00:00Z";  // a Friday: the cup began 2026-11-13T18:00
 
-// A running `serve` of the test's own config.
-class Served {
+// A running `serve` of the test's own config, with 8 workers.
+class Served : public test::Served {
  public:
   Served(const std::string& config_path, const std::string& log, const std::string& now = kNow)
-      : pid_(test::spawn_cli({"--config", config_path, "--now", now, "serve", "--listen",
-                              "127.0.0.1:0", "--workers", "8"},
-                             log)),
-        reaper_{pid_},
-        port_(test::listening_port(log)),
-        client_("127.0.0.1", port_) {
-    client_.set_read_timeout(30, 0);
-    client_.set_url_encode(false);  // the tests encode targets themselves
-  }
-
-  Answer get(const std::string& target, const httplib::Headers& headers = {}) {
-    return answer_of(client_.Get(target.c_str(), headers));
-  }
-  Answer post(const std::string& target, const std::string& body) {
-    return answer_of(client_.Post(target.c_str(), body, "application/json"));
-  }
-  int port() const { return port_; }
-  int pid() const { return pid_; }
-
- private:
-  int pid_;
-  test::Reaper reaper_;
-  int port_;
-  httplib::Client client_;
+      : test::Served(config_path, log, now, {}, {}, {"--workers", "8"}) {}
 };
 
 std::vector<json> cli_lines(const std::vector<std::string>& args) {

@@ -7,10 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <stdlib.h>
 #include <cctype>
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness.h"
@@ -38,11 +40,17 @@ inline std::string error_of(const Answer& a) {
   return a.body.is_object() ? a.body.value("error", "") : "";
 }
 
+// A running `serve` (on a free port, --now `now`), killed at the end of the scope. `env` is
+// set for serve alone (a variable with an empty value is left unset); `options` go before
+// the command (e.g. --log-level debug), `serve_options` after it (e.g. --workers 8).
 class Served {
  public:
-  Served(const std::string& config_path, const std::string& log, const std::string& now)
-      : pid_(spawn_cli({"--config", config_path, "--now", now, "serve", "--listen", "127.0.0.1:0"},
-                       log)),
+  using Env = std::vector<std::pair<std::string, std::string>>;
+
+  Served(const std::string& config_path, const std::string& log, const std::string& now,
+         const Env& env = {}, const std::vector<std::string>& options = {},
+         const std::vector<std::string>& serve_options = {})
+      : pid_(spawn(config_path, log, now, env, options, serve_options)),
         reaper_{pid_},
         port_(listening_port(log)),
         client_("127.0.0.1", port_) {
@@ -50,14 +58,43 @@ class Served {
     client_.set_url_encode(false);  // the tests encode targets themselves
   }
 
-  Answer get(const std::string& target) { return answer_of(client_.Get(target.c_str())); }
+  Answer get(const std::string& target, const httplib::Headers& headers = {}) {
+    return answer_of(client_.Get(target.c_str(), headers));
+  }
+  Answer post(const std::string& target, const std::string& body,
+              const httplib::Headers& headers = {}) {
+    return answer_of(client_.Post(target.c_str(), headers, body, "application/json"));
+  }
+  Answer put(const std::string& target, const httplib::Headers& headers,
+             const std::string& body = "") {
+    return answer_of(client_.Put(target.c_str(), headers, body, "application/json"));
+  }
+  Answer del(const std::string& target, const httplib::Headers& headers) {
+    return answer_of(client_.Delete(target.c_str(), headers));
+  }
   int pid() const { return pid_; }
+  int port() const { return port_; }
 
  private:
   int pid_;
   Reaper reaper_;
   int port_;
   httplib::Client client_;
+
+  static int spawn(const std::string& config_path, const std::string& log, const std::string& now,
+                   const Env& env, const std::vector<std::string>& options,
+                   const std::vector<std::string>& serve_options) {
+    std::vector<std::string> args{"--config", config_path, "--now", now};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {"serve", "--listen", "127.0.0.1:0"});
+    args.insert(args.end(), serve_options.begin(), serve_options.end());
+    for (const auto& [name, value] : env) {
+      if (!value.empty()) setenv(name.c_str(), value.c_str(), 1);
+    }
+    const int pid = spawn_cli(args, log);
+    for (const auto& [name, value] : env) unsetenv(name.c_str());
+    return pid;
+  }
 };
 
 // Percent-encodes every byte but unreserved ones.
