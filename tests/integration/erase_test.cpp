@@ -467,20 +467,31 @@ TEST_F(EraseTest, AKilledEraseNeverBringsAnythingBackAndARerunFinishesIt) {
   std::size_t left = leftovers("").size();
   ASSERT_GE(left, 10u);
   std::mt19937 rng(std::random_device{}());
-  std::uniform_int_distribution<int> delay_ms(0, 250);
+  // Kill delays up to 250 ms, and up to what the last run that finished took once one did:
+  // a rerun that finds little left to do ends in tens of ms, so on a quiet machine most of
+  // the fixed 250 ms delays came after the end (8 and 15 kills in 80 runs were seen).
+  int longest_ms = 250;
   const std::string log = "/tmp/bk-erase-kill-" + prefix + ".log";
   bool gone_from_top = false;
   int finished = 0;  // runs that ended before their kill
   // Until 20 runs were killed (a run may finish before its kill), 80 runs at most.
   int killed = 0;
   for (int run = 0; run < 80 && killed < 20; ++run) {
+    const auto started = std::chrono::steady_clock::now();
     const int pid =
         test::spawn_cli({"--config", config_path, "--now", kDay3, "erase", kVictim}, log);
     test::Reaper reaper{pid};
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::uniform_int_distribution<int>(0, longest_ms)(rng)));
     kill(pid, SIGKILL);
     const int rc = test::wait_cli(pid);
     EXPECT_TRUE(rc == 0 || rc == 128 + SIGKILL) << rc << " " << test::read_file(log);
+    if (rc == 0) {
+      longest_ms =
+          std::max(5, static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::steady_clock::now() - started)
+                                           .count()));
+    }
     finished += rc == 0 ? 1 : 0;
     killed += rc == 0 ? 0 : 1;
     ok({"tick"}, kDay3);
