@@ -288,8 +288,10 @@ CLI::App* set_up_serve(CLI::App& app, CommandLine& line) {
                     "127.0.0.1:8080; port 0: any free port, logged)");
   serve
       ->add_option("--workers", args.workers,
-                   "threads running reads (connections are held by one event loop); each "
-                   "borrows pooled Redis and PostgreSQL connections (default 32)")
+                   "threads running reads (connections are held by one event loop), half of "
+                   "them for reads Redis alone answers, half for those that need PostgreSQL "
+                   "(at least one each); each borrows pooled Redis and PostgreSQL connections "
+                   "(default 32)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
   return serve;
 }

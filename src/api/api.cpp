@@ -321,11 +321,30 @@ bool Api::authorized(const std::string& authorization) const {
   return !refuse_access(false, authorization);
 }
 
+Lane lane_of(std::string_view method, std::string_view target) {
+  const std::string_view path = path_of(target);
+  if (shape_of(method, path).admin || method == "POST") return Lane::postgres;
+  const auto segs = split(path, '/');  // "", "v1", "boards", board, period or "periods", ...
+  if (segs.size() == 5 && segs[4] == "periods") return Lane::postgres;
+  if (segs.size() == 6 && segs[5] == "history") return Lane::postgres;
+  const std::string_view query = target.substr(path.size());
+  for (const std::string_view p : split(query.empty() ? query : query.substr(1), '&')) {
+    const std::string_view name = p.substr(0, p.find('='));
+    if (name == "period_id" || name == "cursor" || name == "ids") return Lane::postgres;
+  }
+  return Lane::redis;
+}
+
 Response Api::unavailable(const Error& e, std::string route) {
-  const char* kind = e.backend() == Backend::redis      ? "Redis is unreachable"
-                     : e.backend() == Backend::postgres ? "PostgreSQL is unreachable"
-                                                        : "a server this read needs is unreachable";
-  return {503, error_body(kind), std::move(route), {{"Retry-After", "1"}}};
+  const char* server = e.backend() == Backend::redis      ? "Redis"
+                       : e.backend() == Backend::postgres ? "PostgreSQL"
+                                                          : "a server this read needs";
+  const std::string what = std::string(server) + (e.hung() ? " did not answer in time (it may be "
+                                                             "hung); the read was abandoned"
+                                                           : " is unreachable");
+  Response r{503, error_body(what), std::move(route), {{"Retry-After", e.hung() ? "5" : "1"}}};
+  if (e.hung()) r.hung = e.backend();
+  return r;
 }
 
 std::optional<Response> Api::refuse_before_body(const Request& head) const {

@@ -34,11 +34,24 @@ struct Response {
   // A 503 because another operation held a lock too long (BusyError), not because a server
   // is unreachable: the connections are fine, so it is not retried on fresh ones.
   bool busy = false;
+  // A 503 because this server took the request but did not answer in time (hung): the
+  // request's deadline is spent, so it is not retried on fresh connections either.
+  Backend hung = Backend::none;
 };
 
 inline constexpr std::int64_t kMaxLimit = 1000;  // rows of one page
 inline constexpr std::int64_t kMaxIds = 1000;    // members of one members request
 inline constexpr std::int64_t kMaxK = 500;       // neighbours each side
+
+// serve's worker lanes (cli/http_server.h, Options::lane): a read that Redis alone answers
+// as a rule (the first page of a period, a member and its neighbours) never waits for a
+// worker held by one that needs PostgreSQL as a rule (a past period: period_id; a cursor's
+// later pages; history; many ids at once; the periods list, whose counts of spilled periods
+// are PostgreSQL's; admin routes, which lock periods there). Decided from the target alone,
+// before any backend is asked. A read in the Redis lane that meets a spilled member still
+// asks PostgreSQL, under its deadline.
+enum class Lane : std::size_t { redis = 0, postgres = 1 };
+Lane lane_of(std::string_view method, std::string_view target);
 
 class Api {
  public:

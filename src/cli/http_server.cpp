@@ -100,10 +100,22 @@ struct Server {
   asio::steady_timer accept_pause{io};
   asio::steady_timer stop_timer{io};
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
-  WorkerPool workers;
+  std::vector<std::unique_ptr<WorkerPool>> lanes;  // Options::lane_workers, or one of workers
   std::thread io_thread;
   std::once_flag stopped;
 
+  void start_lanes() {
+    std::vector<std::size_t> sizes = options.lane_workers;
+    if (!options.lane || sizes.empty()) sizes = {options.workers};
+    for (const std::size_t n : sizes) {
+      lanes.push_back(std::make_unique<WorkerPool>());
+      lanes.back()->start(std::max<std::size_t>(1, n));
+    }
+  }
+  WorkerPool& lane_of(const Request& request) {
+    if (lanes.size() == 1) return *lanes.front();
+    return *lanes[std::min(options.lane(request), lanes.size() - 1)];
+  }
   void listen(const std::string& text);
   void accept();
   void on_accept(const error_code& ec, tcp::socket socket);
@@ -421,7 +433,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     } else if (server_.is_inline(request.path)) {
       answer(server_.run(request));
     } else {
-      server_.workers.submit([self = shared_from_this(), request = std::move(request)]() mutable {
+      WorkerPool& lane = server_.lane_of(request);
+      lane.submit([self = shared_from_this(), request = std::move(request)]() mutable {
         Response response = self->server_.winding_down.load()
                                 ? json_error(503, "the server is shutting down; try again")
                                 : self->server_.run(request);
@@ -644,8 +657,8 @@ void Server::stop() {
   std::call_once(stopped, [this] {
     winding_down.store(true);
     asio::post(io, [this] { begin_stop(); });
-    workers.finish();  // the requests they hold are answered (posted to the I/O thread)
-    work.reset();      // the I/O thread ends when its connections have
+    for (auto& lane : lanes) lane->finish();  // their requests are answered (posted to io)
+    work.reset();                             // the I/O thread ends when its connections have
     if (io_thread.joinable()) io_thread.join();
     finished = true;
   });
@@ -664,7 +677,7 @@ HttpServer::HttpServer(const std::string& address, Handler handler, Options opti
   s.allow = std::string("GET, HEAD, ") + (s.options.post ? "POST, " : "") +
             (s.options.put_delete ? "PUT, DELETE, " : "") + "OPTIONS";
   s.listen(address);
-  s.workers.start(std::max<std::size_t>(1, s.options.workers));
+  s.start_lanes();
   s.accept();
   s.io_thread = std::thread([&s] {
     block_signals();

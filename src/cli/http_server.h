@@ -39,7 +39,13 @@ class HttpServer {
     // Paths answered on the I/O thread: their handler must never block (probes, metrics).
     // Every other request goes to a worker.
     std::vector<std::string> inline_paths;
-    std::size_t workers = 1;                        // threads running handlers that may block
+    std::size_t workers = 1;  // threads running handlers that may block
+    // Lanes: with `lane` set, `lane_workers[i]` threads run the requests `lane` puts in lane
+    // i (instead of `workers` threads for all), so that requests of one lane never wait for
+    // a worker held by another's (serve: reads Redis alone answers, and PostgreSQL's).
+    // Asked on the I/O thread once the whole request is there: must never block.
+    std::vector<std::size_t> lane_workers;
+    std::function<std::size_t(const Request& request)> lane;
     bool post = false;                              // POST too (else 405 like any other method)
     bool put_delete = false;                        // PUT and DELETE too (serve's admin routes)
     std::size_t max_write_body = 4096;              // larger PUT bodies get 413 (DELETE: none)

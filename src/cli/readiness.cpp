@@ -30,6 +30,8 @@ const char* state_name(Readiness::State s) {
       return "ok";
     case Readiness::State::unreachable:
       return "unreachable";
+    case Readiness::State::hung:
+      return "hung";
     case Readiness::State::unknown:
       break;
   }
@@ -56,25 +58,34 @@ struct PgClear {
   void operator()(PGresult* r) const { PQclear(r); }
 };
 
+using State = Readiness::State;
+
 // SELECT 1 over a libpq connection kept between checks, every step non-blocking and bounded.
 class PostgresProbe {
  public:
   explicit PostgresProbe(std::string conninfo) : conninfo_(std::move(conninfo)) {}
 
-  // Whether PostgreSQL answers; `why` says what failed.
-  bool answers(std::string& why) {
+  // ok, unreachable or hung; `why` says what failed.
+  State check(std::string& why) {
     const auto deadline = std::chrono::steady_clock::now() + kCheckTimeout;
     const bool was_up = conn_ != nullptr;
-    if (was_up && select_one(deadline, why)) return true;
+    hung_ = false;
+    if (was_up && select_one(deadline, why)) return State::ok;
     conn_.reset();
-    if (was_up) why.clear();  // a connection that died while idle: try a fresh one
-    return connect(deadline, why) && select_one(deadline, why);
+    if (was_up && !hung_) why.clear();  // a connection that died while idle: try a fresh one
+    if (!hung_ && connect(deadline, why) && select_one(deadline, why)) return State::ok;
+    return hung_ ? State::hung : State::unreachable;
   }
 
  private:
   std::string conninfo_;
   std::unique_ptr<PGconn, PgFinish> conn_;
+  bool hung_ = false;  // the last failure was a wait that ran out, not a refusal
 
+  bool no_answer(std::string& why, const std::string& what) {
+    hung_ = true;
+    return fail(why, what);
+  }
   bool fail(std::string& why, const std::string& what) {
     std::string message = PQerrorMessage(conn_.get());
     while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
@@ -89,7 +100,7 @@ class PostgresProbe {
     for (PostgresPollingStatusType s = PGRES_POLLING_WRITING; s != PGRES_POLLING_OK;) {
       if (s == PGRES_POLLING_FAILED) return fail(why, "cannot connect");
       if (!wait_socket(PQsocket(conn_.get()), s == PGRES_POLLING_WRITING, deadline)) {
-        return fail(why, "no connection within 1 s");
+        return no_answer(why, "no connection within 1 s");
       }
       s = PQconnectPoll(conn_.get());
     }
@@ -100,13 +111,15 @@ class PostgresProbe {
     if (PQsendQuery(c, "SELECT 1") == 0) return fail(why, "cannot send a query");
     for (int flushed = PQflush(c); flushed != 0; flushed = PQflush(c)) {
       if (flushed < 0 || !wait_socket(PQsocket(c), true, deadline)) {
-        return fail(why, "cannot send a query");
+        return no_answer(why, "cannot send a query within 1 s");
       }
     }
     bool ok = false;
     for (;;) {
       while (PQisBusy(c) != 0) {
-        if (!wait_socket(PQsocket(c), false, deadline)) return fail(why, "no answer within 1 s");
+        if (!wait_socket(PQsocket(c), false, deadline)) {
+          return no_answer(why, "no answer within 1 s");
+        }
         if (PQconsumeInput(c) == 0) return fail(why, "the connection broke");
       }
       const std::unique_ptr<PGresult, PgClear> r(PQgetResult(c));
@@ -130,25 +143,30 @@ class RedisProbe {
   explicit RedisProbe(const redis::Options& options)
       : conn_(probe_options(options), redis::Connect::later) {}
 
-  bool answers(std::string& why) {
+  // ok, unreachable or hung; `why` says what failed.
+  State check(std::string& why) {
     const bool was_up = conn_.connected();
-    if (ping(why)) return true;
-    return was_up && ping(why);  // it died while idle: once more, on a fresh connection
+    State s = ping(why);
+    // It died while idle: once more, on a fresh connection (not when it took the PING and
+    // did not answer: that check has had its time).
+    if (s == State::unreachable && was_up) s = ping(why);
+    return s;
   }
 
  private:
   redis::Connection conn_;
 
-  bool ping(std::string& why) {
+  State ping(std::string& why) {
     try {
       if (!conn_.connected()) conn_.reconnect();
       const auto refused = redis::ping(conn_);
-      if (!refused) return true;
+      if (!refused) return State::ok;
       why = "PING answered " + *refused;
     } catch (const Error& e) {
       why = e.what();
+      if (e.hung()) return State::hung;
     }
-    return false;
+    return State::unreachable;
   }
 };
 
@@ -178,11 +196,9 @@ void Readiness::request_stop() {
 
 void Readiness::check_now() {
   std::string why;
-  const bool redis = probes_->redis.answers(why);
-  record(redis_, "redis", redis, why);
+  record(redis_, "redis", probes_->redis.check(why), why);
   why.clear();
-  const bool postgres = probes_->postgres.answers(why);
-  record(postgres_, "postgresql", postgres, why);
+  record(postgres_, "postgresql", probes_->postgres.check(why), why);
 }
 
 void Readiness::start(std::chrono::milliseconds period) {
@@ -201,15 +217,15 @@ void Readiness::start(std::chrono::milliseconds period) {
 }
 
 // The new state; a change is logged once (the reason redacted: it may quote a URL).
-void Readiness::record(std::atomic<State>& state, const char* backend, bool answers,
+void Readiness::record(std::atomic<State>& state, const char* backend, State now,
                        const std::string& why) {
-  const State now = answers ? State::ok : State::unreachable;
   const State before = state.exchange(now);
   if (before == now) return;
-  if (answers) {
+  if (now == State::ok) {
     if (before != State::unknown) spdlog::info("serve: {} answers again", backend);
   } else {
-    spdlog::warn("serve: {} is not reachable: {}", backend, redact(why));
+    spdlog::warn("serve: {} is {}: {}", backend,
+                 now == State::hung ? "hung (no answer in time)" : "not reachable", redact(why));
   }
 }
 

@@ -1,6 +1,7 @@
 // serve's /readyz: a prober with connections of its own checks Redis (PING) and PostgreSQL
 // (SELECT 1) about once a second, each check bounded by a short timeout, so that the probe
-// is answered at once from the last results and never waits on a backend.
+// is answered at once from the last results and never waits on a backend. A backend that
+// refuses is "unreachable"; one that takes the check but does not answer it in time "hung".
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -16,7 +17,7 @@ namespace bk::cli {
 
 class Readiness {
  public:
-  enum class State { unknown, ok, unreachable };
+  enum class State { unknown, ok, unreachable, hung };
 
   // `postgres_conninfo`: libpq's connection string (cold::parse_conninfo), password included.
   Readiness(const redis::Options& redis, std::string postgres_conninfo);
@@ -33,11 +34,12 @@ class Readiness {
   void request_stop();
 
   // Ready while Redis answers: nearly every read needs it (an archived period's needs only
-  // PostgreSQL, so PostgreSQL being down is said but does not take serve out of service).
+  // PostgreSQL, so PostgreSQL being down or hung is said but does not take serve out of
+  // service: the reads it would hold end at their deadline).
   bool ready() const { return redis_.load() == State::ok; }
   State redis() const { return redis_.load(); }
   State postgres() const { return postgres_.load(); }
-  // {"ready":true,"redis":"ok","postgres":"unreachable"}
+  // {"ready":true,"redis":"ok","postgres":"hung"}
   std::string json() const;
 
  private:
@@ -50,7 +52,7 @@ class Readiness {
   bool stopping_ = false;
   std::thread thread_;
 
-  void record(std::atomic<State>& state, const char* backend, bool answers, const std::string& why);
+  void record(std::atomic<State>& state, const char* backend, State now, const std::string& why);
 };
 
 }  // namespace bk::cli

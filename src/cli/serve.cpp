@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "cli/http_server.h"
 #include "cli/metrics_io.h"
 #include "cli/readiness.h"
+#include "cold/call_deadline.h"
 #include "cold/conninfo.h"
 #include "core/json.h"
 #include "core/metrics.h"
@@ -112,11 +114,23 @@ std::vector<std::string> load_tokens(const ServeConfig& config) {
 // held for the whole of a long spill.
 constexpr std::chrono::seconds kAdminLockWait{5};
 
+// Redis as reads need it: no command (the handshake included) waits past the read's
+// deadline, so a frozen server costs a read serve.read_timeout, not the 10 s of a command;
+// and one shun for every worker's connection, so that it costs one read, not each.
+redis::Options read_redis_options(const Config& c) {
+  redis::Options o = redis_options(c.redis);
+  o.command_timeout = c.serve.read_timeout;
+  o.connect_timeout = std::min(o.connect_timeout, c.serve.read_timeout);
+  o.shun = std::make_shared<Shun>();
+  return o;
+}
+
 // One worker's connections and services, made on first use and kept.
 struct Session {
-  Session(const Config& c, Clock clock, std::atomic<bool>& deployment_verified)
+  Session(const Config& c, const redis::Options& redis_options, Clock clock,
+          std::atomic<bool>& deployment_verified)
       : config(c),
-        redis(redis_options(c.redis), redis::Connect::later),
+        redis(redis_options, redis::Connect::later),
         boards(c, redis, clock,
                std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); })),
         reads(boards, [this]() -> cold::History& { return archive(); }),
@@ -158,7 +172,8 @@ struct Session {
 // --workers of them.
 class Sessions {
  public:
-  Sessions(const Config& config, Clock clock) : config_(config), clock_(clock) {}
+  Sessions(const Config& config, Clock clock)
+      : config_(config), redis_(read_redis_options(config)), clock_(clock) {}
 
   struct Lease {
     std::unique_ptr<Session> session;
@@ -175,7 +190,7 @@ class Sessions {
     }
     return fresh();
   }
-  Lease fresh() { return {std::make_unique<Session>(config_, clock_, verified_), false}; }
+  Lease fresh() { return {std::make_unique<Session>(config_, redis_, clock_, verified_), false}; }
   void give_back(std::unique_ptr<Session> s) {
     const std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(std::move(s));
@@ -183,6 +198,7 @@ class Sessions {
 
  private:
   const Config& config_;
+  const redis::Options redis_;  // one shun for all
   Clock clock_;
   std::atomic<bool> verified_{false};
   std::mutex mu_;
@@ -221,17 +237,27 @@ HttpServer::Response json(int status, std::string body) {
   return {status, "application/json", std::move(body) + "\n"};
 }
 
-// /v1 (and anything not a probe), on a worker: a session from the pool, the API, and one
-// retry on fresh connections when a backend failed on a session that sat idle.
+// /v1 (and anything not a probe), on a worker: a session from the pool, the API within the
+// request's deadline, and one retry on fresh connections when a backend refused a session
+// that sat idle.
 class ReadApi {
  public:
-  ReadApi(const api::Api& api, Sessions& sessions) : api_(api), sessions_(sessions) {}
+  ReadApi(const api::Api& api, Sessions& sessions, std::chrono::milliseconds read_timeout)
+      : api_(api), sessions_(sessions), read_timeout_(read_timeout) {}
 
   Answered answer(const HttpServer::Request& request) {
+    // Every PostgreSQL call of the request ends by its deadline (Redis's commands are bounded
+    // by read_redis_options). An admin removal or ban may also wait for a period's lock.
+    const bool admin = request.method == "PUT" || request.method == "DELETE";
+    const auto deadline = std::chrono::steady_clock::now() + read_timeout_ +
+                          (admin ? std::chrono::milliseconds{kAdminLockWait} : kNoWait);
+    const cold::CallDeadline bounded(deadline);
     Sessions::Lease lease = sessions_.take();
     Attempt a = attempt(*lease.session, request);
-    if (a.unavailable && lease.reused) {
+    if (a.unavailable && lease.reused && a.response.hung == Backend::none &&
+        std::chrono::steady_clock::now() < deadline) {
       // A restart kills idle connections: that alone is no outage. The old session goes.
+      // A backend that did not answer in time is not asked again: the deadline is spent.
       lease = sessions_.fresh();
       a = attempt(*lease.session, request);
     }
@@ -241,8 +267,10 @@ class ReadApi {
   }
 
  private:
+  static constexpr std::chrono::milliseconds kNoWait{0};
   const api::Api& api_;
   Sessions& sessions_;
+  std::chrono::milliseconds read_timeout_;
 
   struct Attempt {
     api::Response response;
@@ -265,9 +293,10 @@ class ReadApi {
     }
     return a;
   }
-  // Redis's connection made again if it failed. When it cannot be, the API runs all the
+  // Redis's connection made again if it failed. When it cannot be (or Redis is shunned, as
+  // a server that did not answer in time lately: read_redis_options), the API runs all the
   // same (its commands then fail at once, answered 503), so the answer counts under its
-  // route.
+  // route, and reads that need no Redis (archived periods) do not wait for it.
   static void reconnect_redis(Session& s) {
     try {
       s.ready();
@@ -343,6 +372,13 @@ HttpServer::Options server_options(const ServeConfig& config, const ServeArgs& a
     for (std::string& p : console_paths()) o.inline_paths.push_back(std::move(p));
   }
   o.workers = args.workers;
+  // Half the workers for reads that Redis alone answers as a rule, half for those that need
+  // PostgreSQL (api::lane_of): neither waits for a worker the other holds.
+  o.lane_workers = {std::max<std::size_t>(1, args.workers / 2),
+                    std::max<std::size_t>(1, args.workers - args.workers / 2)};
+  o.lane = [](const HttpServer::Request& r) {
+    return static_cast<std::size_t>(api::lane_of(r.method, r.target));
+  };
   o.post = true;
   o.put_delete = true;  // the admin routes (api/admin.h)
   o.max_write_body = api::kMaxAdminBody;
@@ -369,6 +405,24 @@ void raise_open_files_limit() {
   }
 }
 
+// SIGTERM: requests in progress are answered, but none waits on a backend any longer (its
+// PostgreSQL call is cut now and answers 503; a Redis command ends by serve.read_timeout).
+// Should the server still not have stopped within kStopLimit (a read_timeout longer than the
+// grace), the process ends anyway: the orchestrator's grace (30 s) is not spent on a hung
+// backend.
+constexpr std::chrono::milliseconds kStopLimit{4500};
+
+void stop_within_grace(HttpServer& server, Readiness& readiness) {
+  readiness.request_stop();
+  cold::cut_every_call();
+  auto stopped = std::async(std::launch::async, [&server] { server.stop(); });
+  if (stopped.wait_for(kStopLimit) == std::future_status::ready) return;
+  spdlog::warn("serve: requests still waiting on a backend after {} ms: exiting without them",
+               kStopLimit.count());
+  spdlog::default_logger()->flush();
+  std::_Exit(0);
+}
+
 void on_stop_signals() {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
@@ -391,7 +445,7 @@ int serve(Context& ctx, const ServeArgs& args) {
   api.fetch_cursor_key();  // now, while PostgreSQL (or Redis's copy) can give it
   Sessions sessions(config, ctx.clock());
   ServeMetrics observed;
-  ReadApi reads(api, sessions);
+  ReadApi reads(api, sessions, config.serve.read_timeout);
   on_stop_signals();
   raise_open_files_limit();
 
@@ -402,8 +456,7 @@ int serve(Context& ctx, const ServeArgs& args) {
   readiness.start();
   while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   spdlog::info("serve: stopping (requests in progress are answered first)");
-  readiness.request_stop();
-  server.stop();
+  stop_within_grace(server, readiness);
   return 0;
 }
 

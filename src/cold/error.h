@@ -21,4 +21,12 @@ class PostgresUnavailable : public PostgresError, public UnavailableError {
       : Error(what), PostgresError(what), UnavailableError(what) {}
 };
 
+// No answer within the caller's deadline (cold/call_deadline.h): the connection was cut and
+// is not used again.
+class PostgresTimeout : public PostgresUnavailable {
+ public:
+  explicit PostgresTimeout(const std::string& what) : Error(what), PostgresUnavailable(what) {}
+  bool hung() const noexcept override { return true; }
+};
+
 }  // namespace bk::cold

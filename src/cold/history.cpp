@@ -120,7 +120,7 @@ History::History(const std::string& url, std::string schema) : impl_(std::make_u
   // claim after a minute. Not for the cold store's connection: its read snapshots rightly
   // stay open while an archive streams the hot members.
   const StatementTable statements = history_statements(pg::quote_identifier(schema));
-  impl_->link = pg::connect(url, std::move(schema), [statements](pqxx::connection& c) {
+  impl_->link = pg::connect(url, std::move(schema), [statements](pqxx::connection_base& c) {
     pqxx::nontransaction(c).exec("SET idle_in_transaction_session_timeout = '60s'");
     for (const Statement& s : statements) c.prepare(s.name, s.sql);
   });

@@ -38,7 +38,7 @@ struct History::Impl {
   std::int64_t hot_written = 0;
   std::int64_t large_rows = kDefaultLargePeriodRows;
 
-  pqxx::connection& connection() { return *link->use().conn; }
+  pqxx::connection_base& connection() { return *link->use().conn; }
 
   void drop() noexcept {
     stream.reset();

@@ -1,6 +1,7 @@
 // The shared connection and the mapping of its errors (connection strings: cold/conninfo.cpp).
 #include "cold/pg.h"
 
+#include "cold/call_deadline.h"
 #include "cold/conninfo.h"
 
 namespace bk::cold::pg {
@@ -27,12 +28,67 @@ bool means_unavailable(const std::string& sqlstate) {
          || sqlstate == "53300";       // too many connections
 }
 
+namespace {
+
+// A connection to `conninfo`. Under a CallDeadline it is started without waiting
+// (PQconnectStart) and its handshake is watched like any call, since libpq's connect_timeout
+// is whole seconds, at least 2; without one, libpq's connect_timeout bounds it
+// (cold/conninfo.h adds one).
+std::unique_ptr<pqxx::connection_base> open_connection(const Link& link) {
+  if (!call_deadline()) return std::make_unique<pqxx::connection>(link.conninfo);
+  auto conn = std::make_unique<pqxx::asyncconnection>(link.conninfo);
+  WatchedCall watch(conn->sock(), link.where);
+  try {
+    if (watch.expired()) throw PostgresTimeout(no_answer(link, "cannot connect"));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    conn->activate();  // the handshake
+#pragma GCC diagnostic pop
+  } catch (const std::exception&) {
+    if (watch.end()) throw PostgresTimeout(no_answer(link, "cannot connect"));
+    throw;
+  }
+  return conn;
+}
+
+// A client that vanishes without a goodbye (its host or the network gone: no FIN) must not
+// keep its locks, such as a tick's period claims, for the two hours of the system's default
+// keepalive. The server probes a silent client after 10 s and gives up after 3 probes 5 s
+// apart; drops one that leaves sent data unacknowledged for 20 s; checks every 5 s during a
+// long statement that its client is still there (which also ends the statement of a call
+// whose deadline cut its socket). A statement waits at most 30 s for a lock (migrate, ANALYZE
+// and partition creation lift this for themselves). No statement_timeout or
+// idle_session_timeout: an archive's COPY may rightly run long, and a spill holds its period
+// lock on an otherwise idle session. Settings the server does not know yet are left out.
+void set_up_session(pqxx::connection_base& conn) {
+  const int server = conn.server_version();
+  std::string settings =
+      "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5;"
+      " SET tcp_keepalives_count = 3; SET lock_timeout = '30s'";
+  if (server >= 120000) settings += "; SET tcp_user_timeout = 20000";
+  pqxx::nontransaction(conn).exec(settings);
+  if (server >= 140000) {
+    try {  // refused on platforms that cannot tell (not Linux): the rest still holds
+      pqxx::nontransaction(conn).exec("SET client_connection_check_interval = 5000");
+    } catch (const pqxx::sql_error&) {
+    }
+  }
+}
+
+}  // namespace
+
+std::string no_answer(const Link& link, std::string_view doing) {
+  return link.where + ": " + std::string(doing) +
+         ": no answer within the call's deadline (the server may be hung); the connection is "
+         "dropped";
+}
+
 Session& Link::use() {
   if (!session || session->broken) {
     auto fresh = std::make_shared<Session>();
     try {
       guarded(*this, nullptr, "cannot connect", [&] {
-        fresh->conn = std::make_unique<pqxx::connection>(conninfo);
+        fresh->conn = open_connection(*this);
         fresh->quiet = std::make_unique<pqxx::quiet_errorhandler>(*fresh->conn);
         // libpqxx 6 would silently reconnect a broken connection at the next transaction
         // (sometimes failing once with an odd message); instead a break is reported as
@@ -41,27 +97,9 @@ Session& Link::use() {
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
         fresh->conn->inhibit_reactivation(true);
 #pragma GCC diagnostic pop
-        // A client that vanishes without a goodbye (its host or the network gone: no FIN)
-        // must not keep its locks, such as a tick's period claims, for the two hours of the
-        // system's default keepalive. The server probes a silent client after 10 s and gives
-        // up after 3 probes 5 s apart; drops one that leaves sent data unacknowledged for
-        // 20 s; checks every 5 s during a long statement that its client is still there.
-        // A statement waits at most 30 s for a lock (migrate, ANALYZE and partition creation
-        // lift this for themselves). No statement_timeout or idle_session_timeout: an
-        // archive's COPY may rightly run long, and a spill holds its period lock on an
-        // otherwise idle session. Settings the server does not know yet are left out.
-        const int server = fresh->conn->server_version();
-        std::string settings =
-            "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5;"
-            " SET tcp_keepalives_count = 3; SET lock_timeout = '30s'";
-        if (server >= 120000) settings += "; SET tcp_user_timeout = 20000";
-        pqxx::nontransaction(*fresh->conn).exec(settings);
-        if (server >= 140000) {
-          try {  // refused on platforms that cannot tell (not Linux): the rest still holds
-            pqxx::nontransaction(*fresh->conn).exec("SET client_connection_check_interval = 5000");
-          } catch (const pqxx::sql_error&) {
-          }
-        }
+      });
+      guarded(*this, fresh.get(), "cannot connect", [&] {
+        set_up_session(*fresh->conn);
         if (prepare) prepare(*fresh->conn);
       });
     } catch (const UnavailableError&) {
@@ -75,7 +113,7 @@ Session& Link::use() {
 }
 
 std::shared_ptr<Link> connect(const std::string& url, std::string schema,
-                              std::function<void(pqxx::connection&)> prepare) {
+                              std::function<void(pqxx::connection_base&)> prepare) {
   auto link = std::make_shared<Link>();
   Conninfo parsed = parse_conninfo(url);
   link->conninfo = std::move(parsed.conninfo);

@@ -18,6 +18,7 @@
 #pragma GCC diagnostic pop
 
 #include "cold/error.h"
+#include "cold/watched_call.h"
 #include "core/redact.h"
 
 namespace bk::cold::pg {
@@ -25,7 +26,8 @@ namespace bk::cold::pg {
 // One server connection with its prepared statements. A reader keeps the session it began
 // on alive, so a reader that outlives its store (or a reconnect) stays valid.
 struct Session {
-  std::unique_ptr<pqxx::connection> conn;
+  // pqxx::connection, or pqxx::asyncconnection when it was made under a CallDeadline.
+  std::unique_ptr<pqxx::connection_base> conn;
   // NOTICEs are not printed to stderr; declared after conn, so destroyed before it.
   std::unique_ptr<pqxx::quiet_errorhandler> quiet;
   // Set when the connection broke: the store's next call connects afresh.
@@ -41,7 +43,7 @@ struct Link {
   std::shared_ptr<Session> session;  // the store's current connection
 
   // Registers the prepared statements of a fresh connection (may be empty).
-  std::function<void(pqxx::connection&)> prepare;
+  std::function<void(pqxx::connection_base&)> prepare;
 
   // The current session, connected afresh if there is none or it broke.
   Session& use();
@@ -58,7 +60,8 @@ bool means_unavailable(const std::string& sqlstate);
 // Runs `f`, turning libpqxx exceptions into the bk::Error tree (cold/error.h); a session whose
 // connection broke is marked so.
 template <class F>
-auto guarded(const Link& link, Session* session, std::string_view doing, F&& f) -> decltype(f()) {
+auto translated(const Link& link, Session* session, std::string_view doing, F&& f)
+    -> decltype(f()) {
   const auto broke = [&] {
     if (session != nullptr) session->broken = true;
   };
@@ -101,10 +104,28 @@ auto guarded(const Link& link, Session* session, std::string_view doing, F&& f) 
   }
 }
 
+// `what` of the PostgresTimeout of a call that did not end by its deadline.
+std::string no_answer(const Link& link, std::string_view doing);
+
+// translated(), and within this thread's CallDeadline (cold/call_deadline.h): a call the
+// deadline cut fails with PostgresTimeout, its session marked broken.
+template <class F>
+auto guarded(const Link& link, Session* session, std::string_view doing, F&& f) -> decltype(f()) {
+  WatchedCall watch(session != nullptr && session->conn ? session->conn->sock() : -1, link.where);
+  try {
+    if (watch.expired()) throw PostgresTimeout(no_answer(link, doing));
+    return translated(link, session, doing, std::forward<F>(f));
+  } catch (const Error&) {
+    if (!watch.end()) throw;
+    if (session != nullptr) session->broken = true;
+    throw PostgresTimeout(no_answer(link, doing));
+  }
+}
+
 // A link to `url` (its password never shown: see Link::where and Link::scrub), connected.
 // Throws UnavailableError when the server cannot be reached.
 std::shared_ptr<Link> connect(const std::string& url, std::string schema,
-                              std::function<void(pqxx::connection&)> prepare = {});
+                              std::function<void(pqxx::connection_base&)> prepare = {});
 
 // PostgreSQL array literals for a text[] or bigint[] parameter: every text element
 // double-quoted, so commas, braces, whitespace and the word NULL are plain data.

@@ -86,6 +86,9 @@ struct ServeConfig {
   Millis header_timeout = std::chrono::seconds{10};
   Millis body_timeout = std::chrono::seconds{10};
   Millis idle_timeout = std::chrono::seconds{60};
+  // A read's deadline: its Redis and PostgreSQL calls (connecting, sending, waiting) end
+  // within it, or it answers 503 naming the backend that did not answer. > 0.
+  Millis read_timeout = std::chrono::seconds{2};
   std::int64_t max_connections = 4096;  // [1, 1000000]; beyond it a JSON 503
   // Origins (scheme://host[:port], or "*") whose browsers may read (CORS); empty: none.
   std::vector<std::string> cors_origins;

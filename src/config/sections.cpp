@@ -9,8 +9,9 @@ namespace bk::config_detail {
 namespace {
 
 const std::vector<std::string_view> kServeKeys{
-    "listen",       "tokens_file",     "admin_tokens_file", "header_timeout", "body_timeout",
-    "idle_timeout", "max_connections", "cors_origins",      "cache_max_age",  "console"};
+    "listen",       "tokens_file",  "admin_tokens_file", "header_timeout", "body_timeout",
+    "idle_timeout", "read_timeout", "max_connections",   "cors_origins",   "cache_max_age",
+    "console"};
 const std::vector<std::string_view> kIngestKeys{"stream", "group",       "reclaim_idle",
                                                 "trim",   "dead_maxlen", "max_wait"};
 
@@ -222,7 +223,8 @@ void Loader::parse_serve_limits(const Fields& f, ServeConfig& serve) {
   for (const auto& [key, into] :
        {std::pair<const char*, Millis*>{"header_timeout", &serve.header_timeout},
         {"body_timeout", &serve.body_timeout},
-        {"idle_timeout", &serve.idle_timeout}}) {
+        {"idle_timeout", &serve.idle_timeout},
+        {"read_timeout", &serve.read_timeout}}) {
     const auto e = f.get(key);
     if (!e) continue;
     if (const auto d = read_duration(*e, std::string("serve.") + key)) {

@@ -28,6 +28,10 @@ class Error : public std::runtime_error {
   // The server could not be reached or cannot serve right now (exit 3): the same request,
   // after reconnecting and waiting a little, may succeed.
   bool transient() const noexcept { return exit_code() == ExitCode::unavailable; }
+  // The server took the request but did not answer within its deadline (frozen, a stalled
+  // disk, a partition that drops packets without a refusal): unavailable too, but told
+  // apart from a refusal in answers and probes ("hung").
+  virtual bool hung() const noexcept { return false; }
 };
 
 // Bad command line or configuration: the user must change what they wrote (exit 2).

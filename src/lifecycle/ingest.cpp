@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "cold/call_deadline.h"
 #include "lifecycle/consumer/acknowledger.h"
 #include "lifecycle/consumer/applier.h"
 #include "lifecycle/consumer/failing_boards.h"
@@ -57,6 +58,12 @@ using consumer::Entry;
 using consumer::Steady;
 using consumer::Verdict;
 
+// A turn's PostgreSQL calls (rehydration look-ups, bans, profiles) end within this: a hung
+// server (frozen, a stalled disk, a partition without refusals) is then waited out with
+// backoff like one that refuses, and a stop is not held up by it. A turn's calls take
+// milliseconds when the server answers.
+constexpr std::chrono::seconds kTurnDeadline{10};
+
 const char* name_of(Backend backend) {
   return backend == Backend::redis ? "redis" : backend == Backend::postgres ? "postgresql" : "?";
 }
@@ -88,6 +95,7 @@ class Consumer {
         break;
       }
       try {
+        const cold::CallDeadline bounded(Steady::now() + kTurnDeadline);
         const bool more = turn();
         // Back only once a whole turn went through: a failure that recurs after the
         // turn's first commands succeeded must keep counting (and backing off).

@@ -97,6 +97,9 @@ struct Connection::Node {
   // Why the last connect failed ("" when it did not): a command on the closed connection
   // says it, so that a caller who went on without Redis still learns why it is missing.
   std::string connect_failure;
+  // The last failure was a wait that ran out (a frozen server): commands until the next
+  // connect fail as TimeoutError, so that callers still tell a hung server from a refusal.
+  bool failed_hung = false;
 
   explicit Node(Options o) : options(std::move(o)) {}
 
@@ -111,6 +114,11 @@ struct Connection::Node {
   // Connects, authenticates, names the client and selects the database.
   void connect() {
     close();
+    if (options.shun && !options.shun->may_try()) {
+      connect_failure = "it did not answer in time lately; not tried again yet";
+      failed_hung = true;
+      throw TimeoutError("redis " + endpoint(options) + ": " + connect_failure);
+    }
     try {
       transport = Transport::open(options);
       reader.reset(redisReaderCreateWithFunctions(&reply_functions));
@@ -124,9 +132,14 @@ struct Connection::Node {
       select_db();
       transport->set_timeout(options.command_timeout);
       connect_failure.clear();
+      failed_hung = false;
+      if (options.shun) options.shun->end();
     } catch (const std::exception& e) {
       close();  // never half set up: the next command fails fast, reconnect() starts over
       connect_failure = e.what();
+      const auto* error = dynamic_cast<const Error*>(&e);
+      failed_hung = error != nullptr && error->hung();
+      if (failed_hung && options.shun) options.shun->shun();
       throw;
     }
   }
@@ -166,8 +179,10 @@ struct Connection::Node {
 
   Transport& live() {
     if (!transport) {
-      throw ConnectionError("redis " + endpoint(options) + ": not connected" +
-                            (connect_failure.empty() ? "" : " (" + connect_failure + ")"));
+      const std::string what = "redis " + endpoint(options) + ": not connected" +
+                               (connect_failure.empty() ? "" : " (" + connect_failure + ")");
+      if (failed_hung) throw TimeoutError(what + " after no answer in time");
+      throw ConnectionError(what);
     }
     return *transport;
   }
@@ -177,6 +192,11 @@ struct Connection::Node {
   auto io(F&& f) -> decltype(f()) {
     try {
       return f();
+    } catch (const Error& e) {
+      close();
+      failed_hung = e.hung();
+      if (failed_hung && options.shun) options.shun->shun();
+      throw;
     } catch (...) {
       close();
       throw;

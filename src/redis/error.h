@@ -30,6 +30,7 @@ class ConnectionError : public RedisError, public UnavailableError {
 class TimeoutError : public ConnectionError {
  public:
   explicit TimeoutError(const std::string& what) : Error(what), ConnectionError(what) {}
+  bool hung() const noexcept override { return true; }
 };
 
 // The server closed the connection (restart, CLIENT KILL, timeout of an idle client).

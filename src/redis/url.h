@@ -1,11 +1,13 @@
 // Redis connection options and the URL form they are written in.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/shun.h"
 #include "core/time.h"
 
 namespace bk::redis {
@@ -36,6 +38,10 @@ struct Options {
   // Not part of the URL: what this connection is for, when a process holds several. CLIENT
   // LIST names a connection "boardkeeper:<pid>", or "boardkeeper:<pid>:<role>" with one.
   std::string role;
+  // Shared by the connections of a process that must not each wait out a frozen server
+  // (serve's workers): set, a connect or command that ran out its timeout shuns the server,
+  // and connecting fails at once with TimeoutError while the shun lasts (core/shun.h).
+  std::shared_ptr<Shun> shun;
 };
 
 // redis[s]://[[user]:password@]host[:port][/db] (rediss: TLS) (host: a name, an IPv4 address or an

@@ -308,6 +308,27 @@ TEST_F(ApiTest, ControlBytesInAnErrorTextAreEscapedNotCut) {
 
 // ---- backends ----------------------------------------------------------------------------
 
+// The lane of a request is decided from its target alone: the reads Redis answers as a rule
+// go to one lane, those that need PostgreSQL as a rule to the other, so that neither waits
+// for a worker the other holds.
+TEST(ApiLaneTest, ReadsThatNeedPostgresAsARuleGoToTheirOwnLane) {
+  const std::string b = "/v1/boards/pts/daily";
+  for (const std::string& target :
+       {b + "/top", b + "/top?limit=10", b + "/members/m1", b + "/members/m1/around?k=3",
+        b + "/members/period_id", std::string("/v1/boards"), std::string("/console/")}) {
+    EXPECT_EQ(api::lane_of("GET", target), api::Lane::redis) << target;
+  }
+  for (const std::string& target :
+       {b + "/top?period_id=2026-11-19", b + "/top?limit=5&cursor=abc", b + "/members?ids=a,b",
+        b + "/members/m1?period_id=2026-11-19", b + "/history", b + "/history?limit=2",
+        std::string("/v1/boards/pts/periods"), std::string("/v1/boards/pts/bans")}) {
+    EXPECT_EQ(api::lane_of("GET", target), api::Lane::postgres) << target;
+  }
+  EXPECT_EQ(api::lane_of("POST", b + "/members"), api::Lane::postgres);
+  EXPECT_EQ(api::lane_of("DELETE", b + "/members/m1"), api::Lane::postgres);
+  EXPECT_EQ(api::lane_of("PUT", "/v1/boards/pts/bans/m1"), api::Lane::postgres);
+}
+
 TEST_F(ApiTest, AnUnreachableBackendIsA503NamingItsKindNotItsAddress) {
   const api::Response redis_down = get(open, kTop);
   EXPECT_EQ(redis_down.status, 503);
@@ -317,6 +338,27 @@ TEST_F(ApiTest, AnUnreachableBackendIsA503NamingItsKindNotItsAddress) {
   EXPECT_EQ(pg_down.status, 503);
   EXPECT_EQ(error_of(pg_down), "PostgreSQL is unreachable");
   EXPECT_EQ(header(pg_down, "Retry-After"), "1");
+}
+
+// A backend that took the call but did not answer by the request's deadline (cold's
+// PostgresTimeout, redis's TimeoutError) is told apart from a refusal: the answer says it did
+// not answer in time, asks for a longer wait, and is marked hung so that serve does not spend
+// a second deadline on fresh connections. Its address stays in the log.
+TEST_F(ApiTest, AHungBackendIsA503SayingItDidNotAnswerInTime) {
+  const api::Api api({}, []() -> std::string {
+    throw cold::PostgresTimeout(
+        "postgresql at 127.0.0.1:5/db: reading: no answer within the call's deadline");
+  });
+  const api::Response r =
+      get(api, kTop + "?cursor=" + encode(ref("points", "daily"), mark_of("a")));
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(error_of(r),
+            "PostgreSQL did not answer in time (it may be hung); the read was abandoned");
+  EXPECT_EQ(header(r, "Retry-After"), "5");
+  EXPECT_EQ(r.hung, Backend::postgres);
+  EXPECT_EQ(r.body.find("127.0.0.1"), std::string::npos) << r.body;
+  const api::Response refused = get(open, kTop);
+  EXPECT_EQ(refused.hung, Backend::none);
 }
 
 // The cursor key's provider (PostgreSQL) fails: that request is a 503 naming PostgreSQL, and

@@ -175,12 +175,14 @@ TEST(ConfigTest, ServeRefusesABadListenAddressAndUnknownKeys) {
 TEST(ConfigTest, ServeFrontEndKeysParseAndDefault) {
   const Config c = parse(
       "serve:\n  header_timeout: 5s\n  body_timeout: 2s\n  idle_timeout: 2m\n"
-      "  max_connections: 100\n  cors_origins: [https://app.example, 'http://localhost:3000', "
+      "  read_timeout: 750ms\n  max_connections: 100\n  cors_origins: [https://app.example, "
+      "'http://localhost:3000', "
       "'*']\n  cache_max_age: 30s\n" +
       minimal());
   EXPECT_EQ(c.serve.header_timeout, std::chrono::seconds{5});
   EXPECT_EQ(c.serve.body_timeout, std::chrono::seconds{2});
   EXPECT_EQ(c.serve.idle_timeout, minutes{2});
+  EXPECT_EQ(c.serve.read_timeout, std::chrono::milliseconds{750});
   EXPECT_EQ(c.serve.max_connections, 100);
   EXPECT_EQ(c.serve.cors_origins,
             (std::vector<std::string>{"https://app.example", "http://localhost:3000", "*"}));
@@ -189,6 +191,7 @@ TEST(ConfigTest, ServeFrontEndKeysParseAndDefault) {
   EXPECT_EQ(d.serve.header_timeout, std::chrono::seconds{10});
   EXPECT_EQ(d.serve.body_timeout, std::chrono::seconds{10});
   EXPECT_EQ(d.serve.idle_timeout, std::chrono::seconds{60});
+  EXPECT_EQ(d.serve.read_timeout, std::chrono::seconds{2});
   EXPECT_EQ(d.serve.max_connections, 4096);
   EXPECT_TRUE(d.serve.cors_origins.empty());
   EXPECT_EQ(d.serve.cache_max_age.count(), 0);
@@ -197,6 +200,8 @@ TEST(ConfigTest, ServeFrontEndKeysParseAndDefault) {
 TEST(ConfigTest, ServeFrontEndKeysRefuseWhatCannotWork) {
   EXPECT_TRUE(HasProblem(problems_of("serve:\n  header_timeout: 0s\n" + minimal()), 2, 19,
                          "serve.header_timeout must be longer than 0"));
+  EXPECT_TRUE(HasProblem(problems_of("serve:\n  read_timeout: 0ms\n" + minimal()), 2, 17,
+                         "serve.read_timeout must be longer than 0"));
   EXPECT_TRUE(HasProblem(problems_of("serve:\n  idle_timeout: soon\n" + minimal()), 2, 17,
                          "is not a duration"));
   EXPECT_TRUE(HasProblem(problems_of("serve:\n  max_connections: 0\n" + minimal()), 2, 20,

@@ -104,8 +104,6 @@ std::string write_config(const std::string& prefix, const std::string& boards_ya
   return write_text_config(prefix, config_text(prefix, boards_yaml));
 }
 
-namespace {
-
 int free_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -117,8 +115,6 @@ int free_port() {
   close(fd);
   return ntohs(addr.sin_port);
 }
-
-}  // namespace
 
 RedisServer::RedisServer(std::vector<std::string> extra) : extra_(std::move(extra)) {
   char dir[] = "/tmp/bk-redis-XXXXXX";
@@ -426,8 +422,8 @@ std::vector<std::string> keys_with_prefix(redis::Connection& conn, const std::st
 
 std::map<std::string, std::int64_t> points_of(redis::Connection& conn, const Config& config,
                                               const std::string& board, const std::string& period,
-                                              Instant now) {
-  service::Leaderboards lb(config, conn, Clock(now));
+                                              Instant now, cold::ColdStore* cold) {
+  service::Leaderboards lb(config, conn, Clock(now), cold);
   std::map<std::string, std::int64_t> out;
   for (const auto& r : lb.top(lb.resolve(board, period, std::nullopt), 0, service::kMaxReadRows)) {
     out[r.member] = r.points;

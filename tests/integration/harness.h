@@ -10,6 +10,10 @@
 #include "config/config.h"
 #include "redis/connection.h"
 
+namespace bk::cold {
+class ColdStore;
+}
+
 namespace bk::test {
 
 // BK_TEST_REDIS_URL as tests/run.sh sets it; fails the test when it is missing.
@@ -76,13 +80,16 @@ std::string read_file(const std::string& path);
 std::set<std::string> marked_entries(redis::Connection& conn, const std::string& key);
 
 // member -> points in the period of `board` that contains `now` (up to 100,000 members,
-// hot and cold), as the library reads them.
+// hot and cold), as the library reads them (the cold tier through `cold` when given).
 std::map<std::string, std::int64_t> points_of(redis::Connection& conn, const Config& config,
                                               const std::string& board, const std::string& period,
-                                              Instant now);
+                                              Instant now, cold::ColdStore* cold = nullptr);
 
 // Runs one SQL statement with psql against the test PostgreSQL; returns its output.
 std::string psql(const std::string& sql);
+
+// A loopback port nobody listens on now.
+int free_port();
 
 // A redis-server of the test's own (on a free loopback port, in a temp dir), for tests that
 // restart, flush, freeze or fill Redis: never the shared one. Stopped by the destructor.

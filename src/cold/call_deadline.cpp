@@ -1,0 +1,157 @@
+// The deadline of this thread's PostgreSQL calls and the one watchdog thread that cuts a
+// call's socket when its deadline passes.
+#include "cold/call_deadline.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "cold/watched_call.h"
+#include "core/shun.h"
+
+namespace bk::cold {
+namespace {
+
+thread_local std::optional<SteadyTime> t_deadline;
+
+// Armed calls, at most one a thread, and the servers shunned; a thread of its own, started by
+// the first call armed (a process that never sets a deadline has none). Shutting a socket down from
+// another thread is safe: the calling thread's poll() returns and libpq reads the end of the
+// connection.
+class Watchdog {
+ public:
+  static Watchdog& instance() {
+    static Watchdog w;
+    return w;
+  }
+
+  // 0 when the call must not be made (the deadline passed, the server is shunned, or calls
+  // were cut).
+  std::uint64_t arm(int fd, SteadyTime at, const std::string& where) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    const SteadyTime now = std::chrono::steady_clock::now();
+    if (cut_ || at <= now) return 0;
+    if (!shuns_[where].may_try(now)) return 0;
+    if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
+    const std::uint64_t ticket = next_++;
+    armed_.emplace(ticket, Armed{fd, at, where, false});
+    wake_.notify_one();
+    return ticket;
+  }
+
+  // Whether the watchdog cut the call's socket. A call that ended in time (whatever its
+  // answer) ends its server's shun.
+  bool disarm(std::uint64_t ticket) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    const auto it = armed_.find(ticket);
+    if (it == armed_.end()) return false;
+    const bool fired = it->second.fired;
+    if (!fired) shuns_[it->second.where].end();
+    armed_.erase(it);
+    return fired;
+  }
+
+  void cut_all() {
+    const std::lock_guard<std::mutex> lock(mu_);
+    cut_ = true;
+    for (auto& [ticket, a] : armed_) fire(a);
+  }
+
+  ~Watchdog() {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
+    }
+    wake_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  struct Armed {
+    int fd;
+    SteadyTime at;
+    std::string where;
+    bool fired;
+  };
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::unordered_map<std::uint64_t, Armed> armed_;
+  std::unordered_map<std::string, Shun> shuns_;  // by server ("postgresql at host:port/db")
+  std::uint64_t next_ = 1;
+  bool cut_ = false;
+  bool quit_ = false;
+  std::thread thread_;
+
+  static void fire(Armed& a) {
+    if (a.fired) return;
+    ::shutdown(a.fd, SHUT_RDWR);
+    a.fired = true;
+  }
+
+  void watch() {
+    sigset_t all;  // signals are the main thread's
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!quit_) {
+      std::optional<SteadyTime> next;
+      const SteadyTime now = std::chrono::steady_clock::now();
+      for (auto& [ticket, a] : armed_) {
+        if (a.fired) continue;
+        if (a.at <= now) {
+          fire(a);
+          shuns_[a.where].shun(now);
+        } else if (!next || a.at < *next) {
+          next = a.at;
+        }
+      }
+      if (next) {
+        wake_.wait_until(lock, *next);
+      } else {
+        wake_.wait(lock);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+CallDeadline::CallDeadline(SteadyTime at) : outer_(t_deadline) {
+  if (!t_deadline || at < *t_deadline) t_deadline = at;
+}
+
+CallDeadline::~CallDeadline() {
+  t_deadline = outer_;
+}
+
+std::optional<SteadyTime> call_deadline() {
+  return t_deadline;
+}
+
+void cut_every_call() {
+  Watchdog::instance().cut_all();
+}
+
+namespace pg {
+
+WatchedCall::WatchedCall(int fd, const std::string& where) {
+  if (fd < 0 || !t_deadline) return;
+  ticket_ = Watchdog::instance().arm(fd, *t_deadline, where);
+  fired_ = ticket_ == 0;
+}
+
+bool WatchedCall::end() {
+  if (ticket_ != 0) {
+    fired_ = Watchdog::instance().disarm(ticket_);
+    ticket_ = 0;
+  }
+  return fired_;
+}
+
+}  // namespace pg
+}  // namespace bk::cold

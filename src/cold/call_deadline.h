@@ -1,0 +1,38 @@
+// Deadlines for PostgreSQL calls: a hung server (frozen, a stalled disk, a partition that
+// drops packets without refusing them) costs a call its deadline, never its thread.
+#pragma once
+#include <chrono>
+#include <optional>
+
+namespace bk::cold {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// Every PostgreSQL call this thread makes while a CallDeadline lives (connecting, sending,
+// waiting for the answer) ends by `at`, or fails with PostgresTimeout (cold/error.h) and its
+// connection is dropped: the store's next call connects afresh. libpq waits in poll() with
+// no timeout of its own, so a watchdog thread shuts the call's socket down when its deadline
+// passes; the server, once it runs again, finds its client gone and ends the statement
+// (client_connection_check_interval, set on every connection). The server is then shunned
+// (core/shun.h): calls to it under a deadline fail at once for a second, but one that tries.
+// Nested deadlines: the nearer one holds. Calls with no deadline wait as before (tick's
+// archive may rightly run long).
+class CallDeadline {
+ public:
+  explicit CallDeadline(SteadyTime at);
+  ~CallDeadline();
+  CallDeadline(const CallDeadline&) = delete;
+  CallDeadline& operator=(const CallDeadline&) = delete;
+
+ private:
+  std::optional<SteadyTime> outer_;
+};
+
+// This thread's deadline, if a CallDeadline lives.
+std::optional<SteadyTime> call_deadline();
+
+// Every call with a deadline that is in flight now, on any thread, fails at once, and so does
+// every later one: a server stopping does not wait for its backends (serve's SIGTERM).
+void cut_every_call();
+
+}  // namespace bk::cold
