@@ -329,8 +329,12 @@ Lane lane_of(std::string_view method, std::string_view target) {
   if (segs.size() == 6 && segs[5] == "history") return Lane::postgres;
   const std::string_view query = target.substr(path.size());
   for (const std::string_view p : split(query.empty() ? query : query.substr(1), '&')) {
-    const std::string_view name = p.substr(0, p.find('='));
-    if (name == "period_id" || name == "cursor" || name == "ids") return Lane::postgres;
+    try {  // names as the routes read them: percent-decoded
+      const std::string name = decode(p.substr(0, p.find('=')), true, "a parameter's name");
+      if (name == "period_id" || name == "cursor" || name == "ids") return Lane::postgres;
+    } catch (const HttpError&) {
+      // answered 400 by the route, wherever it runs
+    }
   }
   return Lane::redis;
 }

@@ -121,7 +121,7 @@ redis::Options read_redis_options(const Config& c) {
   redis::Options o = redis_options(c.redis);
   o.command_timeout = c.serve.read_timeout;
   o.connect_timeout = std::min(o.connect_timeout, c.serve.read_timeout);
-  o.shun = std::make_shared<Shun>();
+  o.shuns = std::make_shared<Shuns>();
   return o;
 }
 
@@ -405,18 +405,20 @@ void raise_open_files_limit() {
   }
 }
 
-// SIGTERM: requests in progress are answered, but none waits on a backend any longer (its
-// PostgreSQL call is cut now and answers 503; a Redis command ends by serve.read_timeout).
-// Should the server still not have stopped within kStopLimit (a read_timeout longer than the
-// grace), the process ends anyway: the orchestrator's grace (30 s) is not spent on a hung
-// backend.
+// SIGTERM: requests in progress are answered. Those still waiting on a backend after kCutAt
+// stop waiting (their PostgreSQL calls are cut and answer 503; a Redis command ends by
+// serve.read_timeout); should the server still not have stopped by kStopLimit (a
+// read_timeout longer than that), the process ends anyway: the orchestrator's grace (30 s)
+// is not spent on a hung backend.
+constexpr std::chrono::milliseconds kCutAt{3000};
 constexpr std::chrono::milliseconds kStopLimit{4500};
 
 void stop_within_grace(HttpServer& server, Readiness& readiness) {
   readiness.request_stop();
-  cold::cut_every_call();
   auto stopped = std::async(std::launch::async, [&server] { server.stop(); });
-  if (stopped.wait_for(kStopLimit) == std::future_status::ready) return;
+  if (stopped.wait_for(kCutAt) == std::future_status::ready) return;
+  cold::cut_every_call();
+  if (stopped.wait_for(kStopLimit - kCutAt) == std::future_status::ready) return;
   spdlog::warn("serve: requests still waiting on a backend after {} ms: exiting without them",
                kStopLimit.count());
   spdlog::default_logger()->flush();

@@ -2,9 +2,11 @@
 // call's socket when its deadline passes.
 #include "cold/call_deadline.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <mutex>
@@ -31,27 +33,30 @@ class Watchdog {
   }
 
   // 0 when the call must not be made (the deadline passed, the server is shunned, or calls
-  // were cut).
-  std::uint64_t arm(int fd, SteadyTime at, const std::string& where) {
+  // were cut); nullopt when it cannot be watched (no descriptor left to duplicate).
+  std::optional<std::uint64_t> arm(int fd, SteadyTime at, const std::string& where) {
     const std::lock_guard<std::mutex> lock(mu_);
     const SteadyTime now = std::chrono::steady_clock::now();
     if (cut_ || at <= now) return 0;
-    if (!shuns_[where].may_try(now)) return 0;
+    if (!shuns_.of(where).may_try(now)) return 0;
+    const int held = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (held < 0) return std::nullopt;
     if (!thread_.joinable()) thread_ = std::thread([this] { watch(); });
     const std::uint64_t ticket = next_++;
-    armed_.emplace(ticket, Armed{fd, at, where, false});
+    armed_.emplace(ticket, Armed{held, at, where, false});
     wake_.notify_one();
     return ticket;
   }
 
   // Whether the watchdog cut the call's socket. A call that ended in time (whatever its
   // answer) ends its server's shun.
-  bool disarm(std::uint64_t ticket) {
+  bool disarm(std::uint64_t ticket, bool answered) {
     const std::lock_guard<std::mutex> lock(mu_);
     const auto it = armed_.find(ticket);
     if (it == armed_.end()) return false;
     const bool fired = it->second.fired;
-    if (!fired) shuns_[it->second.where].end();
+    if (!fired && answered) shuns_.of(it->second.where).end();
+    ::close(it->second.fd);
     armed_.erase(it);
     return fired;
   }
@@ -73,7 +78,7 @@ class Watchdog {
 
  private:
   struct Armed {
-    int fd;
+    int fd;  // a duplicate, held until disarmed
     SteadyTime at;
     std::string where;
     bool fired;
@@ -81,7 +86,7 @@ class Watchdog {
   std::mutex mu_;
   std::condition_variable wake_;
   std::unordered_map<std::uint64_t, Armed> armed_;
-  std::unordered_map<std::string, Shun> shuns_;  // by server ("postgresql at host:port/db")
+  Shuns shuns_;  // by server ("postgresql at host:port/db")
   std::uint64_t next_ = 1;
   bool cut_ = false;
   bool quit_ = false;
@@ -105,7 +110,7 @@ class Watchdog {
         if (a.fired) continue;
         if (a.at <= now) {
           fire(a);
-          shuns_[a.where].shun(now);
+          shuns_.of(a.where).shun(now);
         } else if (!next || a.at < *next) {
           next = a.at;
         }
@@ -139,16 +144,22 @@ void cut_every_call() {
 
 namespace pg {
 
-WatchedCall::WatchedCall(int fd, const std::string& where) {
+WatchedCall::WatchedCall(int fd, const std::string& where, bool* broken) : broken_(broken) {
   if (fd < 0 || !t_deadline) return;
-  ticket_ = Watchdog::instance().arm(fd, *t_deadline, where);
-  fired_ = ticket_ == 0;
+  const std::optional<std::uint64_t> ticket = Watchdog::instance().arm(fd, *t_deadline, where);
+  if (!ticket) return;  // unwatched: as without a deadline
+  ticket_ = *ticket;
+  if (ticket_ != 0) return;
+  fired_ = true;
+  ::shutdown(fd, SHUT_RDWR);  // refused: nothing more waits on this connection
+  if (broken_ != nullptr) *broken_ = true;
 }
 
-bool WatchedCall::end() {
+bool WatchedCall::end(bool answered) {
   if (ticket_ != 0) {
-    fired_ = Watchdog::instance().disarm(ticket_);
+    fired_ = Watchdog::instance().disarm(ticket_, answered);
     ticket_ = 0;
+    if (fired_ && broken_ != nullptr) *broken_ = true;
   }
   return fired_;
 }

@@ -119,6 +119,17 @@ struct ColdReader::Impl {
   std::shared_ptr<Link> link;
   std::shared_ptr<pg::Session> session;  // declared before txn: the transaction ends first
   std::unique_ptr<ReadTxn> txn;
+
+  // The transaction's ROLLBACK waits for the server like any call: within the thread's
+  // deadline (a server that froze after the last read must not hold the reader's thread).
+  ~Impl() {
+    if (!txn || !session || !session->conn) return;
+    const pg::WatchedCall watch(session->conn->sock(), link->where, &session->broken);
+    txn.reset();
+  }
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 };
 
 ColdReader ColdReader::open(std::shared_ptr<Link> link) {

@@ -38,8 +38,8 @@ StoreImpl& live(const std::unique_ptr<StoreImpl>& impl) {
 
 ColdStore::ColdStore(const std::string& url, std::string schema) {
   const StatementTable statements = cold_store_statements(pg::quote_identifier(schema));
-  impl_ =
-      std::make_unique<Impl>(pg::connect(url, std::move(schema), [statements](pqxx::connection_base& c) {
+  impl_ = std::make_unique<Impl>(
+      pg::connect(url, std::move(schema), [statements](pqxx::connection_base& c) {
         for (const Statement& s : statements) c.prepare(s.name, s.sql);
       }));
 }

@@ -1,6 +1,11 @@
 // The shared connection and the mapping of its errors (connection strings: cold/conninfo.cpp).
 #include "cold/pg.h"
 
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <cerrno>
+
 #include "cold/call_deadline.h"
 #include "cold/conninfo.h"
 
@@ -30,25 +35,76 @@ bool means_unavailable(const std::string& sqlstate) {
 
 namespace {
 
-// A connection to `conninfo`. Under a CallDeadline it is started without waiting
-// (PQconnectStart) and its handshake is watched like any call, since libpq's connect_timeout
-// is whole seconds, at least 2; without one, libpq's connect_timeout bounds it
-// (cold/conninfo.h adds one).
-std::unique_ptr<pqxx::connection_base> open_connection(const Link& link) {
-  if (!call_deadline()) return std::make_unique<pqxx::connection>(link.conninfo);
-  auto conn = std::make_unique<pqxx::asyncconnection>(link.conninfo);
-  WatchedCall watch(conn->sock(), link.where);
-  try {
-    if (watch.expired()) throw PostgresTimeout(no_answer(link, "cannot connect"));
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    conn->activate();  // the handshake
-#pragma GCC diagnostic pop
-  } catch (const std::exception&) {
-    if (watch.end()) throw PostgresTimeout(no_answer(link, "cannot connect"));
-    throw;
+std::string no_answer_at(const std::string& where, std::string_view doing) {
+  return where + ": " + std::string(doing) +
+         ": no answer within the call's deadline (the server may be hung); the connection is "
+         "dropped";
+}
+
+struct PgFinish {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+
+// The handshake of a connection to `link`, each wait watched against this thread's deadline
+// like any call: libpq's connect_timeout is whole seconds (at least 2) and PQconnectPoll
+// ignores it, and the socket may change on the way (the next address of a name, SSL tried
+// and then not), so every step watches the socket it waits on. A name is resolved before
+// the first step, unwatched (give the server as an address where that matters).
+PGconn* connect_within(const std::string& conninfo, const std::string& where) {
+  const auto timeout = [&] { return PostgresTimeout(no_answer_at(where, "cannot connect")); };
+  std::unique_ptr<PGconn, PgFinish> conn(PQconnectStart(conninfo.c_str()));
+  if (!conn) throw std::bad_alloc();
+  PGconn* c = conn.get();
+  for (PostgresPollingStatusType s = PGRES_POLLING_WRITING; s != PGRES_POLLING_OK;
+       s = PQconnectPoll(c)) {
+    if (s == PGRES_POLLING_FAILED || PQstatus(c) == CONNECTION_BAD) {
+      throw pqxx::broken_connection(PQerrorMessage(c));
+    }
+    WatchedCall watch(PQsocket(c), where);
+    if (watch.expired()) throw timeout();
+    pollfd p{PQsocket(c), static_cast<short>(s == PGRES_POLLING_WRITING ? POLLOUT : POLLIN), 0};
+    while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+    // A TCP connect to a frozen server completes all the same: no step but the last is an
+    // answer (the session's first statement, next, is).
+    if (watch.end(false)) throw timeout();
   }
-  return conn;
+  return conn.release();
+}
+
+// pqxx's connection policy for connect_within: the whole handshake at construction.
+class ConnectWithin : public pqxx::connectionpolicy {
+ public:
+  ConnectWithin(const std::string& conninfo, std::string where)
+      : pqxx::connectionpolicy(conninfo), where_(std::move(where)) {}
+  handle do_startconnect(handle orig) override {
+    return orig != nullptr ? orig : connect_within(options(), where_);
+  }
+
+ private:
+  std::string where_;
+};
+
+// pqxx::basic_connection_base's shape, with a policy that takes two arguments.
+class DeadlineConnection : public pqxx::connection_base {
+ public:
+  explicit DeadlineConnection(const Link& link)
+      : pqxx::connection_base(policy_), policy_(link.conninfo, link.where) {
+    init();
+  }
+  ~DeadlineConnection() noexcept { close(); }
+  DeadlineConnection(const DeadlineConnection&) = delete;
+  DeadlineConnection& operator=(const DeadlineConnection&) = delete;
+
+ private:
+  ConnectWithin policy_;
+};
+
+// A connection to `link`: under a CallDeadline by connect_within; without one, libpq's
+// connect_timeout bounds it (cold/conninfo.h adds one).
+std::shared_ptr<pqxx::connection_base> open_connection(const Link& link) {
+  if (!call_deadline()) return std::make_shared<pqxx::connection>(link.conninfo);
+  return std::make_shared<DeadlineConnection>(link);
 }
 
 // A client that vanishes without a goodbye (its host or the network gone: no FIN) must not
@@ -78,9 +134,7 @@ void set_up_session(pqxx::connection_base& conn) {
 }  // namespace
 
 std::string no_answer(const Link& link, std::string_view doing) {
-  return link.where + ": " + std::string(doing) +
-         ": no answer within the call's deadline (the server may be hung); the connection is "
-         "dropped";
+  return no_answer_at(link.where, doing);
 }
 
 Session& Link::use() {

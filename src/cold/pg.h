@@ -26,8 +26,10 @@ namespace bk::cold::pg {
 // One server connection with its prepared statements. A reader keeps the session it began
 // on alive, so a reader that outlives its store (or a reconnect) stays valid.
 struct Session {
-  // pqxx::connection, or pqxx::asyncconnection when it was made under a CallDeadline.
-  std::unique_ptr<pqxx::connection_base> conn;
+  // A pqxx::connection, or one made under a CallDeadline (pg.cpp). A shared_ptr made for the
+  // concrete type: connection_base's destructor is not virtual, and only the concrete one
+  // closes the connection.
+  std::shared_ptr<pqxx::connection_base> conn;
   // NOTICEs are not printed to stderr; declared after conn, so destroyed before it.
   std::unique_ptr<pqxx::quiet_errorhandler> quiet;
   // Set when the connection broke: the store's next call connects afresh.
@@ -111,13 +113,15 @@ std::string no_answer(const Link& link, std::string_view doing);
 // deadline cut fails with PostgresTimeout, its session marked broken.
 template <class F>
 auto guarded(const Link& link, Session* session, std::string_view doing, F&& f) -> decltype(f()) {
-  WatchedCall watch(session != nullptr && session->conn ? session->conn->sock() : -1, link.where);
+  // A call whose answer came as its deadline cut the socket succeeds, and the session is
+  // still marked broken (by the watch).
+  WatchedCall watch(session != nullptr && session->conn ? session->conn->sock() : -1, link.where,
+                    session != nullptr ? &session->broken : nullptr);
   try {
     if (watch.expired()) throw PostgresTimeout(no_answer(link, doing));
     return translated(link, session, doing, std::forward<F>(f));
   } catch (const Error&) {
     if (!watch.end()) throw;
-    if (session != nullptr) session->broken = true;
     throw PostgresTimeout(no_answer(link, doing));
   }
 }

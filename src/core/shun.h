@@ -3,12 +3,16 @@
 // server costs one call its deadline, not every call that touches it (and the calls that can
 // do without it degrade at once, as they do when it refuses). After kShunFor one call tries
 // again while the others still fail at once; a call that gets any answer ends the shun.
-// Shared by the threads that call one server; used by redis::Connection (Options::shun) and
-// by cold's call deadlines (cold/call_deadline.h).
+// Shared by the threads that call one server (Shuns: one per server); used by
+// redis::Connection (Options::shuns) and by cold's call deadlines (cold/call_deadline.h).
 #pragma once
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 namespace bk {
 
@@ -36,6 +40,22 @@ class Shun {
   static std::int64_t ticks(Time t) {
     return static_cast<std::int64_t>(t.time_since_epoch().count());
   }
+};
+
+// A Shun per server, by name ("127.0.0.1:6379"): a hung node of a cluster shuns that node,
+// not the others. A Shun, once made, stays where it is.
+class Shuns {
+ public:
+  Shun& of(const std::string& server) {
+    const std::lock_guard<std::mutex> lock(mu_);
+    std::unique_ptr<Shun>& s = by_server_[server];
+    if (!s) s = std::make_unique<Shun>();
+    return *s;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::unique_ptr<Shun>> by_server_;
 };
 
 }  // namespace bk

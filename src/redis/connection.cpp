@@ -100,8 +100,11 @@ struct Connection::Node {
   // The last failure was a wait that ran out (a frozen server): commands until the next
   // connect fail as TimeoutError, so that callers still tell a hung server from a refusal.
   bool failed_hung = false;
+  Shun* shun;  // this server's, when options.shuns is set
 
-  explicit Node(Options o) : options(std::move(o)) {}
+  explicit Node(Options o)
+      : options(std::move(o)),
+        shun(options.shuns ? &options.shuns->of(endpoint(options)) : nullptr) {}
 
   bool connected() const { return transport != nullptr; }
 
@@ -114,7 +117,7 @@ struct Connection::Node {
   // Connects, authenticates, names the client and selects the database.
   void connect() {
     close();
-    if (options.shun && !options.shun->may_try()) {
+    if (shun != nullptr && !shun->may_try()) {
       connect_failure = "it did not answer in time lately; not tried again yet";
       failed_hung = true;
       throw TimeoutError("redis " + endpoint(options) + ": " + connect_failure);
@@ -133,13 +136,13 @@ struct Connection::Node {
       transport->set_timeout(options.command_timeout);
       connect_failure.clear();
       failed_hung = false;
-      if (options.shun) options.shun->end();
+      if (shun != nullptr) shun->end();
     } catch (const std::exception& e) {
       close();  // never half set up: the next command fails fast, reconnect() starts over
       connect_failure = e.what();
       const auto* error = dynamic_cast<const Error*>(&e);
       failed_hung = error != nullptr && error->hung();
-      if (failed_hung && options.shun) options.shun->shun();
+      if (failed_hung && shun != nullptr) shun->shun();
       throw;
     }
   }
@@ -195,7 +198,7 @@ struct Connection::Node {
     } catch (const Error& e) {
       close();
       failed_hung = e.hung();
-      if (failed_hung && options.shun) options.shun->shun();
+      if (failed_hung && shun != nullptr) shun->shun();
       throw;
     } catch (...) {
       close();

@@ -39,9 +39,10 @@ struct Options {
   // LIST names a connection "boardkeeper:<pid>", or "boardkeeper:<pid>:<role>" with one.
   std::string role;
   // Shared by the connections of a process that must not each wait out a frozen server
-  // (serve's workers): set, a connect or command that ran out its timeout shuns the server,
-  // and connecting fails at once with TimeoutError while the shun lasts (core/shun.h).
-  std::shared_ptr<Shun> shun;
+  // (serve's workers): set, a connect or command that ran out its timeout shuns that server
+  // (a cluster node: that node), and connecting to it fails at once with TimeoutError while
+  // the shun lasts (core/shun.h).
+  std::shared_ptr<Shuns> shuns;
 };
 
 // redis[s]://[[user]:password@]host[:port][/db] (rediss: TLS) (host: a name, an IPv4 address or an

@@ -2,10 +2,12 @@
 // first page of a period, cursors, decoding and ranking.
 #include "service/live_reads.h"
 
-#include <algorithm>
-
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <optional>
+
+#include "cold/call_deadline.h"
 #include "service/read_steps.h"
 
 namespace bk::service {
@@ -242,6 +244,13 @@ std::optional<std::int64_t> LiveReads::total_if_reachable(const PeriodRef& ref,
                                                           const hot::PeriodKeys& keys,
                                                           const hot::ReadState& st, bool& moved) {
   try {
+    // Under a deadline (serve), the count gets half of what is left: a PostgreSQL that does
+    // not answer then costs the first page its total (null), not the whole read.
+    std::optional<cold::CallDeadline> half;
+    if (const auto deadline = cold::call_deadline()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (*deadline > now) half.emplace(now + (*deadline - now) / 2);
+    }
     const ColdSummary* summary = summaries_.of(ref, keys, st);
     moved = summary == nullptr;
     if (moved) return std::nullopt;

@@ -321,6 +321,7 @@ TEST(ApiLaneTest, ReadsThatNeedPostgresAsARuleGoToTheirOwnLane) {
   for (const std::string& target :
        {b + "/top?period_id=2026-11-19", b + "/top?limit=5&cursor=abc", b + "/members?ids=a,b",
         b + "/members/m1?period_id=2026-11-19", b + "/history", b + "/history?limit=2",
+        b + "/top?period%5Fid=2026-11-19", b + "/top?%63ursor=abc",
         std::string("/v1/boards/pts/periods"), std::string("/v1/boards/pts/bans")}) {
     EXPECT_EQ(api::lane_of("GET", target), api::Lane::postgres) << target;
   }
