@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <future>
+#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -103,11 +104,13 @@ class HungBackendsTest : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   }
 
-  // The answer to `target` and how long it took.
+  // The answer to `target` and how long it took (printed: the figures of the note).
   static std::pair<Answer, milliseconds> timed(Served& s, const std::string& target) {
     const auto started = Steady::now();
     Answer a = s.get(target);
-    return {a, std::chrono::duration_cast<milliseconds>(Steady::now() - started)};
+    const auto took = std::chrono::duration_cast<milliseconds>(Steady::now() - started);
+    std::cout << "[ took     ] " << a.status << " in " << took.count() << " ms: " << target << "\n";
+    return {a, took};
   }
 
   // /readyz's body once `backend` is reported `state` (within 5 s; the prober checks about
@@ -139,6 +142,7 @@ class HungBackendsTest : public ::testing::Test {
     const auto took = std::chrono::duration_cast<milliseconds>(Steady::now() - started);
     EXPECT_EQ(code, 0);
     EXPECT_LT(took.count(), 5000) << "SIGTERM to exit, in ms";
+    std::cout << "[ took     ] SIGTERM to exit: " << took.count() << " ms\n";
     for (auto& r : reads) r.get();
   }
 };
