@@ -110,7 +110,8 @@ class PostgresProbe {
     PGconn* c = conn_.get();
     if (PQsendQuery(c, "SELECT 1") == 0) return fail(why, "cannot send a query");
     for (int flushed = PQflush(c); flushed != 0; flushed = PQflush(c)) {
-      if (flushed < 0 || !wait_socket(PQsocket(c), true, deadline)) {
+      if (flushed < 0) return fail(why, "cannot send a query");
+      if (!wait_socket(PQsocket(c), true, deadline)) {
         return no_answer(why, "cannot send a query within 1 s");
       }
     }

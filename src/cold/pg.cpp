@@ -49,7 +49,9 @@ struct PgFinish {
 // like any call: libpq's connect_timeout is whole seconds (at least 2) and PQconnectPoll
 // ignores it, and the socket may change on the way (the next address of a name, SSL tried
 // and then not), so every step watches the socket it waits on. A name is resolved before
-// the first step, unwatched (give the server as an address where that matters).
+// the first step, unwatched (give the server as an address where that matters). Each wait
+// is also bounded by poll()'s own timeout, so that a step the watchdog could not watch (no
+// descriptor left to duplicate) still ends by the deadline.
 PGconn* connect_within(const std::string& conninfo, const std::string& where) {
   const auto timeout = [&] { return PostgresTimeout(no_answer_at(where, "cannot connect")); };
   std::unique_ptr<PGconn, PgFinish> conn(PQconnectStart(conninfo.c_str()));
@@ -63,11 +65,16 @@ PGconn* connect_within(const std::string& conninfo, const std::string& where) {
     WatchedCall watch(PQsocket(c), where);
     if (watch.expired()) throw timeout();
     pollfd p{PQsocket(c), static_cast<short>(s == PGRES_POLLING_WRITING ? POLLOUT : POLLIN), 0};
-    while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
-    }
+    int ready = 0;
+    do {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          call_deadline().value_or(std::chrono::steady_clock::now()) -
+          std::chrono::steady_clock::now());
+      ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
+    } while (ready < 0 && errno == EINTR);
     // A TCP connect to a frozen server completes all the same: no step but the last is an
     // answer (the session's first statement, next, is).
-    if (watch.end(false)) throw timeout();
+    if (watch.end(false) || ready == 0) throw timeout();
   }
   return conn.release();
 }
