@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "api/admin.h"
 #include "api/api.h"
@@ -29,6 +30,7 @@
 #include "core/json.h"
 #include "core/metrics.h"
 #include "core/redact.h"
+#include "service/cold_index.h"
 #include "service/deployment.h"
 #include "service/reads.h"
 
@@ -128,7 +130,8 @@ redis::Options read_redis_options(const Config& c) {
 // One worker's connections and services, made on first use and kept.
 struct Session {
   Session(const Config& c, const redis::Options& redis_options, Clock clock,
-          std::atomic<bool>& deployment_verified)
+          std::atomic<bool>& deployment_verified,
+          const std::shared_ptr<service::ColdIndexes>& cold_ranks)
       : config(c),
         redis(redis_options, redis::Connect::later),
         boards(c, redis, clock,
@@ -136,6 +139,7 @@ struct Session {
         reads(boards, [this]() -> cold::History& { return archive(); }),
         verified(deployment_verified) {
     boards.moderation().wait_for_locks_at_most(kAdminLockWait);
+    if (cold_ranks) boards.share_cold_ranks(cold_ranks);
   }
 
   // Before a request: a connection that failed is made again.
@@ -173,7 +177,12 @@ struct Session {
 class Sessions {
  public:
   Sessions(const Config& config, Clock clock)
-      : config_(config), redis_(read_redis_options(config)), clock_(clock) {}
+      : config_(config), redis_(read_redis_options(config)), clock_(clock) {
+    if (config.serve.cold_rank_memory_mb > 0 && !config.postgres.url.empty()) {
+      cold_ranks_ = std::make_shared<service::ColdIndexes>(
+          static_cast<std::size_t>(config.serve.cold_rank_memory_mb) << 20);
+    }
+  }
 
   struct Lease {
     std::unique_ptr<Session> session;
@@ -190,7 +199,11 @@ class Sessions {
     }
     return fresh();
   }
-  Lease fresh() { return {std::make_unique<Session>(config_, redis_, clock_, verified_), false}; }
+  Lease fresh() {
+    return {std::make_unique<Session>(config_, redis_, clock_, verified_, cold_ranks_), false};
+  }
+  // Null when serve.cold_rank_memory_mb is 0 (or there is no cold tier).
+  const std::shared_ptr<service::ColdIndexes>& cold_ranks() const { return cold_ranks_; }
   void give_back(std::unique_ptr<Session> s) {
     const std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(std::move(s));
@@ -201,30 +214,103 @@ class Sessions {
   const redis::Options redis_;  // one shun for all
   Clock clock_;
   std::atomic<bool> verified_{false};
+  std::shared_ptr<service::ColdIndexes> cold_ranks_;
   std::mutex mu_;
   std::vector<std::unique_ptr<Session>> free_;
+};
+
+// Cold ranks from memory (service/cold_index.h): one thread loads the indexes that reads ask
+// for, on a session of its own, each load bounded by kLoadDeadline, so a slow or hung
+// PostgreSQL costs the loader, never a read (reads ask PostgreSQL meanwhile).
+class ColdRankLoader {
+ public:
+  static constexpr std::chrono::seconds kLoadDeadline{60};
+
+  explicit ColdRankLoader(Sessions& sessions) : sessions_(sessions) {
+    if (sessions_.cold_ranks()) thread_ = std::thread([this] { run(); });
+  }
+  ~ColdRankLoader() {
+    if (!thread_.joinable()) return;
+    sessions_.cold_ranks()->stop();
+    cold::cut_every_call();  // a load waiting on PostgreSQL ends now
+    thread_.join();
+  }
+  ColdRankLoader(const ColdRankLoader&) = delete;
+  ColdRankLoader& operator=(const ColdRankLoader&) = delete;
+
+ private:
+  Sessions& sessions_;
+  std::thread thread_;
+
+  void run() {
+    std::unique_ptr<Session> s;
+    while (auto ref = sessions_.cold_ranks()->next(std::chrono::seconds(1))) {
+      const auto started = std::chrono::steady_clock::now();
+      const cold::CallDeadline bounded(started + kLoadDeadline);
+      try {
+        if (!s) s = sessions_.fresh().session;
+        s->ready();
+        if (s->boards.load_cold_ranks(*ref)) {
+          const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+          spdlog::debug("serve: cold ranks of {} {} {} in memory ({:.3f} s)", ref->board,
+                        ref->spec->name, ref->period.id, took.count());
+        }
+      } catch (const std::exception& e) {
+        spdlog::warn("serve: cold ranks of {} {} {} not loaded (reads ask PostgreSQL): {}",
+                     ref->board, ref->spec->name, ref->period.id, redact(e.what()));
+        s.reset();  // its connections' state is unknown
+      }
+    }
+  }
 };
 
 // --- Answers -----------------------------------------------------------------------------
 
 class ServeMetrics {
  public:
+  explicit ServeMetrics(std::shared_ptr<service::ColdIndexes> cold_ranks)
+      : cold_ranks_(std::move(cold_ranks)) {}
   void observe(const std::string& route, int status, double seconds) {
     requests_.add(1, {{"route", route}, {"code", std::to_string(status)}});
     latency_.observe(seconds, {{"route", route}});
   }
   std::string render() {
     update_process_metrics(registry_);
+    if (cold_ranks_) render_cold_ranks();
     return registry_.render();
   }
 
  private:
+  std::shared_ptr<service::ColdIndexes> cold_ranks_;
+  service::ColdIndexes::Stats reported_;  // cold ranks' counters as last rendered
   metrics::Registry registry_;
   metrics::Family& requests_ = registry_.counter(
       "boardkeeper_http_requests_total", "HTTP requests answered, by route and status code.");
   metrics::Family& latency_ = registry_.histogram(
       "boardkeeper_http_request_duration_seconds", "Time to answer an HTTP request, by route.",
       {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5});
+  metrics::Family& cold_bytes_ = registry_.gauge(
+      "boardkeeper_cold_rank_bytes", "Memory held by cold ranks (serve.cold_rank_memory_mb).");
+  metrics::Family& cold_periods_ = registry_.gauge(
+      "boardkeeper_cold_rank_periods", "Spilled periods whose cold ranks are in memory.");
+  metrics::Family& cold_events_ =
+      registry_.counter("boardkeeper_cold_rank_events_total",
+                        "Cold reads answered from memory (hit) or PostgreSQL (miss); loads, "
+                        "evictions, failed loads.");
+
+  void render_cold_ranks() {
+    const service::ColdIndexes::Stats now = cold_ranks_->stats();
+    cold_bytes_.set(static_cast<double>(now.bytes));
+    cold_periods_.set(static_cast<double>(now.periods));
+    for (const auto& [event, was, is] : {std::tuple{"hit", reported_.hits, now.hits},
+                                         {"miss", reported_.misses, now.misses},
+                                         {"load", reported_.loads, now.loads},
+                                         {"eviction", reported_.evictions, now.evictions},
+                                         {"failure", reported_.failures, now.failures}}) {
+      cold_events_.add(static_cast<double>(is - was), {{"event", event}});
+    }
+    reported_ = now;
+  }
 };
 
 // An answer and its route (for metrics).
@@ -446,8 +532,9 @@ int serve(Context& ctx, const ServeArgs& args) {
   readiness.check_now();   // the first /readyz answers know (unreachable ones are logged)
   api.fetch_cursor_key();  // now, while PostgreSQL (or Redis's copy) can give it
   Sessions sessions(config, ctx.clock());
-  ServeMetrics observed;
+  ServeMetrics observed(sessions.cold_ranks());
   ReadApi reads(api, sessions, config.serve.read_timeout);
+  const ColdRankLoader loader(sessions);
   on_stop_signals();
   raise_open_files_limit();
 

@@ -89,6 +89,10 @@ struct ServeConfig {
   // A read's deadline: its Redis and PostgreSQL calls (connecting, sending, waiting) end
   // within it, or it answers 503 naming the backend that did not answer. > 0.
   Millis read_timeout = std::chrono::seconds{2};
+  // Cold ranks from memory (service/cold_index.h): at most this many MiB of spilled periods'
+  // cold rows kept in memory, least recently used periods dropped first. [0, 1048576]; 0:
+  // every cold read asks PostgreSQL.
+  std::int64_t cold_rank_memory_mb = 64;
   std::int64_t max_connections = 4096;  // [1, 1000000]; beyond it a JSON 503
   // Origins (scheme://host[:port], or "*") whose browsers may read (CORS); empty: none.
   std::vector<std::string> cors_origins;

@@ -9,9 +9,9 @@ namespace bk::config_detail {
 namespace {
 
 const std::vector<std::string_view> kServeKeys{
-    "listen",       "tokens_file",  "admin_tokens_file", "header_timeout", "body_timeout",
-    "idle_timeout", "read_timeout", "max_connections",   "cors_origins",   "cache_max_age",
-    "console"};
+    "listen",       "tokens_file",   "admin_tokens_file", "header_timeout",
+    "body_timeout", "idle_timeout",  "read_timeout",      "max_connections",
+    "cors_origins", "cache_max_age", "console",           "cold_rank_memory_mb"};
 const std::vector<std::string_view> kIngestKeys{"stream", "group",       "reclaim_idle",
                                                 "trim",   "dead_maxlen", "max_wait"};
 
@@ -241,6 +241,16 @@ void Loader::parse_serve_limits(const Fields& f, ServeConfig& serve) {
         report(*e, "serve.max_connections must be in [1, 1000000], not " + std::to_string(*v));
       } else {
         serve.max_connections = *v;
+      }
+    }
+  }
+  if (const auto e = f.get("cold_rank_memory_mb")) {
+    if (const auto v = read_int(*e, "serve.cold_rank_memory_mb")) {
+      if (*v < 0 || *v > 1048576) {
+        report(*e, "serve.cold_rank_memory_mb must be in [0, 1048576] (MiB), not " +
+                       std::to_string(*v));
+      } else {
+        serve.cold_rank_memory_mb = *v;
       }
     }
   }

@@ -15,6 +15,7 @@
 -- flight that read the row before E2 must not write it back).
 -- Returns {profile fields, held entries, ban entries, then per period: hot entries (dry run;
 -- 0 otherwise), tombstones cleared}.
+-- #include move_gen.lua
 local member, dry = ARGV[1], ARGV[2] == '1'
 
 local function hdel(key)
@@ -41,7 +42,7 @@ for k = 5, #KEYS, 3 do
     cleared = 1
     if not dry then
       redis.call('SREM', stale, member)
-      redis.call('HINCRBY', meta, 'gen', 1)
+      move_gen(meta)
     end
   end
   out[#out + 1] = dry and hot or 0

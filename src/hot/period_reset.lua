@@ -10,13 +10,14 @@
 -- KEYS[1] live ZSET, KEYS[2] stale SET, KEYS[3] meta HASH, KEYS[4] the board's registry.
 -- ARGV[1] the registry member "<period>:<id>".
 -- Returns how many hot members were removed.
+-- #include move_gen.lua
 local hot = redis.call('ZCARD', KEYS[1])
 redis.call('UNLINK', KEYS[1], KEYS[2])
 if redis.call('EXISTS', KEYS[3]) == 1 then
   -- Only an existing hash: a period never written has nothing in flight (and a hash made
   -- here would have no TTL).
   redis.call('HDEL', KEYS[3], 'spilled', 'cold_bound', 'recovered', 'hold_until')
-  redis.call('HINCRBY', KEYS[3], 'gen', 1)
+  move_gen(KEYS[3])
   redis.call('HINCRBY', KEYS[3], 'rgen', 1)
 end
 redis.call('ZREM', KEYS[4], ARGV[1])

@@ -17,6 +17,7 @@
 -- KEYS[1] live ZSET, KEYS[2] stale SET, KEYS[3] meta HASH, KEYS[4] the board's sync marker.
 -- ARGV: start (the position the members were taken from), then member score member score ...
 -- Returns how many were removed, or -1 when held.
+-- #include move_gen.lua
 if redis.call('HGET', KEYS[3], 'closed') == '1' then return -1 end  -- being archived
 local hold_until = redis.call('HGET', KEYS[3], 'hold_until')
 if hold_until then
@@ -75,6 +76,6 @@ if removed > 0 then
   if (m[2] and best < tonumber(m[2])) or (not m[2] and first) then
     redis.call('HSET', KEYS[3], 'cold_bound', string.format('%.17g', best))
   end
-  redis.call('HINCRBY', KEYS[3], 'gen', 1)
+  move_gen(KEYS[3])
 end
 return removed

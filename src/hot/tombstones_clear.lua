@@ -8,6 +8,7 @@
 -- merged read would skip them all.
 -- KEYS[1] live ZSET, KEYS[2] stale SET, KEYS[3] meta HASH. ARGV the members.
 -- Returns how many tombstones went.
+-- #include move_gen.lua
 local cleared = 0
 for i = 1, #ARGV, 1000 do
   local chunk = {}
@@ -17,5 +18,5 @@ for i = 1, #ARGV, 1000 do
     if not scores[k] then cleared = cleared + redis.call('SREM', KEYS[2], chunk[k]) end
   end
 end
-if cleared > 0 then redis.call('HINCRBY', KEYS[3], 'gen', 1) end
+if cleared > 0 then move_gen(KEYS[3]) end
 return cleared

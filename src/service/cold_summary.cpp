@@ -15,7 +15,7 @@ const ColdSummary* ColdSummaries::of(const PeriodRef& ref, const hot::PeriodKeys
   }
   const cold::PeriodKey ck = read_steps::cold_key(ref);
   read_steps::require_cold(cold_, ref);
-  const std::unique_ptr<ColdSnapshot> reader = cold_.snapshot();
+  const std::unique_ptr<ColdSnapshot> reader = snapshot_(ref, keys, st.gen);
   ColdSummary summary{st.gen, reader->count(ck), {}};
   for (const auto& row : reader->slice(ck, 0, kSummaryHead))
     summary.head.push_back({row.member, row.encoded});

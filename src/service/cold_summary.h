@@ -3,6 +3,8 @@
 // spilled period then need no PostgreSQL.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -28,7 +30,11 @@ class ColdSummaries {
   // At most this many periods' summaries are kept: reads move on to new periods.
   static constexpr std::size_t kMaxPeriods = 256;
 
-  ColdSummaries(HotTier& hot, ColdTier& cold) : hot_(hot), cold_(cold) {}
+  // `snapshot` gives the cold rows for a read that found a generation in Redis.
+  using Snapshots = std::function<std::unique_ptr<ColdSnapshot>(
+      const PeriodRef&, const hot::PeriodKeys&, const std::string& gen)>;
+  ColdSummaries(HotTier& hot, ColdTier& cold, Snapshots snapshot)
+      : hot_(hot), cold_(cold), snapshot_(std::move(snapshot)) {}
 
   // The summary for `st.gen`, made when there is none; nullptr when the generation moved
   // meanwhile (read again).
@@ -38,6 +44,7 @@ class ColdSummaries {
  private:
   HotTier& hot_;
   ColdTier& cold_;
+  Snapshots snapshot_;
   std::unordered_map<std::string, ColdSummary> by_period_;  // by the period's meta key
 };
 

@@ -23,6 +23,8 @@
 
 namespace bk::service {
 
+class ColdIndexes;
+
 struct Update {
   std::string board;
   std::string member;
@@ -285,6 +287,14 @@ class Leaderboards {
 
   const Config& config() const { return config_; }
   Instant now() const { return clock_.now(); }
+
+  // Cold ranks from memory (service/cold_index.h): reads of a spilled period use `indexes`
+  // when it holds the period's current spill generation, and ask for its load when not (they
+  // go to PostgreSQL meanwhile). load_cold_ranks() does one load (serve's loader thread): true
+  // when `indexes` holds the period's current generation after it. Without a share, every
+  // cold read asks PostgreSQL.
+  void share_cold_ranks(std::shared_ptr<ColdIndexes> indexes);
+  bool load_cold_ranks(const PeriodRef& ref);
 
   // Moderation and erasure on the same connections: remove, ban, unban, bans, erase,
   // reset, drop (service/moderation.h).

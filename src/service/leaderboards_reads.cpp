@@ -28,6 +28,14 @@ std::shared_ptr<Leaderboards::ReadUnits> Leaderboards::make_reads() {
   return std::make_shared<ReadUnits>(*this);
 }
 
+void Leaderboards::share_cold_ranks(std::shared_ptr<ColdIndexes> indexes) {
+  reads_->live.share_cold_ranks(std::move(indexes));
+}
+
+bool Leaderboards::load_cold_ranks(const PeriodRef& ref) {
+  return reads_->live.load_cold_ranks(ref);
+}
+
 void Leaderboards::write_profiles(const std::vector<Update>& updates,
                                   std::vector<UpdateResult>& results) {
   reads_->profiles.write(updates, results);

@@ -29,9 +29,58 @@ LiveReads::LiveReads(const Config& config, Clock clock, HotTier& hot, ColdTier& 
       cold_(cold),
       profiles_(profiles),
       retries_(retries),
-      summaries_(hot, cold) {
+      summaries_(hot, cold,
+                 [this](const PeriodRef& ref, const hot::PeriodKeys& keys, const std::string& gen) {
+                   return snapshot(ref, keys, gen);
+                 }) {
   for (const BoardConfig& b : config_.boards) {
     for (const PeriodSpec& p : b.periods) layouts_.emplace(&p, b.layout_for(p));
+  }
+}
+
+void LiveReads::share_cold_ranks(std::shared_ptr<ColdIndexes> indexes) {
+  indexes_ = std::move(indexes);
+}
+
+std::unique_ptr<ColdSnapshot> LiveReads::snapshot(const PeriodRef& ref, const hot::PeriodKeys& keys,
+                                                  const std::string& gen) {
+  if (indexes_) {
+    const std::string spill = spill_generation(gen);
+    if (!spill.empty()) {
+      if (auto index = indexes_->find(ref, keys.meta, spill)) return snapshot_of(std::move(index));
+    }
+  }
+  return cold_.snapshot();
+}
+
+// A spill generation, read after Redis named it and checked unmoved after: what any snapshot
+// within it holds (service/cold_index.h).
+bool LiveReads::load_cold_ranks(const PeriodRef& ref) {
+  if (!indexes_) return false;
+  const hot::PeriodKeys keys = period_keys(ref);
+  const hot::ReadState st = hot_.read_state(keys, "");
+  const std::string spill = spill_generation(st.gen);
+  if (!st.spilled || spill.empty() || !cold_.present()) {
+    indexes_->not_loaded(keys.meta, spill, ColdIndexes::Outcome::nothing);
+    return false;
+  }
+  if (indexes_->has(keys.meta, spill)) return true;
+  try {
+    const auto reader = cold_.snapshot();
+    auto index = read_index(*reader, read_steps::cold_key(ref), spill, indexes_->budget());
+    if (!index) {
+      indexes_->not_loaded(keys.meta, spill, ColdIndexes::Outcome::too_large);
+      return false;
+    }
+    if (spill_generation(hot_.generation(keys)) != spill) {  // a read asks for the next one
+      indexes_->not_loaded(keys.meta, spill, ColdIndexes::Outcome::nothing);
+      return false;
+    }
+    indexes_->install(keys.meta, std::move(index));
+    return true;
+  } catch (...) {
+    indexes_->not_loaded(keys.meta, spill, ColdIndexes::Outcome::failed);
+    throw;
   }
 }
 

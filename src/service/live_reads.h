@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "service/cold_index.h"
 #include "service/cold_summary.h"
 #include "service/leaderboards.h"
 #include "service/profiles.h"
@@ -36,6 +37,8 @@ class LiveReads {
   Counted first_page(const PeriodRef& ref, std::int64_t count);
   std::int64_t listing_score(const PeriodRef& ref, const Standing& s) const;
   Following listed_after(const PeriodRef& ref, const Standing& mark, std::int64_t count);
+  void share_cold_ranks(std::shared_ptr<ColdIndexes> indexes);
+  bool load_cold_ranks(const PeriodRef& ref);
 
  private:
   const Config& config_;
@@ -45,6 +48,7 @@ class LiveReads {
   Profiles& profiles_;
   std::int64_t& retries_;
   ColdSummaries summaries_;
+  std::shared_ptr<ColdIndexes> indexes_;  // null: every cold read asks PostgreSQL
   // Score layouts per period, computed once (a cron period's span needs a scan of firings).
   std::unordered_map<const PeriodSpec*, ScoreLayout> layouts_;
 
@@ -93,6 +97,10 @@ class LiveReads {
                                                       std::int64_t& slack);
   std::optional<std::vector<std::optional<Standing>>> ranks_attempt(
       const PeriodRef& ref, const std::vector<std::string>& members);
+  // A snapshot of `ref`'s cold rows for a read that found generation `gen` in Redis: from
+  // memory when the index of its spill generation is loaded, else PostgreSQL's.
+  std::unique_ptr<ColdSnapshot> snapshot(const PeriodRef& ref, const hot::PeriodKeys& keys,
+                                         const std::string& gen);
   // Before each attempt of a merged read: a repeat is counted, and from the fourth on waits.
   void begin_attempt(int attempt);
 };

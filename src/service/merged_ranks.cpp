@@ -67,7 +67,7 @@ std::optional<std::vector<Standing>> LiveReads::around_attempt(const PeriodRef& 
   const hot::PeriodKeys keys = period_keys(ref);
   const cold::PeriodKey ck = read_steps::cold_key(ref);
   const hot::ReadState first = hot_.read_state(keys, member);
-  const auto reader = cold_.snapshot();
+  const auto reader = snapshot(ref, keys, first.gen);
   // The member's score: hot wins; otherwise its cold row.
   ScoredMember self{member, first.member_score.value_or(0)};
   if (!first.member_score) {
@@ -147,7 +147,7 @@ std::optional<std::vector<std::optional<Standing>>> LiveReads::ranks_attempt(
                         });
   if (st.spilled && !hot_part) {
     read_steps::require_cold(cold_, ref);
-    reader = cold_.snapshot();
+    reader = snapshot(ref, keys, st.gen);
     // Not hot, and not removed (a tombstone: in the stale set, not hot; its row is void).
     const std::set<std::string> void_rows(st.hot_and_stale.begin(), st.hot_and_stale.end());
     std::vector<std::string> missing;

@@ -39,7 +39,7 @@ std::vector<Standing> LiveReads::merged_top(const PeriodRef& ref, std::int64_t o
       }
     }
     const std::string gen_before = hot_.generation(keys);
-    const auto reader = cold_.snapshot();
+    const auto reader = snapshot(ref, keys, gen_before);
     const auto cold_rows = reader->slice(ck, 0, want + slack);
     const hot::ReadState st = hot_.read_state(keys, "");
     const auto hot_rows = hot_.slice(keys, 0, want);
@@ -80,7 +80,7 @@ std::optional<std::vector<Standing>> LiveReads::deep_attempt(const PeriodRef& re
   const hot::PeriodKeys keys = period_keys(ref);
   const cold::PeriodKey ck = read_steps::cold_key(ref);
   const std::string gen_before = hot_.generation(keys);
-  const auto reader = cold_.snapshot();
+  const auto reader = snapshot(ref, keys, gen_before);
   const hot::ReadState st = hot_.read_state(keys, "");
   std::vector<ScoredMember> stale;  // cold rows of hot members, in listing order
   for (const auto& row : reader->rows_for(ck, st.hot_and_stale))
@@ -138,7 +138,7 @@ LiveReads::Following LiveReads::merged_after(const PeriodRef& ref, const ScoredM
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     begin_attempt(attempt);
     const std::string gen_before = hot_.generation(keys);
-    const auto reader = cold_.snapshot();
+    const auto reader = snapshot(ref, keys, gen_before);
     const auto cold_rows = reader->after(ck, key.encoded, key.member, count + slack);
     const std::int64_t cold_before = reader->count_before(ck, key.encoded, key.member);
     const std::int64_t cold_better = reader->count_better(ck, key.encoded);

@@ -177,7 +177,7 @@ TEST(ConfigTest, ServeFrontEndKeysParseAndDefault) {
       "serve:\n  header_timeout: 5s\n  body_timeout: 2s\n  idle_timeout: 2m\n"
       "  read_timeout: 750ms\n  max_connections: 100\n  cors_origins: [https://app.example, "
       "'http://localhost:3000', "
-      "'*']\n  cache_max_age: 30s\n" +
+      "'*']\n  cache_max_age: 30s\n  cold_rank_memory_mb: 0\n" +
       minimal());
   EXPECT_EQ(c.serve.header_timeout, std::chrono::seconds{5});
   EXPECT_EQ(c.serve.body_timeout, std::chrono::seconds{2});
@@ -187,6 +187,7 @@ TEST(ConfigTest, ServeFrontEndKeysParseAndDefault) {
   EXPECT_EQ(c.serve.cors_origins,
             (std::vector<std::string>{"https://app.example", "http://localhost:3000", "*"}));
   EXPECT_EQ(c.serve.cache_max_age, std::chrono::seconds{30});
+  EXPECT_EQ(c.serve.cold_rank_memory_mb, 0);
   const Config d = parse(minimal());
   EXPECT_EQ(d.serve.header_timeout, std::chrono::seconds{10});
   EXPECT_EQ(d.serve.body_timeout, std::chrono::seconds{10});
@@ -195,6 +196,7 @@ TEST(ConfigTest, ServeFrontEndKeysParseAndDefault) {
   EXPECT_EQ(d.serve.max_connections, 4096);
   EXPECT_TRUE(d.serve.cors_origins.empty());
   EXPECT_EQ(d.serve.cache_max_age.count(), 0);
+  EXPECT_EQ(d.serve.cold_rank_memory_mb, 64);
 }
 
 TEST(ConfigTest, ServeFrontEndKeysRefuseWhatCannotWork) {
@@ -206,6 +208,8 @@ TEST(ConfigTest, ServeFrontEndKeysRefuseWhatCannotWork) {
                          "is not a duration"));
   EXPECT_TRUE(HasProblem(problems_of("serve:\n  max_connections: 0\n" + minimal()), 2, 20,
                          "serve.max_connections must be in [1, 1000000], not 0"));
+  EXPECT_TRUE(HasProblem(problems_of("serve:\n  cold_rank_memory_mb: -1\n" + minimal()), 2, 24,
+                         "serve.cold_rank_memory_mb must be in [0, 1048576] (MiB), not -1"));
   EXPECT_TRUE(HasProblem(problems_of("serve:\n  cache_max_age: 1500ms\n" + minimal()), 2, 18,
                          "serve.cache_max_age must be whole seconds"));
   EXPECT_TRUE(HasProblem(problems_of("serve:\n  cors_origins: https://a.example\n" + minimal()), 2,

@@ -4,7 +4,9 @@
 // answers every route: each answer comes within the deadline and a margin, 503 with
 // Retry-After naming the backend where the read needs it, 200 where it does not; /readyz says
 // "hung"; SIGTERM ends serve, exit 0, within 5 s. Before deadlines, each of these reads waited
-// for as long as the freeze lasted.
+// for as long as the freeze lasted. With cold ranks in memory (serve.cold_rank_memory_mb, off
+// in the other tests so that their reads need PostgreSQL), spilled members' reads are answered
+// while PostgreSQL is frozen.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -76,7 +78,7 @@ class HungBackendsTest : public ::testing::Test {
   std::string prefix = test::unique_prefix();
   std::string config_path = test::write_text_config(
       prefix, test::config_text_for(redis_->url(), prefix, kBoards, postgres_->url()) +
-                  "serve:\n  read_timeout: 1s\n");
+                  "serve:\n  read_timeout: 1s\n  cold_rank_memory_mb: 0\n");
   std::string log = "/tmp/" + prefix + "-serve.log";
 
   test::RunResult cli(std::vector<std::string> args, const char* now = kNow) {
@@ -188,6 +190,43 @@ TEST_F(HungBackendsTest, AHungPostgresCostsAReadItsDeadlineAndHotReadsNothing) {
   EXPECT_NE(test::read_file(log).find("postgresql is hung"), std::string::npos);
 }
 
+// Cold ranks from memory: once serve holds the spilled period's cold rows (one spill
+// generation of them), its spilled members' ranks, neighbourhoods and the first page's total
+// need no PostgreSQL, so they are answered, exactly, while it is frozen. An archived period's
+// read still needs it (503 within the deadline).
+TEST_F(HungBackendsTest, SpilledMembersAreAnsweredFromMemoryWhilePostgresIsHung) {
+  fill();
+  const std::string memory_config = test::write_text_config(
+      prefix + "-memory", test::config_text_for(redis_->url(), prefix, kBoards, postgres_->url()) +
+                              "serve:\n  read_timeout: 1s\n  cold_rank_memory_mb: 8\n");
+  Served s(memory_config, log, kNow);
+  const Answer before = s.get(kDay + "/members/m15/around?k=2");  // asks for the cold ranks
+  ASSERT_EQ(before.status, 200) << before.text;
+  bool loaded = false;
+  for (int i = 0; i < 100 && !loaded; ++i) {
+    loaded = s.get("/metrics").text.find("\nboardkeeper_cold_rank_periods 1") != std::string::npos;
+    if (!loaded) std::this_thread::sleep_for(milliseconds{50});
+  }
+  ASSERT_TRUE(loaded) << s.get("/metrics").text;
+  postgres_->freeze();
+  const auto [around, took] = timed(s, kDay + "/members/m15/around?k=2");
+  EXPECT_EQ(around.status, 200) << around.text;
+  EXPECT_EQ(around.body, before.body);
+  EXPECT_LT(took.count(), kDeadline.count());
+  const auto [ids, ids_took] = timed(s, kDay + "/members?ids=m01,m15,m19,nobody");
+  ASSERT_EQ(ids.status, 200) << ids.text;
+  ASSERT_EQ(ids.body["records"].size(), 3u) << ids.text;
+  EXPECT_EQ(ids.body["records"][1].value("rank", 0), 16) << ids.text;
+  EXPECT_EQ(ids.body["records"][2].value("rank", 0), 20) << ids.text;
+  EXPECT_LT(ids_took.count(), kDeadline.count());
+  const auto [first, first_took] = timed(s, kDay + "/top?limit=3");
+  EXPECT_EQ(first.body.value("total", 0), 20) << first.text;
+  const auto [archived, archived_took] = timed(s, kDay + "/top?period_id=2026-11-19");
+  EXPECT_EQ(archived.status, 503) << archived.text;
+  EXPECT_LT(archived_took.count(), (kDeadline + kMargin).count());
+  stops_in_time(s, kDay + "/members/m16");
+}
+
 // Head of line: while PostgreSQL hangs, reads that need it hold their lane's workers until
 // their deadline (3 s here); a read that Redis alone answers takes a worker of its own lane
 // at once. With one pool of workers it waited behind them for a whole deadline.
@@ -195,7 +234,7 @@ TEST_F(HungBackendsTest, ReadsRedisAnswersNeverWaitForWorkersHeldByPostgresReads
   fill();
   const std::string slow_config = test::write_text_config(
       prefix + "-3s", test::config_text_for(redis_->url(), prefix, kBoards, postgres_->url()) +
-                          "serve:\n  read_timeout: 3s\n");
+                          "serve:\n  read_timeout: 3s\n  cold_rank_memory_mb: 0\n");
   Served s(slow_config, log, kNow, {}, {}, {"--workers", "4"});
   ASSERT_EQ(s.get(kDay + "/members/m01").status, 200);
   postgres_->freeze();

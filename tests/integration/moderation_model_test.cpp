@@ -1,7 +1,9 @@
 // Moderation against a model, with real Redis and PostgreSQL: seeded random interleavings of
-// events (one by one and batched), spills, rehydrations, removals and bans, compared after
-// every step; remove and ban of a member in each state it can be in (hot, spilled,
-// rehydrated, archived while the removal runs); and a ban racing the stream consumer.
+// events (one by one and batched), spills, rehydrations, removals, bans and erasures, compared
+// after every step, read as the library reads (PostgreSQL's counted path) and as serve does
+// with cold ranks from memory (service/cold_index.h); remove and ban of a member in each state it
+// can be in (hot, spilled, rehydrated, archived while the removal runs); and a ban racing the
+// stream consumer.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -25,6 +27,7 @@
 #include "lifecycle/ingest.h"
 #include "lifecycle/tick.h"
 #include "moderation_model.h"
+#include "service/cold_index.h"
 #include "service/leaderboards.h"
 
 namespace bk {
@@ -81,6 +84,7 @@ class ModelRun {
  public:
   explicit ModelRun(unsigned seed) : rng_(seed) {
     cold_.migrate();
+    memory_.share_cold_ranks(cold_ranks_);
     for (const std::string& b : kBoardNames) {
       model_[b].periods["daily"];
       model_[b].periods["weekly"];
@@ -98,19 +102,23 @@ class ModelRun {
     if (pick < 78) return remove_one_period(what);
     if (pick < 85) return remove_everywhere(what);
     if (pick < 93) return ban(what);
-    return unban(what);
+    if (pick < 97) return unban(what);
+    return erase(what);
   }
 
   // The run reached every case: members went cold, came back, were removed, were refused.
   void expect_every_case(unsigned seed) {
     std::cout << "[ seed ] " << seed << ": spilled " << spilled_ << ", rehydrated "
               << lb_.counters().rehydrated << ", removals that found the member " << removals_found_
-              << ", bans " << bans_ << ", events of banned members " << refused_ << std::endl;
+              << ", bans " << bans_ << ", events of banned members " << refused_ << ", erasures "
+              << erased_ << ", cold reads from memory " << cold_ranks_->stats().hits << std::endl;
     EXPECT_GT(spilled_, 0);
     EXPECT_GT(lb_.counters().rehydrated, 0);
     EXPECT_GT(removals_found_, 0);
     EXPECT_GT(bans_, 0);
     EXPECT_GT(refused_, 0);
+    EXPECT_GT(erased_, 0);
+    EXPECT_GT(cold_ranks_->stats().hits, 0) << "reads answered from memory";
   }
 
   // Every board against the model: listings, counts, ranks, periods(), bans, and a banned
@@ -118,6 +126,11 @@ class ModelRun {
   void check() {
     for (const std::string& b : kBoardNames) {
       test::expect_board(lb_, b, model_[b], kMembers);
+      for (const auto& [period, members] : model_[b].periods) {
+        memory_.load_cold_ranks(memory_.resolve(b, period, std::nullopt));
+      }
+      SCOPED_TRACE("cold ranks from memory");
+      test::expect_board(memory_, b, model_[b], kMembers);
       std::set<std::string> listed;
       for (const auto& record : admin_.moderation().bans(b)) {
         EXPECT_EQ(record.board, b);
@@ -147,6 +160,12 @@ class ModelRun {
   redis::Connection admin_conn_ = test::connect_redis();
   cold::ColdStore admin_cold_{test::postgres_url(), prefix_};
   Leaderboards admin_{config_, admin_conn_, Clock(now_), &admin_cold_};
+  // Reads as serve's (another process): cold ranks from memory, loaded before each check.
+  redis::Connection memory_conn_ = test::connect_redis();
+  cold::ColdStore memory_cold_{test::postgres_url(), prefix_};
+  Leaderboards memory_{config_, memory_conn_, Clock(now_), &memory_cold_};
+  std::shared_ptr<service::ColdIndexes> cold_ranks_ =
+      std::make_shared<service::ColdIndexes>(std::size_t{1} << 24);
   std::mt19937 rng_;
   std::map<std::string, BoardModel> model_;
   Instant next_at_;
@@ -155,6 +174,7 @@ class ModelRun {
   std::int64_t removals_found_ = 0;
   std::int64_t refused_ = 0;  // events of banned members tried (each must be refused)
   std::int64_t bans_ = 0;
+  std::int64_t erased_ = 0;
 
   const std::string& any(const std::vector<std::string>& from) {
     return from[rng_() % from.size()];
@@ -236,6 +256,18 @@ class ModelRun {
     const BoardModel before = model_[b];
     expect_removal(admin_.moderation().remove(b, m, period), before, m, period);
     model_[b].removed(m, period);
+  }
+
+  // The right to erasure: the member leaves every board, and its bans go with it.
+  void erase(std::string& what) {
+    const std::string& m = any(kMembers);
+    what = "erase " + m;
+    admin_.moderation().erase(m);
+    for (const std::string& b : kBoardNames) {
+      model_[b].removed(m);
+      model_[b].banned.erase(m);
+    }
+    ++erased_;
   }
 
   void remove_everywhere(std::string& what) {

@@ -451,5 +451,36 @@ TEST_F(SpillTest, DryRunChangesNothing) {
           .is_nil());
 }
 
+// The spill generation (serve keeps cold indexes by it, service/cold_index.h) starts at
+// Redis's clock, not at 1, and so never repeats one a period had before Redis lost its data.
+TEST_F(SpillTest, ASpillGenerationNeverRepeatsAfterRedisLostItsData) {
+  const std::string config_path = test::write_config(prefix, kBoards);
+  const hot::BoardKeys board(prefix, "big");
+  const hot::PeriodKeys keys(board, "daily", "2026-11-22");
+  hot::BoardScripts scripts(prefix, true);
+  // 300 more members, then a tick that spills 200 of them: the spill generation after it.
+  const auto spill = [&](int round) {
+    Leaderboards lb(config, conn, Clock(now), &cold);
+    std::vector<Update> updates;
+    for (int i = 0; i < 300; ++i) {
+      updates.push_back({"big", "r" + std::to_string(round) + "-" + std::to_string(i), i + 1,
+                         now - std::chrono::hours{1}, ""});
+    }
+    for (const auto& r : lb.apply(updates)) EXPECT_EQ(r.status, UpdateStatus::applied) << r.reason;
+    const auto r = test::run_cli({"--config", config_path, "--now=2026-11-22T12:00:00Z", "tick"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const std::string gen = scripts.generation(conn, keys);
+    return std::stoll(gen.substr(0, gen.find(':')));
+  };
+  const std::int64_t first = spill(1);
+  EXPECT_GT(first, 1'700'000'000'000'000) << "microseconds of Redis's clock";
+  EXPECT_EQ(spill(2), first + 1);
+  // Redis loses the board's keys; the next spills start again from the clock.
+  conn.command({"DEL", keys.live, keys.meta, keys.stale, board.synced(), board.registry()})
+      .checked();
+  const std::int64_t after_loss = spill(3);
+  EXPECT_GT(after_loss, first + 1);
+}
+
 }  // namespace
 }  // namespace bk

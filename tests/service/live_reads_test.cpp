@@ -1,7 +1,7 @@
 // service::LiveReads and service::Profiles against in-memory tiers (fake_tiers.h): the
 // decisions of a read of an open period without Redis or PostgreSQL. Merged ranks across the
 // hot/cold boundary, stale cold rows, cursors after a row that moved, counts of a spilled
-// period, and where each profile field comes from.
+// period, where each profile field comes from, and cold ranks from memory.
 #include "service/live_reads.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "fake_tiers.h"
 #include "server_free_config.h"
+#include "service/cold_index.h"
 
 namespace bk::service {
 namespace {
@@ -283,6 +284,58 @@ TEST_F(LiveReadsTest, ProfilesAreWrittenForUpdatesThatCountedAndARefusedHashFail
       << results[1].reason;
   EXPECT_EQ(results[2].status, UpdateStatus::refused);
   EXPECT_EQ(results[3].status, UpdateStatus::applied);
+}
+
+}  // namespace
+}  // namespace bk::service
+
+namespace bk::service {
+namespace {
+
+// LiveReads sharing cold ranks (service/cold_index.h): once loaded, a spilled period's reads
+// need no PostgreSQL while its spill generation lasts, through rehydrations; a spill moves it,
+// and the index is no longer used.
+class LiveColdRanksTest : public LiveReadsTest {
+ protected:
+  std::shared_ptr<ColdIndexes> cache = std::make_shared<ColdIndexes>(std::size_t{1} << 20);
+  PeriodRef ref = period("pts");
+
+  void SetUp() override {
+    reads.share_cold_ranks(cache);
+    hot(ref, "h1", 900, 1);
+    hot(ref, "h2", 500, 2);
+    for (int i = 0; i < 50; ++i) cold(ref, "c" + std::to_string(i), 800 - i * 10, 3);
+    spilled(ref);
+    redis.period(keys(ref)).gen = "4:0";
+  }
+};
+
+TEST_F(LiveColdRanksTest, WhileTheGenerationLastsReadsNeedNoPostgres) {
+  const auto from_postgres = reads.rank(ref, "c30");  // a miss asks for a load
+  ASSERT_TRUE(from_postgres);
+  ASSERT_TRUE(cache->next(std::chrono::milliseconds(0)));
+  ASSERT_TRUE(reads.load_cold_ranks(ref));
+  postgres.reachable = false;
+  const auto from_memory = reads.rank(ref, "c30");
+  ASSERT_TRUE(from_memory);
+  EXPECT_EQ(from_memory->rank, from_postgres->rank);
+  EXPECT_EQ(from_memory->points, from_postgres->points);
+  // h2: 1 + h1 + the 30 cold rows above 500 (c30 has 500 too, reached later).
+  EXPECT_EQ(reads.ranks(ref, {"c49", "h2", "nobody"})[1]->rank, 32);
+  EXPECT_EQ(reads.around(ref, "c10", 1).size(), 3u);
+  EXPECT_EQ(reads.top(ref, 40, 5).front().rank, 41);
+  EXPECT_EQ(reads.count(ref), 52);
+  // A rehydration (the rehydrate generation moves, c5 enters the stale set) needs no load.
+  redis.period(keys(ref)).gen = "4:1";
+  redis.period(keys(ref)).stale = {"c5"};
+  hot(ref, "c5", 500, 1);
+  EXPECT_EQ(reads.count(ref), 52);
+  // 1 + h1 + the 29 cold rows above 500 but its own (stale): c5 reached 500 before h2.
+  EXPECT_EQ(reads.rank(ref, "c5")->rank, 31);
+  // A spill moves the spill generation: that index is no longer used.
+  redis.period(keys(ref)).gen = "5:1";
+  EXPECT_THROW(reads.rank(ref, "c30"), UnavailableError);
+  EXPECT_GT(cache->stats().hits, 0);
 }
 
 }  // namespace
