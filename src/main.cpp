@@ -99,6 +99,13 @@ void check_urls(const bk::Config& config, const bk::ConfigOverrides& overrides) 
     throw bk::UsageError(e.what() + source(overrides.postgres_url.has_value(),
                                            "BOARDKEEPER_POSTGRES_URL", "postgres.url"));
   }
+  if (config.postgres.read_url.empty()) return;
+  try {
+    bk::cold::parse_conninfo(config.postgres.read_url);
+  } catch (const bk::UsageError& e) {
+    throw bk::UsageError(e.what() + source(overrides.postgres_read_url.has_value(),
+                                           "BOARDKEEPER_POSTGRES_READ_URL", "postgres.read_url"));
+  }
 }
 
 // Every command's arguments as CLI11 fills them, and the options above the commands.
@@ -162,6 +169,7 @@ void set_up_app(CLI::App& app, CommandLine& line) {
       "                            (else /etc/boardkeeper/boardkeeper.yaml)\n"
       "  BOARDKEEPER_REDIS_URL     overrides redis.url of the config\n"
       "  BOARDKEEPER_POSTGRES_URL  overrides postgres.url of the config\n"
+      "  BOARDKEEPER_POSTGRES_READ_URL  overrides postgres.read_url (serve's replica)\n"
       "  BOARDKEEPER_SERVE_TOKENS  serve: bearer tokens, comma-separated (with\n"
       "                            serve.tokens_file)\n"
       "  BOARDKEEPER_SERVE_ADMIN_TOKENS  serve: admin bearer tokens (remove, ban over\n"
@@ -403,8 +411,10 @@ bk::Config load_checked_config(std::string config_path) {
   if (config_path.empty()) {
     config_path = env("BOARDKEEPER_CONFIG").value_or("/etc/boardkeeper/boardkeeper.yaml");
   }
-  bk::ConfigOverrides overrides{env("BOARDKEEPER_REDIS_URL"), env("BOARDKEEPER_POSTGRES_URL")};
-  for (const auto& url : {overrides.redis_url, overrides.postgres_url}) {
+  bk::ConfigOverrides overrides{env("BOARDKEEPER_REDIS_URL"), env("BOARDKEEPER_POSTGRES_URL"),
+                                env("BOARDKEEPER_POSTGRES_READ_URL")};
+  for (const auto& url :
+       {overrides.redis_url, overrides.postgres_url, overrides.postgres_read_url}) {
     if (url) bk::add_url_secrets(*url);
   }
   bk::Config config = bk::load_config(config_path, overrides);

@@ -31,6 +31,7 @@ bk_start_redis
 bk_start_redis_cluster
 bk_start_redis_tls
 bk_start_postgres
+bk_start_postgres_replica  # bench.serve_smoke's row 22 (replica_test has its own)
 
 bk_log "running tests"
 cd "$build_dir"

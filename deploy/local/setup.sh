@@ -84,9 +84,11 @@ bk_cleanup() {
   for pid in "${BK_CLUSTER_PIDS[@]}" "${BK_TLS_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   # A node a test restarted (tests/integration/cluster_faults_test.cpp) is not our child.
   for p in ${BK_CLUSTER_PORTS:-}; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1 || true; done
-  if [ -n "$BK_PG_DATA" ] && [ -f "$BK_PG_DATA/postmaster.pid" ]; then
-    bk_as_postgres "$BK_PG_BIN/pg_ctl" -D "$BK_PG_DATA" -m immediate stop >/dev/null 2>&1 || true
-  fi
+  for data in "${BK_PG_REPLICA_DATA:-}" "${BK_PG_DATA:-}"; do
+    if [ -n "$data" ] && [ -f "$data/postmaster.pid" ]; then
+      bk_as_postgres "$BK_PG_BIN/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true
+    fi
+  done
   if [ -n "$BK_TMP" ]; then rm -rf "$BK_TMP"; fi
 }
 
@@ -300,4 +302,24 @@ bk_start_postgres() {
   bk_as_postgres "$BK_PG_BIN/createdb" -h 127.0.0.1 -p "$BK_PG_PORT" -U boardkeeper boards
   export BK_PG_PORT BK_TEST_POSTGRES_URL="postgresql://boardkeeper@127.0.0.1:$BK_PG_PORT/boards"
   bk_log "postgresql on 127.0.0.1:$BK_PG_PORT"
+}
+
+# A streaming replica of bk_start_postgres's server (pg_basebackup -R: a hot standby that
+# replays the primary's WAL), for serve's postgres.read_url. Exports BK_TEST_POSTGRES_READ_URL.
+bk_start_postgres_replica() {
+  BK_PG_REPLICA_PORT=$(bk_free_port)
+  BK_PG_REPLICA_DATA="$BK_TMP/pg-replica"
+  mkdir -p "$BK_PG_REPLICA_DATA"
+  chmod 700 "$BK_PG_REPLICA_DATA"
+  [ "$(id -u)" -eq 0 ] && chown postgres "$BK_PG_REPLICA_DATA"
+  # (It warns of the primary's socket in its data directory: said only when it fails.)
+  bk_as_postgres "$BK_PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$BK_PG_PORT" -U boardkeeper \
+    -D "$BK_PG_REPLICA_DATA" -R -X stream -c fast 2>"$BK_TMP/pg_basebackup.log" ||
+    { cat "$BK_TMP/pg_basebackup.log"; return 1; }
+  bk_as_postgres "$BK_PG_BIN/pg_ctl" -D "$BK_PG_REPLICA_DATA" -w -l "$BK_PG_REPLICA_DATA/server.log" \
+    -o "-p $BK_PG_REPLICA_PORT -k $BK_PG_REPLICA_DATA -c listen_addresses=127.0.0.1 -c hot_standby_feedback=on" \
+    start >/dev/null
+  export BK_PG_REPLICA_PORT \
+    BK_TEST_POSTGRES_READ_URL="postgresql://boardkeeper@127.0.0.1:$BK_PG_REPLICA_PORT/boards"
+  bk_log "postgresql replica on 127.0.0.1:$BK_PG_REPLICA_PORT"
 }

@@ -10,6 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <optional>
 
 #include "core/error.h"
 #include "core/json.h"
@@ -60,10 +62,14 @@ struct PgClear {
 
 using State = Readiness::State;
 
-// SELECT 1 over a libpq connection kept between checks, every step non-blocking and bounded.
+// One query (SELECT 1 unless told) over a libpq connection kept between checks, every step
+// non-blocking and bounded; value() is the first field of its answer.
 class PostgresProbe {
  public:
-  explicit PostgresProbe(std::string conninfo) : conninfo_(std::move(conninfo)) {}
+  explicit PostgresProbe(std::string conninfo, std::string query = "SELECT 1")
+      : conninfo_(std::move(conninfo)), query_(std::move(query)) {}
+
+  const std::string& value() const { return value_; }
 
   // ok, unreachable or hung; `why` says what failed.
   State check(std::string& why) {
@@ -79,6 +85,8 @@ class PostgresProbe {
 
  private:
   std::string conninfo_;
+  std::string query_;
+  std::string value_;  // of the last answer (empty when NULL)
   std::unique_ptr<PGconn, PgFinish> conn_;
   bool hung_ = false;  // the last failure was a wait that ran out, not a refusal
 
@@ -108,7 +116,7 @@ class PostgresProbe {
   }
   bool select_one(SteadyTime deadline, std::string& why) {
     PGconn* c = conn_.get();
-    if (PQsendQuery(c, "SELECT 1") == 0) return fail(why, "cannot send a query");
+    if (PQsendQuery(c, query_.c_str()) == 0) return fail(why, "cannot send a query");
     for (int flushed = PQflush(c); flushed != 0; flushed = PQflush(c)) {
       if (flushed < 0) return fail(why, "cannot send a query");
       if (!wait_socket(PQsocket(c), true, deadline)) {
@@ -126,8 +134,9 @@ class PostgresProbe {
       const std::unique_ptr<PGresult, PgClear> r(PQgetResult(c));
       if (!r) break;
       ok = PQresultStatus(r.get()) == PGRES_TUPLES_OK;
+      if (ok) value_ = PQntuples(r.get()) > 0 ? PQgetvalue(r.get(), 0, 0) : "";
     }
-    return ok || fail(why, "SELECT 1 failed");
+    return ok || fail(why, query_ + " failed");
   }
 };
 
@@ -173,14 +182,39 @@ class RedisProbe {
 
 }  // namespace
 
+// A WAL position ("16/B374D848") as a number; nullopt when it is not one.
+std::optional<std::uint64_t> wal_bytes(const std::string& lsn) {
+  const auto slash = lsn.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == lsn.size()) return std::nullopt;
+  try {
+    return (std::stoull(lsn.substr(0, slash), nullptr, 16) << 32) |
+           std::stoull(lsn.substr(slash + 1), nullptr, 16);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 struct Readiness::Probes {
   RedisProbe redis;
   PostgresProbe postgres;
+  std::unique_ptr<PostgresProbe> replica;  // with postgres.read_url
 };
 
-Readiness::Readiness(const redis::Options& redis, std::string postgres_conninfo)
-    : probes_(std::make_unique<Probes>(
-          Probes{RedisProbe(redis), PostgresProbe(std::move(postgres_conninfo))})) {}
+Readiness::Readiness(const redis::Options& redis, std::string postgres_conninfo,
+                     std::string replica_conninfo)
+    : probes_(std::make_unique<Probes>(Probes{
+          RedisProbe(redis),
+          // With a replica, the primary's check tells where its WAL is (for the lag).
+          PostgresProbe(std::move(postgres_conninfo), replica_conninfo.empty()
+                                                          ? "SELECT 1"
+                                                          : "SELECT pg_current_wal_lsn()::text"),
+          nullptr})) {
+  if (!replica_conninfo.empty()) {
+    probes_->replica = std::make_unique<PostgresProbe>(std::move(replica_conninfo),
+                                                       "SELECT pg_last_wal_replay_lsn()::text");
+    replica_.store(State::unknown);
+  }
+}
 
 Readiness::~Readiness() {
   request_stop();
@@ -200,6 +234,20 @@ void Readiness::check_now() {
   record(redis_, "redis", probes_->redis.check(why), why);
   why.clear();
   record(postgres_, "postgresql", probes_->postgres.check(why), why);
+  if (!probes_->replica) return;
+  why.clear();
+  State replica = probes_->replica->check(why);
+  const auto primary_at = wal_bytes(probes_->postgres.value());
+  const auto replica_at = wal_bytes(probes_->replica->value());
+  if (replica == State::ok && !replica_at) {
+    replica = State::unreachable;
+    why = "it is not a standby (pg_last_wal_replay_lsn() is NULL): reads go to the primary";
+  }
+  if (primary_at && replica_at) {
+    replica_lag_.store(
+        *primary_at > *replica_at ? static_cast<std::int64_t>(*primary_at - *replica_at) : 0);
+  }
+  record(replica_, "the postgresql replica", replica, why);
 }
 
 void Readiness::start(std::chrono::milliseconds period) {
@@ -231,11 +279,15 @@ void Readiness::record(std::atomic<State>& state, const char* backend, State now
 }
 
 std::string Readiness::json() const {
-  return JsonLine()
-      .flag("ready", ready())
+  JsonLine out;
+  out.flag("ready", ready())
       .str("redis", state_name(redis_.load()))
-      .str("postgres", state_name(postgres_.load()))
-      .done();
+      .str("postgres", state_name(postgres_.load()));
+  if (probes_->replica) {
+    out.str("postgres_replica", state_name(replica_.load()));
+    if (replica_lag_.load() >= 0) out.num("postgres_replica_lag_bytes", replica_lag_.load());
+  }
+  return out.done();
 }
 
 }  // namespace bk::cli

@@ -19,8 +19,10 @@ class Readiness {
  public:
   enum class State { unknown, ok, unreachable, hung };
 
-  // `postgres_conninfo`: libpq's connection string (cold::parse_conninfo), password included.
-  Readiness(const redis::Options& redis, std::string postgres_conninfo);
+  // `postgres_conninfo`: libpq's connection string (cold::parse_conninfo), password included;
+  // `replica_conninfo` likewise for postgres.read_url (empty: none).
+  Readiness(const redis::Options& redis, std::string postgres_conninfo,
+            std::string replica_conninfo = "");
   ~Readiness();  // stops the prober (and waits for its round to end)
   Readiness(const Readiness&) = delete;
   Readiness& operator=(const Readiness&) = delete;
@@ -39,7 +41,12 @@ class Readiness {
   bool ready() const { return redis_.load() == State::ok; }
   State redis() const { return redis_.load(); }
   State postgres() const { return postgres_.load(); }
-  // {"ready":true,"redis":"ok","postgres":"hung"}
+  // The replica's state (unknown without one) and WAL bytes it has not replayed (-1: unknown).
+  State replica() const { return replica_.load(); }
+  std::int64_t replica_lag_bytes() const { return replica_lag_.load(); }
+  // {"ready":true,"redis":"ok","postgres":"hung"}, and with a replica
+  // "postgres_replica":"ok","postgres_replica_lag_bytes":0 (the replica never makes it unready:
+  // reads go to the primary without it).
   std::string json() const;
 
  private:
@@ -47,6 +54,8 @@ class Readiness {
   std::unique_ptr<Probes> probes_;
   std::atomic<State> redis_{State::unknown};
   std::atomic<State> postgres_{State::unknown};
+  std::atomic<State> replica_{State::unknown};
+  std::atomic<std::int64_t> replica_lag_{-1};
   std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;

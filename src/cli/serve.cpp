@@ -25,6 +25,7 @@
 #include "cli/http_server.h"
 #include "cli/metrics_io.h"
 #include "cli/readiness.h"
+#include "cli/serve_metrics.h"
 #include "cold/call_deadline.h"
 #include "cold/conninfo.h"
 #include "core/json.h"
@@ -33,6 +34,7 @@
 #include "service/cold_index.h"
 #include "service/deployment.h"
 #include "service/reads.h"
+#include "service/replica.h"
 
 namespace bk::cli {
 namespace {
@@ -131,7 +133,8 @@ redis::Options read_redis_options(const Config& c) {
 struct Session {
   Session(const Config& c, const redis::Options& redis_options, Clock clock,
           std::atomic<bool>& deployment_verified,
-          const std::shared_ptr<service::ColdIndexes>& cold_ranks)
+          const std::shared_ptr<service::ColdIndexes>& cold_ranks,
+          const std::shared_ptr<service::ReplicaReads>& replica_reads)
       : config(c),
         redis(redis_options, redis::Connect::later),
         boards(c, redis, clock,
@@ -140,6 +143,10 @@ struct Session {
         verified(deployment_verified) {
     boards.moderation().wait_for_locks_at_most(kAdminLockWait);
     if (cold_ranks) boards.share_cold_ranks(cold_ranks);
+    if (replica_reads) {
+      replica_reads_ = replica_reads;
+      boards.read_from_replica([this]() -> cold::ColdStore& { return replica(); }, replica_reads);
+    }
   }
 
   // Before a request: a connection that failed is made again.
@@ -156,8 +163,26 @@ struct Session {
     }
     return *cold_;
   }
+  // A streaming replica of the cold store (postgres.read_url), connected when first asked.
+  cold::ColdStore& replica() {
+    if (!replica_)
+      replica_ =
+          std::make_unique<cold::ColdStore>(config.postgres.read_url, config.postgres.schema);
+    return *replica_;
+  }
+  // The history on the replica when it has replayed what the primary had written by now
+  // (service/replica.h), else on the primary.
   cold::History& archive() {
-    cold();  // the schema must belong to this deployment before its history is read
+    cold::ColdStore& primary = cold();  // the schema must belong to this deployment first
+    if (replica_reads_ && service::fresh_replica(
+                              primary, [this]() -> cold::ColdStore& { return replica(); },
+                              *replica_reads_) != nullptr) {
+      if (!replica_archive_) {
+        replica_archive_ =
+            std::make_unique<cold::History>(config.postgres.read_url, config.postgres.schema);
+      }
+      return *replica_archive_;
+    }
     if (!archive_)
       archive_ = std::make_unique<cold::History>(config.postgres.url, config.postgres.schema);
     return *archive_;
@@ -170,6 +195,9 @@ struct Session {
   std::atomic<bool>& verified;
   std::unique_ptr<cold::ColdStore> cold_;
   std::unique_ptr<cold::History> archive_;
+  std::shared_ptr<service::ReplicaReads> replica_reads_;  // null: no replica
+  std::unique_ptr<cold::ColdStore> replica_;
+  std::unique_ptr<cold::History> replica_archive_;
 };
 
 // Sessions not in use. A worker holds at most one at a time, so there are never more than
@@ -182,6 +210,8 @@ class Sessions {
       cold_ranks_ = std::make_shared<service::ColdIndexes>(
           static_cast<std::size_t>(config.serve.cold_rank_memory_mb) << 20);
     }
+    if (!config.postgres.read_url.empty())
+      replica_reads_ = std::make_shared<service::ReplicaReads>();
   }
 
   struct Lease {
@@ -200,10 +230,14 @@ class Sessions {
     return fresh();
   }
   Lease fresh() {
-    return {std::make_unique<Session>(config_, redis_, clock_, verified_, cold_ranks_), false};
+    return {
+        std::make_unique<Session>(config_, redis_, clock_, verified_, cold_ranks_, replica_reads_),
+        false};
   }
   // Null when serve.cold_rank_memory_mb is 0 (or there is no cold tier).
   const std::shared_ptr<service::ColdIndexes>& cold_ranks() const { return cold_ranks_; }
+  // Null without postgres.read_url.
+  const std::shared_ptr<service::ReplicaReads>& replica_reads() const { return replica_reads_; }
   void give_back(std::unique_ptr<Session> s) {
     const std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(std::move(s));
@@ -215,6 +249,7 @@ class Sessions {
   Clock clock_;
   std::atomic<bool> verified_{false};
   std::shared_ptr<service::ColdIndexes> cold_ranks_;
+  std::shared_ptr<service::ReplicaReads> replica_reads_;
   std::mutex mu_;
   std::vector<std::unique_ptr<Session>> free_;
 };
@@ -231,87 +266,57 @@ class ColdRankLoader {
   }
   ~ColdRankLoader() {
     if (!thread_.joinable()) return;
-    sessions_.cold_ranks()->stop();
+    request_stop();
     cold::cut_every_call();  // a load waiting on PostgreSQL ends now
     thread_.join();
   }
   ColdRankLoader(const ColdRankLoader&) = delete;
   ColdRankLoader& operator=(const ColdRankLoader&) = delete;
 
+  // Takes no new load; the one in progress goes on (cold::cut_every_call ends its waits).
+  void request_stop() {
+    if (sessions_.cold_ranks()) sessions_.cold_ranks()->stop();
+  }
+  // Whether the thread has ended by `limit` (true without one).
+  bool ended_by(std::chrono::steady_clock::time_point limit) {
+    return !thread_.joinable() || ended_.wait_until(limit) == std::future_status::ready;
+  }
+
  private:
   Sessions& sessions_;
+  std::promise<void> end_;
+  std::future<void> ended_ = end_.get_future();
   std::thread thread_;
 
   void run() {
     std::unique_ptr<Session> s;
-    while (auto ref = sessions_.cold_ranks()->next(std::chrono::seconds(1))) {
-      const auto started = std::chrono::steady_clock::now();
-      const cold::CallDeadline bounded(started + kLoadDeadline);
-      try {
-        if (!s) s = sessions_.fresh().session;
-        s->ready();
-        if (s->boards.load_cold_ranks(*ref)) {
-          const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
-          spdlog::debug("serve: cold ranks of {} {} {} in memory ({:.3f} s)", ref->board,
-                        ref->spec->name, ref->period.id, took.count());
-        }
-      } catch (const std::exception& e) {
-        spdlog::warn("serve: cold ranks of {} {} {} not loaded (reads ask PostgreSQL): {}",
-                     ref->board, ref->spec->name, ref->period.id, redact(e.what()));
-        s.reset();  // its connections' state is unknown
+    service::ColdIndexes& cache = *sessions_.cold_ranks();
+    while (!cache.stopped()) {
+      const auto ref = cache.next(std::chrono::seconds(1));
+      if (ref) load(s, *ref);
+    }
+    end_.set_value();
+  }
+  void load(std::unique_ptr<Session>& s, const service::PeriodRef& ref) {
+    const auto started = std::chrono::steady_clock::now();
+    const cold::CallDeadline bounded(started + kLoadDeadline);
+    try {
+      if (!s) s = sessions_.fresh().session;
+      s->ready();
+      if (s->boards.load_cold_ranks(ref)) {
+        const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+        spdlog::debug("serve: cold ranks of {} {} {} in memory ({:.3f} s)", ref.board,
+                      ref.spec->name, ref.period.id, took.count());
       }
+    } catch (const std::exception& e) {
+      spdlog::warn("serve: cold ranks of {} {} {} not loaded (reads ask PostgreSQL): {}", ref.board,
+                   ref.spec->name, ref.period.id, redact(e.what()));
+      s.reset();  // its connections' state is unknown
     }
   }
 };
 
 // --- Answers -----------------------------------------------------------------------------
-
-class ServeMetrics {
- public:
-  explicit ServeMetrics(std::shared_ptr<service::ColdIndexes> cold_ranks)
-      : cold_ranks_(std::move(cold_ranks)) {}
-  void observe(const std::string& route, int status, double seconds) {
-    requests_.add(1, {{"route", route}, {"code", std::to_string(status)}});
-    latency_.observe(seconds, {{"route", route}});
-  }
-  std::string render() {
-    update_process_metrics(registry_);
-    if (cold_ranks_) render_cold_ranks();
-    return registry_.render();
-  }
-
- private:
-  std::shared_ptr<service::ColdIndexes> cold_ranks_;
-  service::ColdIndexes::Stats reported_;  // cold ranks' counters as last rendered
-  metrics::Registry registry_;
-  metrics::Family& requests_ = registry_.counter(
-      "boardkeeper_http_requests_total", "HTTP requests answered, by route and status code.");
-  metrics::Family& latency_ = registry_.histogram(
-      "boardkeeper_http_request_duration_seconds", "Time to answer an HTTP request, by route.",
-      {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5});
-  metrics::Family& cold_bytes_ = registry_.gauge(
-      "boardkeeper_cold_rank_bytes", "Memory held by cold ranks (serve.cold_rank_memory_mb).");
-  metrics::Family& cold_periods_ = registry_.gauge(
-      "boardkeeper_cold_rank_periods", "Spilled periods whose cold ranks are in memory.");
-  metrics::Family& cold_events_ =
-      registry_.counter("boardkeeper_cold_rank_events_total",
-                        "Cold reads answered from memory (hit) or PostgreSQL (miss); loads, "
-                        "evictions, failed loads.");
-
-  void render_cold_ranks() {
-    const service::ColdIndexes::Stats now = cold_ranks_->stats();
-    cold_bytes_.set(static_cast<double>(now.bytes));
-    cold_periods_.set(static_cast<double>(now.periods));
-    for (const auto& [event, was, is] : {std::tuple{"hit", reported_.hits, now.hits},
-                                         {"miss", reported_.misses, now.misses},
-                                         {"load", reported_.loads, now.loads},
-                                         {"eviction", reported_.evictions, now.evictions},
-                                         {"failure", reported_.failures, now.failures}}) {
-      cold_events_.add(static_cast<double>(is - was), {{"event", event}});
-    }
-    reported_ = now;
-  }
-};
 
 // An answer and its route (for metrics).
 struct Answered {
@@ -495,20 +500,29 @@ void raise_open_files_limit() {
 // stop waiting (their PostgreSQL calls are cut and answer 503; a Redis command ends by
 // serve.read_timeout); should the server still not have stopped by kStopLimit (a
 // read_timeout longer than that), the process ends anyway: the orchestrator's grace (30 s)
-// is not spent on a hung backend.
+// is not spent on a hung backend. The cold ranks' loader stops beside them, within the same
+// limit.
 constexpr std::chrono::milliseconds kCutAt{3000};
 constexpr std::chrono::milliseconds kStopLimit{4500};
 
-void stop_within_grace(HttpServer& server, Readiness& readiness) {
-  readiness.request_stop();
-  auto stopped = std::async(std::launch::async, [&server] { server.stop(); });
-  if (stopped.wait_for(kCutAt) == std::future_status::ready) return;
-  cold::cut_every_call();
-  if (stopped.wait_for(kStopLimit - kCutAt) == std::future_status::ready) return;
-  spdlog::warn("serve: requests still waiting on a backend after {} ms: exiting without them",
+[[noreturn]] void exit_without(const char* what) {
+  spdlog::warn("serve: {} still waiting on a backend after {} ms: exiting without them", what,
                kStopLimit.count());
   spdlog::default_logger()->flush();
   std::_Exit(0);
+}
+
+void stop_within_grace(HttpServer& server, Readiness& readiness, ColdRankLoader& loader) {
+  const auto limit = std::chrono::steady_clock::now() + kStopLimit;
+  readiness.request_stop();
+  loader.request_stop();
+  auto stopped = std::async(std::launch::async, [&server] { server.stop(); });
+  if (stopped.wait_for(kCutAt) != std::future_status::ready) {
+    cold::cut_every_call();
+    if (stopped.wait_until(limit) != std::future_status::ready) exit_without("requests");
+  }
+  cold::cut_every_call();  // the loader's, if it still waits
+  if (!loader.ended_by(limit)) exit_without("the cold ranks' loader");
 }
 
 void on_stop_signals() {
@@ -527,14 +541,16 @@ int serve(Context& ctx, const ServeArgs& args) {
   std::vector<std::string> tokens = load_tokens(config.serve);
   std::vector<std::string> admin_tokens = load_admin_tokens(config.serve, tokens);
   const api::Api api(std::move(tokens), cursor_key_provider(config), std::move(admin_tokens));
-  Readiness readiness(redis_options(config.redis),
-                      cold::parse_conninfo(config.postgres.url).conninfo);
+  Readiness readiness(
+      redis_options(config.redis), cold::parse_conninfo(config.postgres.url).conninfo,
+      config.postgres.read_url.empty() ? std::string()
+                                       : cold::parse_conninfo(config.postgres.read_url).conninfo);
   readiness.check_now();   // the first /readyz answers know (unreachable ones are logged)
   api.fetch_cursor_key();  // now, while PostgreSQL (or Redis's copy) can give it
   Sessions sessions(config, ctx.clock());
-  ServeMetrics observed(sessions.cold_ranks());
+  ServeMetrics observed(sessions.cold_ranks(), sessions.replica_reads(), readiness);
   ReadApi reads(api, sessions, config.serve.read_timeout);
-  const ColdRankLoader loader(sessions);
+  ColdRankLoader loader(sessions);
   on_stop_signals();
   raise_open_files_limit();
 
@@ -545,7 +561,7 @@ int serve(Context& ctx, const ServeArgs& args) {
   readiness.start();
   while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   spdlog::info("serve: stopping (requests in progress are answered first)");
-  stop_within_grace(server, readiness);
+  stop_within_grace(server, readiness, loader);
   return 0;
 }
 

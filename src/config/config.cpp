@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <tuple>
 
 #include "config/loader.h"
 #include "core/redact.h"
@@ -51,6 +52,7 @@ Config Loader::load(const yaml::Node& root, const ConfigOverrides& overrides) {
 
   if (overrides.redis_url) add_url_secrets(*overrides.redis_url);
   if (overrides.postgres_url) add_url_secrets(*overrides.postgres_url);
+  if (overrides.postgres_read_url) add_url_secrets(*overrides.postgres_read_url);
   if (overrides.redis_url) {
     if (const auto problem = redis::scheme_problem(*overrides.redis_url)) {
       report_unpositioned("BOARDKEEPER_REDIS_URL " + *problem);
@@ -58,11 +60,15 @@ Config Loader::load(const yaml::Node& root, const ConfigOverrides& overrides) {
       config.redis.url = *overrides.redis_url;
     }
   }
-  if (overrides.postgres_url) {
-    if (const auto problem = postgres_url_problem(*overrides.postgres_url)) {
-      report_unpositioned("BOARDKEEPER_POSTGRES_URL " + *problem);
+  for (const auto& [env, value, into] :
+       {std::tuple{"BOARDKEEPER_POSTGRES_URL", &overrides.postgres_url, &config.postgres.url},
+        {"BOARDKEEPER_POSTGRES_READ_URL", &overrides.postgres_read_url,
+         &config.postgres.read_url}}) {
+    if (!*value) continue;
+    if (const auto problem = postgres_url_problem(**value)) {
+      report_unpositioned(std::string(env) + " " + *problem);
     } else {
-      config.postgres.url = *overrides.postgres_url;
+      *into = **value;
     }
   }
   return config;

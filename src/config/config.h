@@ -48,6 +48,9 @@ struct RedisConfig {
 struct PostgresConfig {
   std::string url = "postgresql://boardkeeper@127.0.0.1:5432/boards";
   std::string schema = "boardkeeper";
+  // A streaming replica of `url` for serve's reads (cold ranks, profiles, history), used only
+  // when it has replayed what the primary had written when the read began; empty: none.
+  std::string read_url;
 };
 
 // The stream consumer (`ingest`); its command line's flags override these.
@@ -157,6 +160,7 @@ struct Config {
 struct ConfigOverrides {
   std::optional<std::string> redis_url;
   std::optional<std::string> postgres_url;
+  std::optional<std::string> postgres_read_url;
 };
 
 Config parse_config(std::string_view yaml_text, const std::string& path_for_messages,

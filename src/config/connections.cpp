@@ -2,6 +2,7 @@
 // seeds, TLS files, the key prefix and the schema.
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 #include "config/loader.h"
 #include "core/redact.h"
@@ -21,7 +22,7 @@ bool is_sql_identifier(std::string_view name) {
 
 const std::vector<std::string_view> kRedisKeys{"url", "key_prefix", "cluster", "nodes", "tls"};
 const std::vector<std::string_view> kTlsKeys{"ca_file", "cert_file", "key_file", "server_name"};
-const std::vector<std::string_view> kPostgresKeys{"url", "schema"};
+const std::vector<std::string_view> kPostgresKeys{"url", "schema", "read_url"};
 
 }  // namespace
 
@@ -142,15 +143,20 @@ void Loader::parse_postgres(const Entry& entry, PostgresConfig& postgres,
   const auto map = read_map(entry, "postgres");
   if (!map) return;
   const Fields f = fields(*map, "in the postgres section", kPostgresKeys);
-  if (const auto e = f.get("url")) {
-    const auto url = read_string(*e, "postgres.url");
+  for (const auto& [key, into, overridden] :
+       {std::tuple{"url", &postgres.url, overrides.postgres_url.has_value()},
+        {"read_url", &postgres.read_url, overrides.postgres_read_url.has_value()}}) {
+    const auto e = f.get(key);
+    if (!e) continue;
+    const std::string name = std::string("postgres.") + key;
+    const auto url = read_string(*e, name);
     if (url) add_url_secrets(*url);
-    if (url && !overrides.postgres_url) {
-      if (const auto problem = postgres_url_problem(*url)) {
-        report(*e, "postgres.url " + *problem);
-      } else {
-        postgres.url = *url;
-      }
+    if (!url || overridden) continue;
+    const bool none = url->empty() && into == &postgres.read_url;  // "": no replica
+    if (const auto problem = none ? std::nullopt : postgres_url_problem(*url)) {
+      report(*e, name + " " + *problem);
+    } else {
+      *into = *url;
     }
   }
   if (const auto e = f.get("schema")) {

@@ -1,9 +1,11 @@
 -- Included by the scripts that move a period's spill generation (bk_embed's "-- #include").
--- Moves it by one. One that starts (the hash had none: a new period, or Redis lost its data)
--- starts at the server's clock in microseconds, never at a number the period had before the
--- loss: serve keeps cold indexes by it (service/cold_index.h).
+-- The new one is the larger of the old one plus one and Redis's clock in microseconds: a
+-- generation that starts (a new period, or Redis lost its data) or resumes from an older
+-- snapshot never takes a number the period had before, so an index kept by it
+-- (service/cold_index.h) cannot match other rows.
 local function move_gen(meta)
-  if redis.call('HEXISTS', meta, 'gen') == 1 then return redis.call('HINCRBY', meta, 'gen', 1) end
   local t = redis.call('TIME')
-  redis.call('HSET', meta, 'gen', t[1] .. string.format('%06d', tonumber(t[2])))
+  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local gen = math.max((tonumber(redis.call('HGET', meta, 'gen')) or 0) + 1, now)
+  redis.call('HSET', meta, 'gen', string.format('%.0f', gen))
 end

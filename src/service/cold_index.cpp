@@ -13,6 +13,10 @@ std::string spill_generation(const std::string& gen) {
   return spill == "0" ? std::string() : spill;
 }
 
+bool older_generation(const std::string& a, const std::string& b) {
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
+}
+
 ColdIndex::ColdIndex(cold::PeriodKey period, std::string spill_gen)
     : period_(std::move(period)), spill_gen_(std::move(spill_gen)) {}
 
@@ -38,13 +42,10 @@ void ColdIndex::add(const std::string& member, std::int64_t encoded) {
 }
 
 void ColdIndex::seal() {
-  // At most half full: a probe ends at a free slot within a few steps.
-  std::size_t n = 16;
-  while (n < encoded_.size() * 2) n *= 2;
-  slots_.assign(n, 0);
-  for (std::size_t i = 0; i < encoded_.size(); ++i) {
-    slots_[slot_of(member(static_cast<std::int64_t>(i)))] = static_cast<std::uint32_t>(i + 1);
-  }
+  by_name_.resize(encoded_.size());
+  for (std::size_t i = 0; i < by_name_.size(); ++i) by_name_[i] = static_cast<std::uint32_t>(i);
+  std::sort(by_name_.begin(), by_name_.end(),
+            [this](std::uint32_t a, std::uint32_t b) { return member(a) < member(b); });
   encoded_.shrink_to_fit();
   name_end_.shrink_to_fit();
   names_.shrink_to_fit();
@@ -53,7 +54,7 @@ void ColdIndex::seal() {
 std::size_t ColdIndex::bytes() const {
   return sizeof(*this) + encoded_.capacity() * sizeof(std::int64_t) +
          name_end_.capacity() * sizeof(std::uint32_t) + names_.capacity() +
-         slots_.capacity() * sizeof(std::uint32_t);
+         by_name_.capacity() * sizeof(std::uint32_t);
 }
 
 std::string_view ColdIndex::member(std::int64_t i) const {
@@ -81,18 +82,12 @@ std::int64_t ColdIndex::position(std::int64_t e, std::string_view m) const {
   return lo;
 }
 
-std::size_t ColdIndex::slot_of(std::string_view m) const {
-  const std::size_t mask = slots_.size() - 1;
-  for (std::size_t s = std::hash<std::string_view>{}(m)&mask;; s = (s + 1) & mask) {
-    if (slots_[s] == 0 || member(slots_[s] - 1) == m) return s;
-  }
-}
-
 std::optional<std::int64_t> ColdIndex::find(std::string_view m) const {
-  if (slots_.empty()) return std::nullopt;
-  const std::uint32_t at = slots_[slot_of(m)];
-  if (at == 0) return std::nullopt;
-  return static_cast<std::int64_t>(at) - 1;
+  const auto it = std::lower_bound(
+      by_name_.begin(), by_name_.end(), m,
+      [this](std::uint32_t at, std::string_view name) { return member(at) < name; });
+  if (it == by_name_.end() || member(*it) != m) return std::nullopt;
+  return static_cast<std::int64_t>(*it);
 }
 
 namespace {
@@ -164,20 +159,24 @@ class IndexedSnapshot final : public ColdSnapshot {
  private:
   std::shared_ptr<const ColdIndex> index_;
 
-  static std::size_t size(std::int64_t limit) { return static_cast<std::size_t>(limit); }
+  // A limit below 0 reads nothing, as in SQL.
+  static std::size_t size(std::int64_t limit) {
+    return static_cast<std::size_t>(std::max<std::int64_t>(limit, 0));
+  }
   static cold::ColdHit hit(const ColdIndex& x, std::int64_t i) {
     cold::ColdHit h;
     h.member = std::string(x.member(i));
     h.encoded = x.encoded(i);
     return h;
   }
+  // Rows [from, from + limit), as SQL's OFFSET and LIMIT (a negative one counts as 0).
   static std::vector<cold::ColdHit> forward(const ColdIndex& x, std::int64_t from,
                                             std::int64_t limit) {
     std::vector<cold::ColdHit> out;
-    const std::int64_t end = from + std::min(limit, x.size());
-    for (std::int64_t i = std::max<std::int64_t>(from, 0); i < std::min(end, x.size()); ++i) {
-      out.push_back(hit(x, i));
-    }
+    from = std::max<std::int64_t>(from, 0);
+    const std::int64_t end =
+        std::min(x.size(), from + std::clamp<std::int64_t>(limit, 0, x.size()));
+    for (std::int64_t i = from; i < end; ++i) out.push_back(hit(x, i));
     return out;
   }
   // An index holds one period: a read of another is a bug of the caller.

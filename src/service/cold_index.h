@@ -1,6 +1,6 @@
 // Cold ranks from serve's memory (docs/architecture.md "Cold ranks from memory"): a spilled
 // period's cold rows, as of one spill generation, kept in listing order so that counts, ranks,
-// pages and neighbourhoods are a binary search and a member's row one hash look-up; and the
+// pages and neighbourhoods are a binary search and so is a member's row; and the
 // process-wide cache of them (ColdIndexes), bounded by a memory budget, least recently used
 // periods dropped first, filled by a loader off the request path.
 //
@@ -32,6 +32,8 @@ namespace bk::service {
 // The spill part of a read_state generation ("<spill gen>:<rehydrate gen>"); empty for "0"
 // (Redis has seen no spill of the period since it last lost its data: its rows are not indexed).
 std::string spill_generation(const std::string& gen);
+// Whether spill generation `a` is older than `b` (decimal numbers without leading zeros).
+bool older_generation(const std::string& a, const std::string& b);
 
 // One spill generation of a period's cold rows, immutable once sealed.
 class ColdIndex {
@@ -64,8 +66,10 @@ class ColdIndex {
   std::vector<std::int64_t> encoded_;    // listing order
   std::vector<std::uint32_t> name_end_;  // member i's name is names_[end(i-1), end(i))
   std::string names_;
-  std::vector<std::uint32_t> slots_;  // open addressing by the name's hash: position + 1, 0 free
-  std::size_t slot_of(std::string_view member) const;
+  // Positions in name order (bytes): a member's row by binary search. Not a hash table: names
+  // are chosen by the game's clients, and a hash an attacker can collide would make each
+  // look-up a scan.
+  std::vector<std::uint32_t> by_name_;
 };
 
 // A ColdSnapshot answered from an index (its rows carry member and encoded only: the reads
@@ -89,8 +93,10 @@ class ColdIndexes {
                                         const std::string& spill_gen);
   bool has(const std::string& meta, const std::string& spill_gen) const;
 
-  // The next period to load, waiting up to `wait`; nullopt when none (or stopped).
+  // The next period to load, waiting up to `wait`; nullopt when none (or stopped). A period
+  // taken may be asked for again while it loads (a load that finds its index kept does nothing).
   std::optional<PeriodRef> next(std::chrono::milliseconds wait);
+  bool stopped() const;
   // Keeps `index` (dropping the least recently used others to stay within the budget).
   void install(const std::string& meta, std::shared_ptr<const ColdIndex> index);
   // A load that ended without an index: nothing to load (not spilled, or the generation moved
@@ -126,8 +132,8 @@ class ColdIndexes {
   std::unordered_map<std::string, Entry> entries_;  // by :meta key
   std::list<std::string> lru_;                      // most recently used first
   std::unordered_map<std::string, Refused> refused_;
-  std::list<PeriodRef> wanted_;
-  std::unordered_map<std::string, std::string> wanted_gen_;  // :meta key -> spill gen asked
+  std::list<std::pair<std::string, PeriodRef>> wanted_;      // :meta key, period
+  std::unordered_map<std::string, std::string> wanted_gen_;  // :meta key -> queued, spill gen
   Stats stats_;
 
   void drop(std::unordered_map<std::string, Entry>::iterator it);

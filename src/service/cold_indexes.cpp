@@ -8,10 +8,15 @@ std::shared_ptr<const ColdIndex> ColdIndexes::find(const PeriodRef& ref, const s
                                                    const std::string& spill_gen) {
   const std::lock_guard<std::mutex> lock(mu_);
   if (const auto it = entries_.find(meta); it != entries_.end()) {
-    if (it->second.index->spill_gen() == spill_gen) {
+    const std::string& kept = it->second.index->spill_gen();
+    if (kept == spill_gen) {
       lru_.splice(lru_.begin(), lru_, it->second.used);
       ++stats_.hits;
       return it->second.index;
+    }
+    if (older_generation(spill_gen, kept)) {  // a read that began before: it reads again
+      ++stats_.misses;
+      return nullptr;
     }
     drop(it);  // the period spilled again: that generation is never read again
   }
@@ -38,7 +43,7 @@ void ColdIndexes::ask(const PeriodRef& ref, const std::string& meta, const std::
   const bool queued = !asked.empty();
   asked = spill_gen;
   if (!queued) {
-    wanted_.push_back(ref);
+    wanted_.emplace_back(meta, ref);
     wake_.notify_one();
   }
 }
@@ -47,9 +52,16 @@ std::optional<PeriodRef> ColdIndexes::next(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(mu_);
   wake_.wait_for(lock, wait, [this] { return stopped_ || !wanted_.empty(); });
   if (stopped_ || wanted_.empty()) return std::nullopt;
-  PeriodRef ref = std::move(wanted_.front());
+  auto [meta, ref] = std::move(wanted_.front());
   wanted_.pop_front();
+  // Taken: from now on a read may ask for it again, whatever becomes of this load.
+  wanted_gen_.erase(meta);
   return ref;
+}
+
+bool ColdIndexes::stopped() const {
+  const std::lock_guard<std::mutex> lock(mu_);
+  return stopped_;
 }
 
 void ColdIndexes::install(const std::string& meta, std::shared_ptr<const ColdIndex> index) {

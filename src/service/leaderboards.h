@@ -24,6 +24,7 @@
 namespace bk::service {
 
 class ColdIndexes;
+struct ReplicaReads;
 
 struct Update {
   std::string board;
@@ -295,6 +296,11 @@ class Leaderboards {
   // cold read asks PostgreSQL.
   void share_cold_ranks(std::shared_ptr<ColdIndexes> indexes);
   bool load_cold_ranks(const PeriodRef& ref);
+  // Reads of cold rows and profiles go to `replica` (a streaming replica of the cold store)
+  // when it has replayed what the primary had written when the read began, else to the
+  // primary (service/replica.h); `reads` counts where they went.
+  void read_from_replica(std::function<cold::ColdStore&()> replica,
+                         std::shared_ptr<ReplicaReads> reads);
 
   // Moderation and erasure on the same connections: remove, ban, unban, bans, erase,
   // reset, drop (service/moderation.h).

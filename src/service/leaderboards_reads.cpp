@@ -36,6 +36,11 @@ bool Leaderboards::load_cold_ranks(const PeriodRef& ref) {
   return reads_->live.load_cold_ranks(ref);
 }
 
+void Leaderboards::read_from_replica(std::function<cold::ColdStore&()> replica,
+                                     std::shared_ptr<ReplicaReads> reads) {
+  reads_->postgres.read_from(std::move(replica), std::move(reads));
+}
+
 void Leaderboards::write_profiles(const std::vector<Update>& updates,
                                   std::vector<UpdateResult>& results) {
   reads_->profiles.write(updates, results);

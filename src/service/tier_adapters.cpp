@@ -124,13 +124,20 @@ std::map<std::string, std::string> RedisTier::write_profiles(
   return hot::write_profiles(conn_, board_.key_prefix(), boards);
 }
 
+cold::ColdStore& PostgresTier::reading() {
+  cold::ColdStore& primary = store_();
+  if (!replica_) return primary;
+  cold::ColdStore* replica = fresh_replica(primary, replica_, *replica_reads_);
+  return replica != nullptr ? *replica : primary;
+}
+
 std::unique_ptr<ColdSnapshot> PostgresTier::snapshot() {
-  return std::make_unique<Snapshot>(store_().reader());
+  return std::make_unique<Snapshot>(reading().reader());
 }
 
 std::vector<cold::Profile> PostgresTier::profiles(const std::string& board,
                                                   const std::vector<std::string>& members) {
-  return store_().profiles(board, members);
+  return reading().profiles(board, members);
 }
 
 }  // namespace bk::service

@@ -2,9 +2,11 @@
 // functions on one connection, PostgreSQL through cold::ColdStore's public methods.
 #pragma once
 #include <functional>
+#include <memory>
 
 #include "hot/board_scripts.h"
 #include "redis/connection.h"
+#include "service/replica.h"
 #include "service/tiers.h"
 
 namespace bk::service {
@@ -46,10 +48,16 @@ class RedisTier final : public HotTier {
 };
 
 // `present` says whether a cold tier is configured; `store` connects it when first needed.
+// With a replica (read_from), snapshots and profiles go to it when it is fresh enough
+// (service/replica.h).
 class PostgresTier final : public ColdTier {
  public:
   PostgresTier(std::function<bool()> present, std::function<cold::ColdStore&()> store)
       : present_(std::move(present)), store_(std::move(store)) {}
+  void read_from(std::function<cold::ColdStore&()> replica, std::shared_ptr<ReplicaReads> reads) {
+    replica_ = std::move(replica);
+    replica_reads_ = std::move(reads);
+  }
 
   bool present() const override { return present_(); }
   std::unique_ptr<ColdSnapshot> snapshot() override;
@@ -59,6 +67,10 @@ class PostgresTier final : public ColdTier {
  private:
   std::function<bool()> present_;
   std::function<cold::ColdStore&()> store_;
+  std::function<cold::ColdStore&()> replica_;
+  std::shared_ptr<ReplicaReads> replica_reads_;
+  // The store a read that begins now uses.
+  cold::ColdStore& reading();
 };
 
 }  // namespace bk::service

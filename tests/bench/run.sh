@@ -31,6 +31,7 @@ bash "$BK_ROOT/tests/bench/peer/npm-ci.sh" "$peer_dir"
 bk_start_redis
 bk_start_redis_cluster  # rows 11 and 12 (3 masters + 3 replicas)
 BK_PG_FSYNC=on bk_start_postgres
+bk_start_postgres_replica  # row 22
 if [[ "${1:-}" == --serve-only ]]; then
   shift
   "$build_dir/tests/bench/bk_serve_bench" "$@"

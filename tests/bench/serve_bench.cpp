@@ -13,7 +13,9 @@
 //   19 how long serve takes to load the spilled period's cold ranks into memory, and their size;
 //   20 GET members/{m} and .../around of a spilled member (16 connections): requests/s, p99;
 //   21 top?limit=10 from 4 connections beside 48 connections each POSTing 100 spilled ids,
-//      against the same alone (head-of-line blocking).
+//      against the same alone (head-of-line blocking);
+//   22 with BK_TEST_POSTGRES_READ_URL (a replica): the primary's CPU seconds while 16
+//      connections read 100 spilled ids from PostgreSQL, without and with postgres.read_url.
 // The board: one period of --members members (1,000,000), all but hot_keep (1,000) spilled
 // to PostgreSQL by the real `boardkeeper tick`. Every answer is checked (record counts,
 // ranks, the total) so a broken build cannot print a fast table.
@@ -36,6 +38,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -183,6 +186,45 @@ struct Options {
   int keepalive = 10000;  // row 18
 };
 
+// `boardkeeper serve` with `config_path` on a free port (its output in `log`), stopped with
+// SIGTERM when this goes (unless `reaped`).
+struct Serving {
+  pid_t pid = -1;
+  int port = 0;
+  bool reaped = false;
+  Serving(const std::string& config_path, const std::string& log, const std::string& cursor_key) {
+    pid = fork();
+    if (pid == 0) {
+      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      setenv("BOARDKEEPER_CURSOR_KEY", cursor_key.c_str(), 1);
+      execl(BK_BINARY, BK_BINARY, "--config", config_path.c_str(), "serve", "--listen",
+            "127.0.0.1:0", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    for (int i = 0; i < 300 && port == 0; ++i) {
+      const std::string text = read_file(log);
+      const auto at = text.find("on http://127.0.0.1:");
+      if (at != std::string::npos) port = std::stoi(text.substr(at + 20));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (port == 0) {
+      stop();
+      fail("serve did not start:\n" + read_file(log));
+    }
+  }
+  ~Serving() { stop(); }
+  Serving(const Serving&) = delete;
+  Serving& operator=(const Serving&) = delete;
+  void stop() {
+    if (reaped) return;
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+    reaped = true;
+  }
+};
+
 // serve's resident memory (MiB).
 double rss_mib(pid_t pid) {
   const std::string status = read_file("/proc/" + std::to_string(pid) + "/status");
@@ -255,6 +297,73 @@ ColdReadFigures cold_reads(const std::string& base, const Options& opt, const st
   return f;
 }
 
+// CPU seconds (user + system) of the PostgreSQL server at `url`: its postmaster (found as the
+// parent of a backend) and every process it started.
+double postgres_cpu_seconds(const std::string& url, const std::string& log) {
+  const std::string backend =
+      must_run({"psql", "-X", "-At", url, "-c", "SELECT pg_backend_pid()"}, log);
+  const auto stat_of = [](const std::string& pid) {
+    std::string text = read_file("/proc/" + pid + "/stat");
+    const auto close = text.rfind(')');
+    std::istringstream rest(close == std::string::npos ? "" : text.substr(close + 2));
+    std::vector<std::string> f;  // from field 3 (state) on
+    for (std::string x; rest >> x;) f.push_back(x);
+    return f;
+  };
+  const auto backend_stat = stat_of(std::to_string(std::stoi(backend)));
+  if (backend_stat.size() < 2) fail("no /proc entry for PostgreSQL's backend " + backend);
+  const std::string postmaster = backend_stat[1];
+  double ticks = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto f = stat_of(pid);
+    if (f.size() > 12 && (pid == postmaster || f[1] == postmaster)) {
+      ticks += std::stod(f[11]) + std::stod(f[12]);  // utime, stime
+    }
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Row 22: the primary's CPU seconds while 16 connections read 100 spilled ids (cold ranks from
+// memory off, so that every read asks PostgreSQL), without and with postgres.read_url.
+struct ReplicaFigures {
+  double primary_cpu_without = 0, primary_cpu_with = 0;
+  WrkFigures without, with;
+};
+ReplicaFigures replica_rows(const std::string& config_text, const std::string& pg_url,
+                            const std::string& read_url, const Options& opt, const std::string& dir,
+                            const std::string& members) {
+  const std::string lsn = must_run(
+      {"psql", "-X", "-At", pg_url, "-c", "SELECT pg_current_wal_lsn()"}, dir + "/psql.log");
+  for (int i = 0;; ++i) {
+    const std::string caught =
+        must_run({"psql", "-X", "-At", read_url, "-c",
+                  "SELECT pg_last_wal_replay_lsn() >= '" + lsn.substr(0, lsn.find('\n')) + "'"},
+                 dir + "/psql.log");
+    if (caught.rfind("t", 0) == 0) break;
+    if (i == 600) fail("the replica did not catch up within 60 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ReplicaFigures f;
+  for (const bool replica : {false, true}) {
+    std::string text = config_text + "serve:\n  cold_rank_memory_mb: 0\n";
+    if (replica) text.insert(text.find("}\nboards:"), ", read_url: \"" + read_url + "\"");
+    const std::string path = dir + (replica ? "/replica.yaml" : "/primary.yaml");
+    std::ofstream(path) << text;
+    Serving s(path, dir + (replica ? "/serve-replica.log" : "/serve-primary.log"),
+              std::string(bk::api::kMinCursorKeyBytes, 'k'));
+    const std::string url = "http://127.0.0.1:" + std::to_string(s.port) + members;
+    must_run({"wrk", "-t2", "-c16", "-d1s", url}, dir + "/wrk-warm.log");
+    const double before = postgres_cpu_seconds(pg_url, dir + "/psql.log");
+    const WrkFigures w = wrk(url, opt.connections, opt.seconds, dir + "/wrk-replica.log");
+    const double cpu = postgres_cpu_seconds(pg_url, dir + "/psql.log") - before;
+    (replica ? f.with : f.without) = w;
+    (replica ? f.primary_cpu_with : f.primary_cpu_without) = cpu;
+  }
+  return f;
+}
+
 int bench(const Options& opt) {
   const std::string redis_url = env_or_fail("BK_TEST_REDIS_URL");
   const std::string pg_url = env_or_fail("BK_TEST_POSTGRES_URL");
@@ -298,35 +407,10 @@ int bench(const Options& opt) {
   const std::string live_key = prefix + ":{sv}:daily:" + ref.period.id;
 
   // serve, on a free port, with a cursor key of the bench's own (row 15 makes a cursor).
-  const std::string serve_log = dir + "/serve.log";
   const std::string cursor_key(bk::api::kMinCursorKeyBytes, 'k');
-  const pid_t serve = fork();
-  if (serve == 0) {
-    const int fd = open(serve_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setenv("BOARDKEEPER_CURSOR_KEY", cursor_key.c_str(), 1);
-    execl(BK_BINARY, BK_BINARY, "--config", config_path.c_str(), "serve", "--listen", "127.0.0.1:0",
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int port = 0;
-  for (int i = 0; i < 300 && port == 0; ++i) {
-    const std::string text = read_file(serve_log);
-    const auto at = text.find("on http://127.0.0.1:");
-    if (at != std::string::npos) port = std::stoi(text.substr(at + 20));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  struct Stop {
-    pid_t pid;
-    bool reaped = false;  // row 17 stops it itself
-    ~Stop() {
-      if (reaped) return;
-      kill(pid, SIGTERM);
-      waitpid(pid, nullptr, 0);
-    }
-  } stop{serve};
-  if (port == 0) fail("serve did not start:\n" + read_file(serve_log));
+  Serving serving(config_path, dir + "/serve.log", cursor_key);
+  const pid_t serve = serving.pid;
+  const int port = serving.port;
   const std::string base = "http://127.0.0.1:" + std::to_string(port);
   httplib::Client client("127.0.0.1", port);
   client.set_url_encode(false);
@@ -379,6 +463,11 @@ int bench(const Options& opt) {
       redis_benchmark(where, opt.connections, n / 4, zmscore, dir + "/rb-ids.log");
 
   const ColdReadFigures memory = cold_reads(base, opt, dir, spilled_member, ids);
+  const char* read_url = std::getenv("BK_TEST_POSTGRES_READ_URL");
+  std::optional<ReplicaFigures> replica;
+  if (read_url != nullptr && *read_url != '\0') {
+    replica = replica_rows(config_text, pg_url, read_url, opt, dir, members);
+  }
 
   // 15: the last page through a cursor against the first page, one request at a time.
   const auto last = lb.top(ref, opt.members - 101, 1);
@@ -409,10 +498,10 @@ int bench(const Options& opt) {
   const bk::bench::KeepAliveFigures kept = bk::bench::one_connection(port, top, opt.keepalive);
   const bk::bench::SlowClientsFigures crowd =
       bk::bench::slow_clients(port, serve, top, opt.slow, opt.idle, opt.seconds);
-  stop.reaped = true;
+  serving.reaped = true;
   if (crowd.exit_status != 0) {
     fail("serve exited " + std::to_string(crowd.exit_status) + " after SIGTERM:\n" +
-         read_file(serve_log));
+         read_file(dir + "/serve.log"));
   }
 
   std::printf("\nboardkeeper serve: %lld members (%lld spilled), %d connections, %d s a run\n\n",
@@ -465,6 +554,14 @@ int bench(const Options& opt) {
   std::snprintf(b, sizeof b, "alone: p99 %.2f ms", memory.top_quiet.p99_ms);
   std::snprintf(c, sizeof c, "%.2fx", memory.top_crowded.p99_ms / memory.top_quiet.p99_ms);
   row("21 top?limit=10 (4 conns) beside 48 POSTing", a, b, c, "<= 2x");
+  if (replica) {
+    std::snprintf(a, sizeof a, "with: %.2f s, %.0f/s", replica->primary_cpu_with,
+                  replica->with.rps);
+    std::snprintf(b, sizeof b, "without read_url: %.2f s, %.0f/s", replica->primary_cpu_without,
+                  replica->without.rps);
+    std::snprintf(c, sizeof c, "%.2fx", replica->primary_cpu_with / replica->primary_cpu_without);
+    row("22 primary CPU, 100 ids, memory off", a, b, c, "report both");
+  }
   std::snprintf(a, sizeof a, "%d requests, %d connection%s", kept.requests, kept.connections,
                 kept.connections == 1 ? "" : "s");
   std::snprintf(b, sizeof b, "%.0f req/s one at a time", kept.requests / kept.seconds);

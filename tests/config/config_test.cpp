@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config_testing.h"
+#include "core/redact.h"
 #include "core/score_codec.h"
 
 namespace bk {
@@ -197,6 +198,21 @@ TEST(ConfigTest, ServeFrontEndKeysParseAndDefault) {
   EXPECT_TRUE(d.serve.cors_origins.empty());
   EXPECT_EQ(d.serve.cache_max_age.count(), 0);
   EXPECT_EQ(d.serve.cold_rank_memory_mb, 64);
+}
+
+TEST(ConfigTest, PostgresReadUrlIsAReplicaOrNone) {
+  const Config c = parse(
+      "postgres:\n  url: postgresql://a@p:5432/b\n  read_url: postgresql://a:secret@r:5432/b\n" +
+      minimal());
+  EXPECT_EQ(c.postgres.read_url, "postgresql://a:secret@r:5432/b");
+  EXPECT_EQ(redact("seen: postgresql://a:secret@r:5432/b").find("secret"), std::string::npos);
+  EXPECT_EQ(parse("postgres:\n  read_url: ''\n" + minimal()).postgres.read_url, "");
+  EXPECT_EQ(parse(minimal()).postgres.read_url, "");
+  EXPECT_TRUE(HasProblem(problems_of("postgres:\n  read_url: mysql://r/b\n" + minimal()), 2, 13,
+                         "postgres.read_url is not a PostgreSQL URL"));
+  const Config env = parse_config("postgres:\n  read_url: postgresql://a@r/b\n" + minimal(),
+                                  "t.yaml", {std::nullopt, std::nullopt, "postgresql://a@env/b"});
+  EXPECT_EQ(env.postgres.read_url, "postgresql://a@env/b");
 }
 
 TEST(ConfigTest, ServeFrontEndKeysRefuseWhatCannotWork) {

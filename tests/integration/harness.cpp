@@ -394,9 +394,12 @@ int wait_cli(int pid) {
 }
 
 std::string psql(const std::string& sql) {
+  return psql_at(postgres_url(), sql);
+}
+
+std::string psql_at(const std::string& url, const std::string& sql) {
   const std::string file = "/tmp/bk-psql-" + unique_prefix();
-  const std::string cmd =
-      "psql -X -q -t -A '" + postgres_url() + "' -c \"" + sql + "\" > " + file + " 2>&1";
+  const std::string cmd = "psql -X -q -t -A '" + url + "' -c \"" + sql + "\" > " + file + " 2>&1";
   const int rc = std::system(cmd.c_str());
   std::ifstream in(file);
   std::stringstream out;

@@ -87,6 +87,8 @@ std::map<std::string, std::int64_t> points_of(redis::Connection& conn, const Con
 
 // Runs one SQL statement with psql against the test PostgreSQL; returns its output.
 std::string psql(const std::string& sql);
+// The same against the server at `url`.
+std::string psql_at(const std::string& url, const std::string& sql);
 
 // A loopback port nobody listens on now.
 int free_port();

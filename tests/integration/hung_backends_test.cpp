@@ -22,6 +22,7 @@
 #include "cold/cold_store.h"
 #include "harness.h"
 #include "own_postgres.h"
+#include "pts_board.h"
 #include "served.h"
 #include "service/leaderboards.h"
 
@@ -34,18 +35,11 @@ using Steady = std::chrono::steady_clock;
 using test::Answer;
 using test::Served;
 
-const char* kBoards = R"(  - name: pts
-    periods: [daily]
-    max_points: 1000000
-    hot_keep: 5
-    display: 5
-    archive: {grace: 1m}
-    retention: {default: 30d}
-)";
+const char* const kBoards = test::kPtsBoard;
 
 constexpr const char* kYesterday = "2026-11-19T12:00:00Z";
 constexpr const char* kNow = "2026-11-20T12:00:00Z";
-const std::string kDay = "/v1/boards/pts/daily";
+const std::string& kDay = test::kPtsDaily;
 constexpr milliseconds kDeadline{1000};
 // What a read may take beyond its deadline: the answer's own work, and a loaded machine
 // (the sanitized build beside other suites). Without deadlines these reads took as long as
@@ -53,7 +47,7 @@ constexpr milliseconds kDeadline{1000};
 constexpr milliseconds kMargin{1500};
 
 std::string member(int i) {
-  return std::string("m") + (i < 10 ? "0" : "") + std::to_string(i);
+  return test::pts_member(i);
 }
 
 // The servers are the suite's own: freezing the shared ones would stop every other test.

@@ -66,25 +66,66 @@ std::vector<int> children_of(int parent) {
   return out;
 }
 
+std::string temp_dir() {
+  char dir[] = "/tmp/bk-pg-XXXXXX";
+  const std::string made = mkdtemp(dir);
+  if (getuid() == 0) std::system(("chown postgres '" + made + "'").c_str());
+  return made;
+}
+
 }  // namespace
 
-PostgresServer::PostgresServer() : bin_(postgres_bin()), port_(free_port()) {
-  char dir[] = "/tmp/bk-pg-XXXXXX";
-  dir_ = mkdtemp(dir);
-  if (getuid() == 0) std::system(("chown postgres '" + dir_ + "'").c_str());
-  const std::string data = dir_ + "/data";
-  if (run_as_postgres(bin_ + "/initdb -D " + data +
+PostgresServer::PostgresServer()
+    : dir_(temp_dir()),
+      bin_(postgres_bin()),
+      port_(free_port()),
+      options_("-c listen_addresses=127.0.0.1 -c fsync=off") {
+  if (run_as_postgres(bin_ + "/initdb -D " + dir_ + "/data" +
                       " -U boardkeeper --auth=trust -E UTF8 --locale=C.UTF-8") != 0 ||
-      run_as_postgres(bin_ + "/pg_ctl -D " + data + " -w -l " + dir_ + "/server.log -o \"-p " +
-                      std::to_string(port_) + " -k " + dir_ +
-                      " -c listen_addresses=127.0.0.1 -c fsync=off\" start") != 0 ||
+      !start_server() ||
       run_as_postgres(bin_ + "/createdb -h 127.0.0.1 -p " + std::to_string(port_) +
                       " -U boardkeeper boards") != 0) {
     ADD_FAILURE() << "the test's own PostgreSQL did not start (see " << dir_ << "/server.log)";
-    return;
+  }
+}
+
+PostgresServer::PostgresServer(ReplicaOf replica)
+    : dir_(temp_dir()),
+      bin_(replica.primary.bin_),
+      port_(free_port()),
+      options_("-c listen_addresses=127.0.0.1 -c fsync=off -c hot_standby_feedback=on") {
+  if (run_as_postgres(bin_ + "/pg_basebackup -h 127.0.0.1 -p " +
+                      std::to_string(replica.primary.port_) + " -U boardkeeper -D " + dir_ +
+                      "/data -R -X stream -c fast") != 0 ||
+      !start_server()) {
+    ADD_FAILURE() << "the test's own PostgreSQL replica did not start (see " << dir_
+                  << "/server.log)";
+  }
+}
+
+bool PostgresServer::start_server() {
+  const std::string data = dir_ + "/data";
+  if (run_as_postgres(bin_ + "/pg_ctl -D " + data + " -w -l " + dir_ + "/server.log -o \"-p " +
+                      std::to_string(port_) + " -k " + dir_ + " " + options_ + "\" start") != 0) {
+    return false;
   }
   std::ifstream pidfile(data + "/postmaster.pid");
   pidfile >> postmaster_;
+  return true;
+}
+
+void PostgresServer::stop() {
+  thaw();
+  run_as_postgres(bin_ + "/pg_ctl -D " + dir_ + "/data -m fast -w stop");
+  postmaster_ = -1;
+}
+
+void PostgresServer::start() {
+  if (!start_server()) ADD_FAILURE() << "PostgreSQL did not start again (see " << dir_ << ")";
+}
+
+std::string PostgresServer::sql(const std::string& statement) const {
+  return psql_at(url(), statement);
 }
 
 PostgresServer::~PostgresServer() {

@@ -160,6 +160,30 @@ TEST(ColdIndexesTest, AnotherGenerationIsAMissThatAsksForOneLoad) {
   EXPECT_FALSE(cache.next(std::chrono::milliseconds(0))) << "asked once";
 }
 
+TEST(ColdIndexesTest, AReadOfAnOlderGenerationLeavesTheNewerIndexKept) {
+  ColdIndexes cache(std::size_t{1} << 20);
+  const PeriodRef ref;
+  cache.install("a", index_of("a", "1764000000000010", 10));
+  EXPECT_EQ(cache.find(ref, "a", "1764000000000009"), nullptr);  // began before the spill
+  EXPECT_FALSE(cache.next(std::chrono::milliseconds(0))) << "nothing to load for it";
+  EXPECT_NE(cache.find(ref, "a", "1764000000000010"), nullptr);
+  EXPECT_TRUE(older_generation("9", "10"));
+  EXPECT_FALSE(older_generation("10", "9"));
+  EXPECT_FALSE(older_generation("10", "10"));
+}
+
+TEST(ColdIndexTest, AMembersRowIsFoundByNameWhateverTheNames) {
+  ColdIndex index(kPeriod, "1");
+  const std::vector<std::string> names{"z", "a", "\xc3\xbc", "a:b", "", "b"};
+  for (std::size_t i = 0; i < names.size(); ++i) index.add(names[i], static_cast<std::int64_t>(i));
+  index.seal();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(index.find(names[i]), static_cast<std::int64_t>(i)) << names[i];
+  }
+  EXPECT_FALSE(index.find("c"));
+  EXPECT_FALSE(index.find("a:"));
+}
+
 TEST(ColdIndexesTest, AGenerationTooLargeOrAFailedLoadIsNotAskedAgainAtOnce) {
   ColdIndexes cache(std::size_t{1} << 20);
   const PeriodRef ref;

@@ -1,0 +1,80 @@
+// serve's /metrics (cli/serve_metrics.h). Counters kept elsewhere (the cold ranks' and the
+// replica's) are added by what they grew since the last scrape.
+#include "cli/serve_metrics.h"
+
+#include <tuple>
+
+#include "cli/metrics_io.h"
+
+namespace bk::cli {
+
+ServeMetrics::ServeMetrics(std::shared_ptr<service::ColdIndexes> cold_ranks,
+                           std::shared_ptr<service::ReplicaReads> replica_reads,
+                           const Readiness& readiness)
+    : cold_ranks_(std::move(cold_ranks)),
+      replica_reads_(std::move(replica_reads)),
+      readiness_(readiness),
+      requests_(registry_.counter("boardkeeper_http_requests_total",
+                                  "HTTP requests answered, by route and status code.")),
+      latency_(registry_.histogram(
+          "boardkeeper_http_request_duration_seconds", "Time to answer an HTTP request, by route.",
+          {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5})) {}
+
+void ServeMetrics::observe(const std::string& route, int status, double seconds) {
+  requests_.add(1, {{"route", route}, {"code", std::to_string(status)}});
+  latency_.observe(seconds, {{"route", route}});
+}
+
+std::string ServeMetrics::render() {
+  update_process_metrics(registry_);
+  if (cold_ranks_) render_cold_ranks();
+  if (replica_reads_) render_replica();
+  return registry_.render();
+}
+
+void ServeMetrics::render_cold_ranks() {
+  const service::ColdIndexes::Stats now = cold_ranks_->stats();
+  registry_
+      .gauge("boardkeeper_cold_rank_bytes",
+             "Memory held by cold ranks (serve.cold_rank_memory_mb).")
+      .set(static_cast<double>(now.bytes));
+  registry_
+      .gauge("boardkeeper_cold_rank_periods", "Spilled periods whose cold ranks are in memory.")
+      .set(static_cast<double>(now.periods));
+  metrics::Family& events = registry_.counter("boardkeeper_cold_rank_events_total",
+                                              "Cold reads answered from memory (hit) or PostgreSQL "
+                                              "(miss); loads, evictions, failed loads.");
+  for (const auto& [event, was, is] : {std::tuple{"hit", reported_.hits, now.hits},
+                                       {"miss", reported_.misses, now.misses},
+                                       {"load", reported_.loads, now.loads},
+                                       {"eviction", reported_.evictions, now.evictions},
+                                       {"failure", reported_.failures, now.failures}}) {
+    events.add(static_cast<double>(is - was), {{"event", event}});
+  }
+  reported_ = now;
+}
+
+void ServeMetrics::render_replica() {
+  metrics::Family& reads = registry_.counter(
+      "boardkeeper_postgres_replica_reads_total",
+      "Reads of cold rows, profiles and history by where they went: replica, primary_behind (the "
+      "replica had not replayed far enough), primary_failed (it failed or did not answer).");
+  const std::int64_t now[3] = {replica_reads_->replica.load(), replica_reads_->behind.load(),
+                               replica_reads_->failed.load()};
+  const char* to[3] = {"replica", "primary_behind", "primary_failed"};
+  for (int i = 0; i < 3; ++i) {
+    reads.add(static_cast<double>(now[i] - replica_reported_[i]), {{"to", to[i]}});
+    replica_reported_[i] = now[i];
+  }
+  const std::int64_t lag = readiness_.replica_lag_bytes();
+  if (lag >= 0) {
+    registry_
+        .gauge("boardkeeper_postgres_replica_lag_bytes",
+               "WAL the replica had not replayed at the last readiness check.")
+        .set(static_cast<double>(lag));
+  }
+  registry_.gauge("boardkeeper_postgres_replica_up", "1 when the replica answered its last check.")
+      .set(readiness_.replica() == Readiness::State::ok ? 1 : 0);
+}
+
+}  // namespace bk::cli

@@ -1,0 +1,36 @@
+// serve's /metrics: requests by route, cold ranks in memory (service/cold_index.h), reads on
+// the PostgreSQL replica (service/replica.h) and its lag, and the process.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "cli/readiness.h"
+#include "core/metrics.h"
+#include "service/cold_index.h"
+#include "service/replica.h"
+
+namespace bk::cli {
+
+class ServeMetrics {
+ public:
+  // `cold_ranks`, `replica_reads`: null when off.
+  ServeMetrics(std::shared_ptr<service::ColdIndexes> cold_ranks,
+               std::shared_ptr<service::ReplicaReads> replica_reads, const Readiness& readiness);
+  void observe(const std::string& route, int status, double seconds);
+  std::string render();
+
+ private:
+  std::shared_ptr<service::ColdIndexes> cold_ranks_;
+  service::ColdIndexes::Stats reported_;  // cold ranks' counters as last rendered
+  std::shared_ptr<service::ReplicaReads> replica_reads_;
+  std::int64_t replica_reported_[3] = {0, 0, 0};  // replica, behind, failed as last rendered
+  const Readiness& readiness_;
+  metrics::Registry registry_;
+  metrics::Family& requests_;
+  metrics::Family& latency_;
+
+  void render_cold_ranks();
+  void render_replica();
+};
+
+}  // namespace bk::cli
