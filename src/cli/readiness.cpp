@@ -73,6 +73,7 @@ class PostgresProbe {
 
   // ok, unreachable or hung; `why` says what failed.
   State check(std::string& why) {
+    value_.clear();  // a failed check knows no value
     const auto deadline = std::chrono::steady_clock::now() + kCheckTimeout;
     const bool was_up = conn_ != nullptr;
     hung_ = false;
@@ -243,10 +244,11 @@ void Readiness::check_now() {
     replica = State::unreachable;
     why = "it is not a standby (pg_last_wal_replay_lsn() is NULL): reads go to the primary";
   }
-  if (primary_at && replica_at) {
-    replica_lag_.store(
-        *primary_at > *replica_at ? static_cast<std::int64_t>(*primary_at - *replica_at) : 0);
-  }
+  // Only from two answers of this round: else unknown (-1), not an old figure.
+  replica_lag_.store(!primary_at || !replica_at ? -1
+                     : *primary_at > *replica_at
+                         ? static_cast<std::int64_t>(*primary_at - *replica_at)
+                         : 0);
   record(replica_, "the postgresql replica", replica, why);
 }
 

@@ -66,7 +66,6 @@ bool ColdIndexes::stopped() const {
 
 void ColdIndexes::install(const std::string& meta, std::shared_ptr<const ColdIndex> index) {
   const std::lock_guard<std::mutex> lock(mu_);
-  wanted_gen_.erase(meta);
   if (const auto it = entries_.find(meta); it != entries_.end()) drop(it);
   const std::size_t size = index->bytes();
   while (!lru_.empty() && stats_.bytes + size > budget_) {
@@ -82,7 +81,6 @@ void ColdIndexes::install(const std::string& meta, std::shared_ptr<const ColdInd
 void ColdIndexes::not_loaded(const std::string& meta, const std::string& spill_gen,
                              Outcome outcome) {
   const std::lock_guard<std::mutex> lock(mu_);
-  wanted_gen_.erase(meta);
   if (outcome == Outcome::nothing) return;
   // Periods come and go: the record of old ones' refusals is not kept for ever.
   if (refused_.size() >= kMaxRefused) refused_.clear();

@@ -35,14 +35,19 @@ cold::ColdStore* fresh_replica(cold::ColdStore& primary,
     ++reads.behind;
     return nullptr;
   } catch (const Error& e) {
-    if (!e.transient()) throw;  // not the replica's state: a defect to see
-    ++reads.failed;
-    reads.rest_until.store((Clock::now() + ReplicaReads::kRestFor).time_since_epoch().count());
-    spdlog::warn(
-        "serve: the PostgreSQL replica is left alone for {} s, reads go to the primary: {}",
-        ReplicaReads::kRestFor.count(), redact(e.what()));
+    // Whatever it is (down, hung, not a standby, a server without the function): the primary
+    // can answer.
+    replica_failed(reads, e);
     return nullptr;
   }
+}
+
+void replica_failed(ReplicaReads& reads, const std::exception& e) {
+  using Clock = std::chrono::steady_clock;
+  ++reads.failed;
+  reads.rest_until.store((Clock::now() + ReplicaReads::kRestFor).time_since_epoch().count());
+  spdlog::warn("serve: the PostgreSQL replica is left alone for {} s, reads go to the primary: {}",
+               ReplicaReads::kRestFor.count(), redact(e.what()));
 }
 
 }  // namespace bk::service

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 
 namespace bk::cold {
@@ -30,5 +31,8 @@ struct ReplicaReads {
 cold::ColdStore* fresh_replica(cold::ColdStore& primary,
                                const std::function<cold::ColdStore&()>& replica,
                                ReplicaReads& reads);
+
+// A read on the replica failed with `e`: counted, logged, and the replica rests for kRestFor.
+void replica_failed(ReplicaReads& reads, const std::exception& e);
 
 }  // namespace bk::service

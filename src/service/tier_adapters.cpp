@@ -1,53 +1,77 @@
-// Each call forwarded to the tier's own function: no logic here, so the fakes of tests/service
-// stand for exactly what these do.
+// Each call forwarded to the tier's own function, so the fakes of tests/service stand for
+// exactly what these do; the one decision here is PostgreSQL's replica (service/replica.h):
+// which store a read uses, and what a failure on the replica does.
 #include "service/tier_adapters.h"
+
+#include "cold/error.h"
+#include "core/error.h"
 
 namespace bk::service {
 namespace {
 
 class Snapshot final : public ColdSnapshot {
  public:
-  explicit Snapshot(cold::ColdReader reader) : reader_(std::move(reader)) {}
+  // `replica`: the reader is on the replica (its failures rest it: see call()).
+  explicit Snapshot(cold::ColdReader reader, ReplicaReads* replica = nullptr)
+      : reader_(std::move(reader)), replica_(replica) {}
 
-  std::int64_t count(const cold::PeriodKey& p) override { return reader_.count(p); }
+  std::int64_t count(const cold::PeriodKey& p) override {
+    return call([&] { return reader_.count(p); });
+  }
   std::int64_t count_better(const cold::PeriodKey& p, std::int64_t e) override {
-    return reader_.count_better(p, e);
+    return call([&] { return reader_.count_better(p, e); });
   }
   std::vector<std::int64_t> count_better(const cold::PeriodKey& p,
                                          const std::vector<std::int64_t>& e) override {
-    return reader_.count_better(p, e);
+    return call([&] { return reader_.count_better(p, e); });
   }
   std::int64_t count_before(const cold::PeriodKey& p, std::int64_t e,
                             const std::string& m) override {
-    return reader_.count_before(p, e, m);
+    return call([&] { return reader_.count_before(p, e, m); });
   }
   std::vector<cold::ColdHit> slice(const cold::PeriodKey& p, std::int64_t offset,
                                    std::int64_t limit) override {
-    return reader_.slice(p, offset, limit);
+    return call([&] { return reader_.slice(p, offset, limit); });
   }
   std::optional<std::pair<std::int64_t, std::string>> key_at(const cold::PeriodKey& p,
                                                              std::int64_t position) override {
-    return reader_.key_at(p, position);
+    return call([&] { return reader_.key_at(p, position); });
   }
   std::vector<cold::ColdHit> from(const cold::PeriodKey& p, std::int64_t e, const std::string& m,
                                   std::int64_t limit) override {
-    return reader_.from(p, e, m, limit);
+    return call([&] { return reader_.from(p, e, m, limit); });
   }
   std::vector<cold::ColdHit> after(const cold::PeriodKey& p, std::int64_t e, const std::string& m,
                                    std::int64_t limit) override {
-    return reader_.after(p, e, m, limit);
+    return call([&] { return reader_.after(p, e, m, limit); });
   }
   std::vector<cold::ColdHit> before(const cold::PeriodKey& p, std::int64_t e, const std::string& m,
                                     std::int64_t limit) override {
-    return reader_.before(p, e, m, limit);
+    return call([&] { return reader_.before(p, e, m, limit); });
   }
   std::vector<cold::ColdHit> rows_for(const cold::PeriodKey& p,
                                       const std::vector<std::string>& members) override {
-    return reader_.rows_for(p, members);
+    return call([&] { return reader_.rows_for(p, members); });
   }
 
  private:
   cold::ColdReader reader_;
+  ReplicaReads* replica_;
+
+  // A read on the replica that fails rests it (the next reads go to the primary) and fails
+  // as unavailable (503, Retry-After): a recovery conflict or a standby's refusal is the
+  // replica's state, not a defect.
+  template <class F>
+  auto call(F&& f) -> decltype(f()) {
+    if (replica_ == nullptr) return f();
+    try {
+      return f();
+    } catch (const Error& e) {
+      replica_failed(*replica_, e);
+      if (e.transient()) throw;
+      throw cold::PostgresUnavailable(std::string("the replica: ") + e.what());
+    }
+  }
 };
 
 }  // namespace
@@ -124,20 +148,31 @@ std::map<std::string, std::string> RedisTier::write_profiles(
   return hot::write_profiles(conn_, board_.key_prefix(), boards);
 }
 
-cold::ColdStore& PostgresTier::reading() {
-  cold::ColdStore& primary = store_();
-  if (!replica_) return primary;
-  cold::ColdStore* replica = fresh_replica(primary, replica_, *replica_reads_);
-  return replica != nullptr ? *replica : primary;
+cold::ColdStore* PostgresTier::replica() {
+  return replica_ ? fresh_replica(store_(), replica_, *replica_reads_) : nullptr;
 }
 
 std::unique_ptr<ColdSnapshot> PostgresTier::snapshot() {
-  return std::make_unique<Snapshot>(reading().reader());
+  if (cold::ColdStore* r = replica()) {
+    try {
+      return std::make_unique<Snapshot>(r->reader(), replica_reads_.get());
+    } catch (const Error& e) {  // its transaction did not begin: the primary's instead
+      replica_failed(*replica_reads_, e);
+    }
+  }
+  return std::make_unique<Snapshot>(store_().reader());
 }
 
 std::vector<cold::Profile> PostgresTier::profiles(const std::string& board,
                                                   const std::vector<std::string>& members) {
-  return reading().profiles(board, members);
+  if (cold::ColdStore* r = replica()) {
+    try {
+      return r->profiles(board, members);
+    } catch (const Error& e) {  // one call: asked again of the primary
+      replica_failed(*replica_reads_, e);
+    }
+  }
+  return store_().profiles(board, members);
 }
 
 }  // namespace bk::service

@@ -69,8 +69,8 @@ class PostgresTier final : public ColdTier {
   std::function<cold::ColdStore&()> store_;
   std::function<cold::ColdStore&()> replica_;
   std::shared_ptr<ReplicaReads> replica_reads_;
-  // The store a read that begins now uses.
-  cold::ColdStore& reading();
+  // The replica when a read that begins now may use it (service/replica.h), else null.
+  cold::ColdStore* replica();
 };
 
 }  // namespace bk::service

@@ -122,10 +122,12 @@ TEST_F(ReplicaTest, AReplicaPausedBehindNeverGivesAStaleRankOrAMissingMember) {
   scores_then_spill(0, 20);  // m05..m19 cold
   caught_up();
   Served s(config_path, log, kNow);
+  caught_up();  // serve's start wrote too (its cursor key)
   EXPECT_EQ(standing(s, "m15"), (std::pair<std::int64_t, std::int64_t>{16, 985}));
   EXPECT_GT(metric(s, kToReplica), 0) << "the replica answered while in step";
   const Answer ready = s.get("/readyz");
   EXPECT_EQ(ready.body.value("postgres_replica", ""), "ok") << ready.text;
+  EXPECT_GE(ready.body.value("postgres_replica_lag_bytes", -1), 0) << ready.text;
 
   // The replica stops replaying. Ten more members, all above m15, and a tick: m20..m24 stay
   // hot, m25..m29 and m00..m04 are cold rows the primary has and the replica has not.
