@@ -338,5 +338,38 @@ TEST_F(LiveColdRanksTest, WhileTheGenerationLastsReadsNeedNoPostgres) {
   EXPECT_GT(cache->stats().hits, 0);
 }
 
+TEST_F(LiveColdRanksTest, ABudgetForOnePeriodDropsTheLeastRecentlyReadAndReadsStayExact) {
+  // A second spilled period, on the flat board (ties share ranks), of the same size.
+  const PeriodRef flat = period("flat");
+  hot(flat, "f-hot", 900);
+  for (int i = 0; i < 50; ++i) cold(flat, "f" + std::to_string(i), 800 - (i / 2) * 10);
+  spilled(flat);
+  redis.period(keys(flat)).gen = "9:0";
+  const auto want_pts = reads.ranks(ref, {"c7", "c42", "h2"});
+  const auto want_flat = reads.ranks(flat, {"f7", "f42", "f-hot"});
+  // Room for one of the two indexes: loading the second drops the first.
+  ASSERT_TRUE(cache->next(std::chrono::milliseconds(0)));
+  ASSERT_TRUE(reads.load_cold_ranks(ref));
+  const std::size_t one = cache->stats().bytes;
+  cache = std::make_shared<ColdIndexes>(one + one / 2);
+  reads.share_cold_ranks(cache);
+  ASSERT_TRUE(reads.load_cold_ranks(ref));
+  ASSERT_TRUE(reads.load_cold_ranks(flat));
+  EXPECT_EQ(cache->stats().evictions, 1);
+  EXPECT_EQ(cache->stats().periods, 1u);
+  const auto rank_of = [](const std::vector<std::optional<Standing>>& rows) {
+    std::vector<std::int64_t> out;
+    for (const auto& r : rows) out.push_back(r ? r->rank : -1);
+    return out;
+  };
+  const std::int64_t misses = cache->stats().misses;
+  EXPECT_EQ(rank_of(reads.ranks(ref, {"c7", "c42", "h2"})), rank_of(want_pts));  // PostgreSQL
+  EXPECT_GT(cache->stats().misses, misses);
+  const std::int64_t hits = cache->stats().hits;
+  EXPECT_EQ(rank_of(reads.ranks(flat, {"f7", "f42", "f-hot"})), rank_of(want_flat));  // memory
+  EXPECT_GT(cache->stats().hits, hits);
+  EXPECT_EQ(rank_of(want_flat), (std::vector<std::int64_t>{8, 44, 1}));  // f6 and f7 tie at 8
+}
+
 }  // namespace
 }  // namespace bk::service
