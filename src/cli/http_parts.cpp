@@ -3,6 +3,9 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <ctime>
@@ -109,8 +112,28 @@ HttpServer::Response options_answer(const Exchange& x, const HttpServer::Options
   return r;
 }
 
-void WorkerPool::start(std::size_t threads) {
-  for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+void WorkerPool::start(std::size_t threads, int nice) {
+  for (std::size_t i = 0; i < threads; ++i) {
+    threads_.emplace_back([this, nice] {
+      // `nice` more than the process's (at most 19): best effort, a thread that cannot lower
+      // its priority runs as the others.
+      if (nice > 0) {
+        const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+        setpriority(PRIO_PROCESS, tid, std::min(getpriority(PRIO_PROCESS, tid) + nice, 19));
+      }
+      run();
+    });
+  }
+}
+
+std::vector<std::unique_ptr<WorkerPool>> start_pools(const std::vector<std::size_t>& sizes,
+                                                     const std::vector<int>& nice) {
+  std::vector<std::unique_ptr<WorkerPool>> pools;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    pools.push_back(std::make_unique<WorkerPool>());
+    pools.back()->start(std::max<std::size_t>(1, sizes[i]), i < nice.size() ? nice[i] : 0);
+  }
+  return pools;
 }
 
 void WorkerPool::submit(std::function<void()> task) {

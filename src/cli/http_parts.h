@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -56,7 +57,9 @@ HttpServer::Response options_answer(const Exchange& x, const HttpServer::Options
 // A fixed set of threads running tasks in the order given; finish() runs what is queued.
 class WorkerPool {
  public:
-  void start(std::size_t threads);
+  // `nice` > 0: the threads run that much lower in CPU priority than the process (Linux's
+  // per-thread nice, at most 19).
+  void start(std::size_t threads, int nice = 0);
   void submit(std::function<void()> task);
   void finish();
 
@@ -69,5 +72,10 @@ class WorkerPool {
 
   void run();
 };
+
+// Pools of sizes[i] threads each (at least one), pool i's `nice[i]` lower in CPU priority
+// (0 where `nice` has no entry).
+std::vector<std::unique_ptr<WorkerPool>> start_pools(const std::vector<std::size_t>& sizes,
+                                                     const std::vector<int>& nice);
 
 }  // namespace bk::cli::http_parts

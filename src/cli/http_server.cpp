@@ -107,10 +107,7 @@ struct Server {
   void start_lanes() {
     std::vector<std::size_t> sizes = options.lane_workers;
     if (!options.lane || sizes.empty()) sizes = {options.workers};
-    for (const std::size_t n : sizes) {
-      lanes.push_back(std::make_unique<WorkerPool>());
-      lanes.back()->start(std::max<std::size_t>(1, n));
-    }
+    lanes = http_parts::start_pools(sizes, options.lane ? options.lane_nice : std::vector<int>{});
   }
   WorkerPool& lane_of(const Request& request) {
     if (lanes.size() == 1) return *lanes.front();

@@ -46,6 +46,10 @@ class HttpServer {
     // Asked on the I/O thread once the whole request is there: must never block.
     std::vector<std::size_t> lane_workers;
     std::function<std::size_t(const Request& request)> lane;
+    // Per lane, how much its threads' nice value is above the process's (missing: 0): a lane
+    // of heavy requests at a lower CPU priority leaves the others their latency when it keeps
+    // every core busy.
+    std::vector<int> lane_nice;
     bool post = false;                              // POST too (else 405 like any other method)
     bool put_delete = false;                        // PUT and DELETE too (serve's admin routes)
     std::size_t max_write_body = 4096;              // larger PUT bodies get 413 (DELETE: none)

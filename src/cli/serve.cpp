@@ -463,13 +463,16 @@ HttpServer::Options server_options(const ServeConfig& config, const ServeArgs& a
     for (std::string& p : console_paths()) o.inline_paths.push_back(std::move(p));
   }
   o.workers = args.workers;
-  // Half the workers for reads that Redis alone answers as a rule, half for those that need
-  // PostgreSQL (api::lane_of): neither waits for a worker the other holds.
-  o.lane_workers = {std::max<std::size_t>(1, args.workers / 2),
-                    std::max<std::size_t>(1, args.workers - args.workers / 2)};
+  // 7/8 of the workers for reads that Redis alone answers as a rule, 1/8 for heavier ones
+  // (api::lane_of: PostgreSQL, many ids): neither waits for a worker the other holds, and the
+  // heavy ones, few and at a lower CPU priority, cannot take the cores (and Redis) from the
+  // light ones (docs/http-api.md).
+  o.lane_workers = {std::max<std::size_t>(1, args.workers - args.workers / 8),
+                    std::max<std::size_t>(1, args.workers / 8)};
   o.lane = [](const HttpServer::Request& r) {
     return static_cast<std::size_t>(api::lane_of(r.method, r.target));
   };
+  o.lane_nice = {0, 10};
   o.post = true;
   o.put_delete = true;  // the admin routes (api/admin.h)
   o.max_write_body = api::kMaxAdminBody;

@@ -3,6 +3,11 @@
 #include "cli/http_parts.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <future>
 
 namespace bk::cli::http_parts {
 namespace {
@@ -82,6 +87,25 @@ TEST(HttpPartsTest, SecondsTextShowsTenthsOnlyWhenThereAreAny) {
   EXPECT_EQ(seconds_text(std::chrono::milliseconds(1250)), "1.2");
   EXPECT_EQ(json_error(413, "too big").body, "{\"error\":\"too big\"}\n");
   EXPECT_EQ(json_error(413, "too big").status, 413);
+}
+
+// A pool with a nice value runs its tasks at that lower CPU priority (serve's heavy lane), and
+// one without at the process's own.
+TEST(HttpPartsTest, AWorkerPoolsThreadsRunAtItsNiceValue) {
+  const auto nice_of_task = [](int nice) {
+    WorkerPool pool;
+    pool.start(1, nice);
+    std::promise<int> seen;
+    pool.submit([&seen] {
+      seen.set_value(getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid))));
+    });
+    const int value = seen.get_future().get();
+    pool.finish();
+    return value;
+  };
+  const int own = getpriority(PRIO_PROCESS, 0);
+  EXPECT_EQ(nice_of_task(0), own);
+  EXPECT_EQ(nice_of_task(10), std::min(own + 10, 19)) << "10 more than the process's " << own;
 }
 
 }  // namespace
