@@ -198,6 +198,8 @@ std::unique_ptr<ColdSnapshot> snapshot_of(std::shared_ptr<const ColdIndex> index
 std::shared_ptr<ColdIndex> read_index(ColdSnapshot& reader, const cold::PeriodKey& period,
                                       const std::string& spill_gen, std::size_t max_bytes) {
   constexpr std::int64_t kPage = 20'000;
+  // Names are addressed by 32-bit offsets: a period whose names take more is too large.
+  max_bytes = std::min<std::size_t>(max_bytes, std::numeric_limits<std::uint32_t>::max());
   auto index = std::make_shared<ColdIndex>(period, spill_gen);
   const std::int64_t rows = reader.count(period);
   // Four bytes of hash slots a row at least, beside its score, offset and name.
