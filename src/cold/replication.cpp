@@ -16,7 +16,11 @@ std::string wal_position(ColdStore& primary) {
   Session& session = link->use();
   return guarded(*link, &session, "reading the WAL position", [&] {
     pqxx::nontransaction n(*session.conn);
-    return n.exec1("SELECT pg_current_wal_insert_lsn()::text")[0].as<std::string>();
+    return n
+        .exec1(
+            "SELECT CASE WHEN current_setting('synchronous_commit') = 'off'"
+            " THEN pg_current_wal_insert_lsn() ELSE pg_current_wal_flush_lsn() END::text")[0]
+        .as<std::string>();
   });
 }
 

@@ -10,9 +10,10 @@ namespace bk::cold {
 
 class ColdStore;
 
-// The primary's current WAL insert position (pg_current_wal_insert_lsn()), e.g.
-// "16/B374D848": at or past every commit record, also those of a commit that did not wait for
-// its flush (synchronous_commit = off), which the write position may not have reached yet.
+// Where the primary's WAL is now, e.g. "16/B374D848": at or past the commit record of every
+// transaction that has returned from COMMIT. Its flush position (a commit returns once its
+// record is flushed), or with synchronous_commit = off its insert position (such a commit
+// returns before the flush).
 std::string wal_position(ColdStore& primary);
 
 // Whether `replica` is a standby that has replayed WAL up to `position`. False on a server

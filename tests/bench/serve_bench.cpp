@@ -297,11 +297,13 @@ ColdReadFigures cold_reads(const std::string& base, const Options& opt, const st
   return f;
 }
 
-// CPU seconds (user + system) of the PostgreSQL server at `url`: its postmaster (found as the
-// parent of a backend) and every process it started.
+// CPU seconds (user + system) of the PostgreSQL server at `url`: its postmaster (from its
+// data directory's postmaster.pid) and every process it started.
 double postgres_cpu_seconds(const std::string& url, const std::string& log) {
-  const std::string backend =
-      must_run({"psql", "-X", "-At", url, "-c", "SELECT pg_backend_pid()"}, log);
+  const std::string data = must_run({"psql", "-X", "-At", url, "-c", "SHOW data_directory"}, log);
+  std::string postmaster;
+  std::istringstream(read_file(data.substr(0, data.find('\n')) + "/postmaster.pid")) >> postmaster;
+  if (postmaster.empty()) fail("no postmaster.pid in PostgreSQL's data directory " + data);
   const auto stat_of = [](const std::string& pid) {
     std::string text = read_file("/proc/" + pid + "/stat");
     const auto close = text.rfind(')');
@@ -310,9 +312,6 @@ double postgres_cpu_seconds(const std::string& url, const std::string& log) {
     for (std::string x; rest >> x;) f.push_back(x);
     return f;
   };
-  const auto backend_stat = stat_of(std::to_string(std::stoi(backend)));
-  if (backend_stat.size() < 2) fail("no /proc entry for PostgreSQL's backend " + backend);
-  const std::string postmaster = backend_stat[1];
   double ticks = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string pid = entry.path().filename();
