@@ -24,8 +24,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "service/leaderboards.h"
 #include "service/tiers.h"
+#include "service/types.h"
 
 namespace bk::service {
 

@@ -1,5 +1,5 @@
-// The library API's facade: owns the update path (service/updates.h) and the reads and
-// profiles (leaderboards_reads.cpp), each over its tiers, and forwards to them.
+// The library API's facade: owns the update path and the reads and profiles
+// (service/leaderboards_units.h), each over its tiers, and forwards to them.
 #include "service/leaderboards.h"
 
 #include <algorithm>
@@ -18,8 +18,7 @@
 #include "hot/protocol.h"
 #include "hot/registry.h"
 #include "redis/error.h"
-#include "service/update_tiers.h"
-#include "service/updates.h"
+#include "service/leaderboards_units.h"
 
 namespace bk::service {
 
@@ -59,14 +58,6 @@ const char* refusal_label(Refusal refusal) {
   return "unknown";
 }
 
-// The update path and the tiers it works over (the cold one only with a cold tier).
-struct Leaderboards::UpdatePath {
-  explicit UpdatePath(Leaderboards& lb);
-  RedisUpdateTier hot;
-  std::optional<PostgresUpdateTier> cold;
-  Updates updates;
-};
-
 namespace {
 
 std::optional<PostgresUpdateTier> cold_tier_of(bool attached,
@@ -93,9 +84,7 @@ Leaderboards::UpdatePath::UpdatePath(Leaderboards& lb)
             lb.write_profiles(batch, results);  // the facade's: reads and profiles live there
           }) {}
 
-void Leaderboards::UpdatePathDeleter::operator()(UpdatePath* path) const {
-  delete path;
-}
+Leaderboards::~Leaderboards() = default;
 
 // The script calls prepare() made, for apply(Prepared).
 struct Leaderboards::Batches {
@@ -123,7 +112,7 @@ Leaderboards::Leaderboards(const Config& config, redis::Connection& redis, Clock
     for (const PeriodSpec& p : b.periods) layouts_.emplace(&p, b.layout_for(p));
   }
   make_update_path();
-  reads_ = make_reads();
+  reads_ = std::make_unique<ReadUnits>(*this);
   std::function<cold::ColdStore&()> cold_of;
   if (has_cold()) cold_of = [this]() -> cold::ColdStore& { return cold_store(); };
   moderation_ = std::make_unique<Moderation>(config_, redis_, clock_, std::move(cold_of));
@@ -144,7 +133,7 @@ const BoardConfig& board_entry(const Config& config, const std::string& board) {
 }
 
 void Leaderboards::make_update_path() {
-  updates_.reset(new UpdatePath(*this));
+  updates_ = std::make_unique<UpdatePath>(*this);
 }
 
 Leaderboards::Prepared::Prepared() = default;

@@ -1,32 +1,9 @@
-// Leaderboards' reads and profiles: the units that do them (service/live_reads.h,
-// service/profiles.h) over the real tiers, and the facade's forwarding methods.
+// Leaderboards' forwarding to its reads and profiles (service/leaderboards_units.h).
 #include "service/leaderboards.h"
 
-#include "service/live_reads.h"
-#include "service/profiles.h"
-#include "service/tier_adapters.h"
+#include "service/leaderboards_units.h"
 
 namespace bk::service {
-
-// The units refer to each other and to the facade's connection, board scripts, cold store and
-// counters: built in place, never moved.
-struct Leaderboards::ReadUnits {
-  explicit ReadUnits(Leaderboards& b)
-      : redis(b.redis_, b.hot_),
-        postgres([&b] { return b.has_cold(); },
-                 [&b]() -> cold::ColdStore& { return b.cold_store(); }),
-        profiles(b.config_.redis.key_prefix, redis, postgres),
-        live(b.config_, b.clock_, redis, postgres, profiles, b.counters_.retries) {}
-
-  RedisTier redis;
-  PostgresTier postgres;
-  Profiles profiles;
-  LiveReads live;
-};
-
-std::shared_ptr<Leaderboards::ReadUnits> Leaderboards::make_reads() {
-  return std::make_shared<ReadUnits>(*this);
-}
 
 void Leaderboards::share_cold_ranks(std::shared_ptr<ColdIndexes> indexes) {
   reads_->live.share_cold_ranks(std::move(indexes));

@@ -11,18 +11,18 @@
 
 #include "service/cold_index.h"
 #include "service/cold_summary.h"
-#include "service/leaderboards.h"
 #include "service/profiles.h"
 #include "service/tiers.h"
+#include "service/types.h"
 
 namespace bk::service {
 
 class LiveReads {
  public:
-  using Counted = Leaderboards::Counted;
-  using Following = Leaderboards::Following;
+  using Counted = service::Counted;
+  using Following = service::Following;
 
-  // `retries` counts the read rounds repeated because a spill ran (Leaderboards::Counters).
+  // `retries` counts the read rounds repeated because a spill ran (Counters).
   LiveReads(const Config& config, Clock clock, HotTier& hot, ColdTier& cold, Profiles& profiles,
             std::int64_t& retries);
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "service/leaderboards.h"
 #include "service/tiers.h"
+#include "service/types.h"
 
 namespace bk::service {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "service/leaderboards.h"
 #include "service/tiers.h"
+#include "service/types.h"
 
 namespace bk::service::read_steps {
 

@@ -17,6 +17,7 @@
 
 #include "cold/cold_store.h"
 #include "core/rank.h"
+#include "hot/board_scripts.h"
 #include "hot/keys.h"
 #include "hot/profiles.h"
 #include "hot/read_protocol.h"

@@ -12,7 +12,7 @@
 #include "config/config.h"
 #include "hot/board_scripts.h"
 #include "redis/connection.h"
-#include "service/leaderboards.h"
+#include "service/types.h"
 
 namespace bk::service {
 

@@ -27,8 +27,8 @@ struct Updates::Split {
 };
 
 Updates::Updates(const Config& config, Clock clock, const Layouts& layouts, HotUpdateTier& hot,
-                 ColdUpdateTier* cold, Leaderboards::Counters& counters,
-                 AcknowledgedMs acknowledged_ms, WriteProfiles write_profiles)
+                 ColdUpdateTier* cold, Counters& counters, AcknowledgedMs acknowledged_ms,
+                 WriteProfiles write_profiles)
     : config_(config),
       clock_(clock),
       layouts_(layouts),

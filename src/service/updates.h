@@ -13,7 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "service/leaderboards.h"
+#include "service/types.h"
 #include "service/update_tiers.h"
 
 namespace bk::service {
@@ -45,7 +45,7 @@ class Updates {
 
   // `cold` is null when no cold tier is attached. `counters` is updated as updates go.
   Updates(const Config& config, Clock clock, const Layouts& layouts, HotUpdateTier& hot,
-          ColdUpdateTier* cold, Leaderboards::Counters& counters, AcknowledgedMs acknowledged_ms,
+          ColdUpdateTier* cold, Counters& counters, AcknowledgedMs acknowledged_ms,
           WriteProfiles write_profiles);
 
   // Validates and plans `updates` (refused ones get their result in `results`, sized like
@@ -138,7 +138,7 @@ class Updates {
   const Layouts& layouts_;
   HotUpdateTier& hot_;
   ColdUpdateTier* cold_;
-  Leaderboards::Counters& counters_;
+  Counters& counters_;
   AcknowledgedMs acknowledged_ms_;
   WriteProfiles write_profiles_;
   std::unordered_set<std::string> boards_registered_;

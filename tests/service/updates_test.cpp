@@ -55,7 +55,7 @@ class UpdatesTest : public ::testing::Test {
   Updates::Layouts layouts = layouts_of(config);
   FakeHotTier hot;
   testing::FakeColdTier cold;
-  Leaderboards::Counters counters;
+  Counters counters;
   Updates updates = make(&cold);
 
   Updates make(ColdUpdateTier* tier) {
