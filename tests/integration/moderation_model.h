@@ -45,6 +45,12 @@ struct BoardModel {
   }
 };
 
+// An update refused because its member is banned, saying so.
+inline bool refused_as_banned(const service::UpdateResult& r) {
+  return r.status == service::UpdateStatus::refused && r.refusal == service::Refusal::banned &&
+         r.reason.find("banned") != std::string::npos;
+}
+
 // The whole listing of `ref` (top with room to spare), its count, and the rank of each of
 // `members` (listed or not) equal the model's.
 inline void expect_period(service::Leaderboards& lb, const service::PeriodRef& ref,
