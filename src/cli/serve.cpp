@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -31,6 +32,7 @@
 #include "core/json.h"
 #include "core/metrics.h"
 #include "core/redact.h"
+#include "redis/shared_link.h"
 #include "service/cold_index.h"
 #include "service/deployment.h"
 #include "service/reads.h"
@@ -131,12 +133,12 @@ redis::Options read_redis_options(const Config& c) {
 
 // One worker's connections and services, made on first use and kept.
 struct Session {
-  Session(const Config& c, const redis::Options& redis_options, Clock clock,
+  Session(const Config& c, redis::Connection redis_connection, Clock clock,
           std::atomic<bool>& deployment_verified,
           const std::shared_ptr<service::ColdIndexes>& cold_ranks,
           const std::shared_ptr<service::ReplicaReads>& replica_reads)
       : config(c),
-        redis(redis_options, redis::Connect::later),
+        redis(std::move(redis_connection)),
         boards(c, redis, clock,
                std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); })),
         reads(boards, [this]() -> cold::History& { return archive(); }),
@@ -206,6 +208,12 @@ class Sessions {
  public:
   Sessions(const Config& config, Clock clock)
       : config_(config), redis_(read_redis_options(config)), clock_(clock) {
+    // The Redis lane's reads (a round trip or two each) share one pipelined connection
+    // (redis/shared_link.h); the PostgreSQL lane's, which take several steps each deciding
+    // the next, keep a connection per worker, and so do all on a cluster (routed by slot).
+    if (!redis_.cluster) {
+      links_[index(api::Lane::redis)] = std::make_shared<redis::SharedLink>(redis_);
+    }
     if (config.serve.cold_rank_memory_mb > 0 && !config.postgres.url.empty()) {
       cold_ranks_ = std::make_shared<service::ColdIndexes>(
           static_cast<std::size_t>(config.serve.cold_rank_memory_mb) << 20);
@@ -218,40 +226,52 @@ class Sessions {
     std::unique_ptr<Session> session;
     bool reused = false;  // taken idle from the pool: its connections may have died meanwhile
   };
-  Lease take() {
+  // A session of `lane` (api::lane_of), which shares that lane's Redis connection.
+  Lease take(api::Lane lane) {
     {
       const std::lock_guard<std::mutex> lock(mu_);
-      if (!free_.empty()) {
-        Lease lease{std::move(free_.back()), true};
-        free_.pop_back();
+      auto& idle = free_[index(lane)];
+      if (!idle.empty()) {
+        Lease lease{std::move(idle.back()), true};
+        idle.pop_back();
         return lease;
       }
     }
-    return fresh();
+    return fresh(lane);
   }
-  Lease fresh() {
-    return {
-        std::make_unique<Session>(config_, redis_, clock_, verified_, cold_ranks_, replica_reads_),
-        false};
+  Lease fresh(api::Lane lane) {
+    const auto& link = links_[index(lane)];
+    return {std::make_unique<Session>(
+                config_,
+                link ? redis::Connection(link) : redis::Connection(redis_, redis::Connect::later),
+                clock_, verified_, cold_ranks_, replica_reads_),
+            false};
   }
   // Null when serve.cold_rank_memory_mb is 0 (or there is no cold tier).
   const std::shared_ptr<service::ColdIndexes>& cold_ranks() const { return cold_ranks_; }
   // Null without postgres.read_url.
   const std::shared_ptr<service::ReplicaReads>& replica_reads() const { return replica_reads_; }
-  void give_back(std::unique_ptr<Session> s) {
+  // The Redis lane's connection; null on a cluster.
+  const std::shared_ptr<redis::SharedLink>& shared_link() const {
+    return links_[index(api::Lane::redis)];
+  }
+  void give_back(api::Lane lane, std::unique_ptr<Session> s) {
     const std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(std::move(s));
+    free_[index(lane)].push_back(std::move(s));
   }
 
  private:
   const Config& config_;
-  const redis::Options redis_;  // one shun for all
+  static constexpr std::size_t kLanes = 2;  // api::Lane
+  static std::size_t index(api::Lane lane) { return static_cast<std::size_t>(lane); }
+  const redis::Options redis_;                                    // one shun for all
+  std::array<std::shared_ptr<redis::SharedLink>, kLanes> links_;  // null: one per worker
   Clock clock_;
   std::atomic<bool> verified_{false};
   std::shared_ptr<service::ColdIndexes> cold_ranks_;
   std::shared_ptr<service::ReplicaReads> replica_reads_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<Session>> free_;
+  std::array<std::vector<std::unique_ptr<Session>>, kLanes> free_;
 };
 
 // Cold ranks from memory (service/cold_index.h): one thread loads the indexes that reads ask
@@ -301,7 +321,7 @@ class ColdRankLoader {
     const auto started = std::chrono::steady_clock::now();
     const cold::CallDeadline bounded(started + kLoadDeadline);
     try {
-      if (!s) s = sessions_.fresh().session;
+      if (!s) s = sessions_.fresh(api::Lane::postgres).session;
       s->ready();
       if (s->boards.load_cold_ranks(ref)) {
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
@@ -343,16 +363,17 @@ class ReadApi {
     const auto deadline = std::chrono::steady_clock::now() + read_timeout_ +
                           (admin ? std::chrono::milliseconds{kAdminLockWait} : kNoWait);
     const cold::CallDeadline bounded(deadline);
-    Sessions::Lease lease = sessions_.take();
+    const api::Lane lane = api::lane_of(request.method, request.target);
+    Sessions::Lease lease = sessions_.take(lane);
     Attempt a = attempt(*lease.session, request);
     if (a.unavailable && lease.reused && a.response.hung == Backend::none &&
         std::chrono::steady_clock::now() < deadline) {
       // A restart kills idle connections: that alone is no outage. The old session goes.
       // A backend that did not answer in time is not asked again: the deadline is spent.
-      lease = sessions_.fresh();
+      lease = sessions_.fresh(lane);
       a = attempt(*lease.session, request);
     }
-    if (!a.unavailable && !a.broken) sessions_.give_back(std::move(lease.session));
+    if (!a.unavailable && !a.broken) sessions_.give_back(lane, std::move(lease.session));
     std::string route = a.response.route;
     return {to_http(request, std::move(a.response)), std::move(route)};
   }
@@ -551,7 +572,8 @@ int serve(Context& ctx, const ServeArgs& args) {
   readiness.check_now();   // the first /readyz answers know (unreachable ones are logged)
   api.fetch_cursor_key();  // now, while PostgreSQL (or Redis's copy) can give it
   Sessions sessions(config, ctx.clock());
-  ServeMetrics observed(sessions.cold_ranks(), sessions.replica_reads(), readiness);
+  ServeMetrics observed(sessions.cold_ranks(), sessions.replica_reads(), sessions.shared_link(),
+                        readiness);
   ReadApi reads(api, sessions, config.serve.read_timeout);
   ColdRankLoader loader(sessions);
   on_stop_signals();

@@ -10,9 +10,10 @@ namespace bk::cli {
 
 ServeMetrics::ServeMetrics(std::shared_ptr<service::ColdIndexes> cold_ranks,
                            std::shared_ptr<service::ReplicaReads> replica_reads,
-                           const Readiness& readiness)
+                           std::shared_ptr<redis::SharedLink> link, const Readiness& readiness)
     : cold_ranks_(std::move(cold_ranks)),
       replica_reads_(std::move(replica_reads)),
+      link_(std::move(link)),
       readiness_(readiness),
       requests_(registry_.counter("boardkeeper_http_requests_total",
                                   "HTTP requests answered, by route and status code.")),
@@ -29,7 +30,25 @@ std::string ServeMetrics::render() {
   update_process_metrics(registry_);
   if (cold_ranks_) render_cold_ranks();
   if (replica_reads_) render_replica();
+  if (link_) render_link();
   return registry_.render();
+}
+
+void ServeMetrics::render_link() {
+  const redis::SharedLink::Stats now = link_->stats();
+  registry_
+      .counter("boardkeeper_redis_shared_calls_total",
+               "Calls of the Redis lane's workers on their shared Redis connection.")
+      .add(static_cast<double>(now.calls - link_reported_.calls));
+  registry_
+      .counter("boardkeeper_redis_shared_writes_total",
+               "Writes that carried those calls' commands (calls / writes: calls per write).")
+      .add(static_cast<double>(now.writes - link_reported_.writes));
+  registry_
+      .gauge("boardkeeper_redis_shared_deepest",
+             "The most calls waiting at Redis at once on the shared connection.")
+      .set(static_cast<double>(now.deepest));
+  link_reported_ = now;
 }
 
 void ServeMetrics::render_cold_ranks() {

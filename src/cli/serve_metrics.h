@@ -1,11 +1,13 @@
 // serve's /metrics: requests by route, cold ranks in memory (service/cold_index.h), reads on
-// the PostgreSQL replica (service/replica.h) and its lag, and the process.
+// the PostgreSQL replica (service/replica.h) and its lag, the shared Redis connection
+// (redis/shared_link.h), and the process.
 #pragma once
 #include <memory>
 #include <string>
 
 #include "cli/readiness.h"
 #include "core/metrics.h"
+#include "redis/shared_link.h"
 #include "service/cold_index.h"
 #include "service/replica.h"
 
@@ -13,9 +15,10 @@ namespace bk::cli {
 
 class ServeMetrics {
  public:
-  // `cold_ranks`, `replica_reads`: null when off.
+  // `cold_ranks`, `replica_reads`, `link`: null when off.
   ServeMetrics(std::shared_ptr<service::ColdIndexes> cold_ranks,
-               std::shared_ptr<service::ReplicaReads> replica_reads, const Readiness& readiness);
+               std::shared_ptr<service::ReplicaReads> replica_reads,
+               std::shared_ptr<redis::SharedLink> link, const Readiness& readiness);
   void observe(const std::string& route, int status, double seconds);
   std::string render();
 
@@ -24,6 +27,8 @@ class ServeMetrics {
   service::ColdIndexes::Stats reported_;  // cold ranks' counters as last rendered
   std::shared_ptr<service::ReplicaReads> replica_reads_;
   std::int64_t replica_reported_[3] = {0, 0, 0};  // replica, behind, failed as last rendered
+  std::shared_ptr<redis::SharedLink> link_;
+  redis::SharedLink::Stats link_reported_;  // as last rendered
   const Readiness& readiness_;
   metrics::Registry registry_;
   metrics::Family& requests_;
@@ -31,6 +36,7 @@ class ServeMetrics {
 
   void render_cold_ranks();
   void render_replica();
+  void render_link();
 };
 
 }  // namespace bk::cli

@@ -270,13 +270,17 @@ Neighbours BoardScripts::neighbours(redis::Connection& conn, const PeriodKeys& k
 }
 
 AfterKey BoardScripts::after(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
-                             const std::string& member, std::int64_t count) {
+                             const std::string& member, std::int64_t count,
+                             const BoardKeys* profiles) {
+  redis::Args call_keys{keys.live, keys.meta, keys.stale, keys.synced};
+  if (profiles != nullptr)
+    call_keys.insert(call_keys.end(), {profiles->names(), profiles->metadata()});
   const redis::Reply r =
       read_after_
-          .eval(conn, {keys.live, keys.meta, keys.stale, keys.synced},
+          .eval(conn, call_keys,
                 {std::to_string(encoded), member, std::to_string(count), cold_tier_ ? "1" : "0"})
           .checked();
-  return read_protocol::parse_after(r);
+  return read_protocol::parse_after(r, profiles != nullptr);
 }
 
 std::string BoardScripts::generation(redis::Connection& conn, const PeriodKeys& keys) {

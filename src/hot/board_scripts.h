@@ -184,9 +184,11 @@ class BoardScripts {
   Neighbours neighbours(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
                         const std::string& member, std::int64_t k);
   // Up to `count` hot members listed strictly after (encoded, member), and where that key
-  // sits among the hot members, in one script call (the next page of a cursor).
+  // sits among the hot members, in one script call (the next page of a cursor); with
+  // `profiles` (the board's keys), their profiles too.
   AfterKey after(redis::Connection& conn, const PeriodKeys& keys, std::int64_t encoded,
-                 const std::string& member, std::int64_t count);
+                 const std::string& member, std::int64_t count,
+                 const BoardKeys* profiles = nullptr);
   // The period's "<spill gen>:<rehydrate gen>" (ReadState::gen): a merged read that finds it
   // moved read while a spill or a rehydration changed the tiers.
   std::string generation(redis::Connection& conn, const PeriodKeys& keys);

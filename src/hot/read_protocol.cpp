@@ -80,15 +80,17 @@ HotRead<std::optional<Listed>> parse_member(const redis::Reply& r, const std::st
 
 namespace {
 
-// {..., names marker, metadata marker, name, metadata, ...} after the head's pairs.
-void parse_head_profiles(const redis::Reply& r, std::size_t at, ReadState& st) {
-  const std::size_t n = st.head.size();
-  st.names_moved = r.at(at++).as_int() == 1;
-  st.metadata_moved = r.at(at++).as_int() == 1;
+// {..., names marker, metadata marker, name, metadata, ...}: the profiles of `n` members
+// from `at` on.
+ListedProfiles listed_profiles(const redis::Reply& r, std::size_t at, std::size_t n) {
+  ListedProfiles out;
+  out.names_moved = r.at(at++).as_int() == 1;
+  out.metadata_moved = r.at(at++).as_int() == 1;
   for (std::size_t i = 0; i < n; ++i, at += 2) {
-    st.head_names.push_back(text(r.at(at)));
-    st.head_metadata.push_back(text(r.at(at + 1)));
+    out.names.push_back(text(r.at(at)));
+    out.metadata.push_back(text(r.at(at + 1)));
   }
+  return out;
 }
 
 }  // namespace
@@ -110,7 +112,7 @@ ReadState parse_read_state(const redis::Reply& r, bool with_profiles) {
                             " elements after its stale members: not whole head entries");
   }
   st.head = parse_pairs(r, 6 + stale, n);
-  if (with_profiles) parse_head_profiles(r, 6 + stale + 2 * n, st);
+  if (with_profiles) st.head_profiles = listed_profiles(r, 6 + stale + 2 * n, n);
   return st;
 }
 
@@ -124,15 +126,25 @@ Neighbours parse_neighbours(const redis::Reply& r) {
   return n;
 }
 
-AfterKey parse_after(const redis::Reply& r) {
+AfterKey parse_after(const redis::Reply& r, bool with_profiles) {
   AfterKey out;
   out.gen = r.at(0).as_string();
   out.cold = r.at(1).as_string() == "1";
   out.through = r.at(2).as_int();
   out.better = r.at(3).as_int();
-  const std::size_t stale = announced(r, 4, 5, 1, "read_after.lua");
-  for (std::size_t i = 5; i < 5 + stale; ++i) out.hot_and_stale.push_back(r.at(i).as_string());
-  out.after = parse_pairs(r, 5 + stale, (r.elements.size() - 5 - stale) / 2);
+  out.size = r.at(4).as_int();
+  out.spilled = r.at(5).as_string() == "1";
+  const std::size_t stale = announced(r, 6, 7, 1, "read_after.lua");
+  for (std::size_t i = 7; i < 7 + stale; ++i) out.hot_and_stale.push_back(r.at(i).as_string());
+  const std::size_t at = 7 + stale;
+  const std::size_t n = announced(r, at, at + 1, 2, "read_after.lua");
+  const std::size_t end = at + 1 + 2 * n + (with_profiles ? 2 + 2 * n : 0);
+  if (end != r.elements.size()) {
+    throw redis::ReplyError("read_after.lua sent " + std::to_string(r.elements.size()) +
+                            " elements, not the " + std::to_string(end) + " it announced");
+  }
+  out.after = parse_pairs(r, at + 1, n);
+  if (with_profiles) out.profiles = listed_profiles(r, at + 1 + 2 * n, n);
   return out;
 }
 

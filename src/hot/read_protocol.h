@@ -28,6 +28,14 @@ struct HotRead {
   T value{};
 };
 
+// The profiles of the members a read listed, in Redis, read with them (in their order), and
+// the hashes' markers (some names / some metadata are in PostgreSQL).
+struct ListedProfiles {
+  bool names_moved = false;
+  bool metadata_moved = false;
+  std::vector<std::optional<std::string>> names, metadata;
+};
+
 // What a merged (hot + cold) read needs from Redis, read atomically.
 struct ReadState {
   std::string gen;  // spill generation
@@ -41,11 +49,7 @@ struct ReadState {
   std::vector<std::string> hot_and_stale;    // hot members whose cold rows must be skipped
   std::int64_t size = 0;                     // hot members
   std::vector<ScoredMember> head;            // the first hot members asked for, in order
-  // With `profiles`: the head members' names and metadata in Redis, and the hashes' markers
-  // (some names / some metadata are in PostgreSQL).
-  bool names_moved = false;
-  bool metadata_moved = false;
-  std::vector<std::optional<std::string>> head_names, head_metadata;
+  ListedProfiles head_profiles;              // with `profiles`: the head's
 };
 
 // Hot members around a position in listing order.
@@ -64,8 +68,11 @@ struct AfterKey {
   bool cold = false;
   std::int64_t through = 0;                // hot members listed at or before the key
   std::int64_t better = 0;                 // hot members scored below the key's score
+  std::int64_t size = 0;                   // hot members
+  bool spilled = false;                    // the cold tier may hold members (size is not all)
   std::vector<std::string> hot_and_stale;  // with `cold`: hot members whose cold rows to skip
   std::vector<ScoredMember> after;         // up to the count asked for, in listing order
+  ListedProfiles profiles;                 // with `profiles`: those of `after`
 };
 
 namespace read_protocol {
@@ -89,7 +96,7 @@ ReadState parse_read_state(const redis::Reply& r, bool with_profiles);
 // read_neighbours.lua.
 Neighbours parse_neighbours(const redis::Reply& r);
 // read_after.lua.
-AfterKey parse_after(const redis::Reply& r);
+AfterKey parse_after(const redis::Reply& r, bool with_profiles);
 // HMGET <meta> gen rgen: "<spill gen>:<rehydrate gen>", a missing field read as 0.
 std::string parse_generation(const redis::Reply& r);
 // ZRANGE ... WITHSCORES (and any flat member, score list): the pairs in order.

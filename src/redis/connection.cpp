@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "redis/error.h"
+#include "redis/shared_link.h"
 #include "redis/slots.h"
 #include "redis/transport.h"
 
@@ -328,11 +329,11 @@ void check_length(const Args& args) {
   }
 }
 
-void check_lengths(const std::vector<Args>& commands) {
+}  // namespace
+
+void check_command_lengths(const std::vector<Args>& commands) {
   for (const Args& c : commands) check_length(c);
 }
-
-}  // namespace
 
 // ---- Connection --------------------------------------------------------------------------
 
@@ -340,15 +341,27 @@ Connection::Connection(const Options& options, Connect when) : options_(options)
   if (!options_.cluster) nodes_.push_back(std::make_unique<Node>(options_));
   if (when == Connect::now) reconnect();
 }
+Connection::Connection(std::shared_ptr<SharedLink> link)
+    : options_(link->options()), link_(std::move(link)) {}
 Connection::Connection(Connection&&) noexcept = default;
 Connection& Connection::operator=(Connection&&) noexcept = default;
 Connection::~Connection() = default;
+
+std::uint64_t Connection::generation() const {
+  return link_ ? link_->generation() : generation_;
+}
+
+Reply Connection::on_server(const Args& args) {
+  if (link_) return std::move(link_->call({args}).front());
+  return single().command(args);
+}
 
 Connection::Node& Connection::single() {
   return *nodes_.front();
 }
 
 void Connection::reconnect() {
+  if (link_) return;
   if (!options_.cluster) {
     single().connect();
     ++generation_;
@@ -362,6 +375,7 @@ void Connection::reconnect() {
 }
 
 bool Connection::connected() const {
+  if (link_) return true;
   if (!options_.cluster) return nodes_.front()->connected();
   return !broken_ && !slots_.empty();
 }
@@ -498,7 +512,7 @@ std::size_t Connection::masters() {
 
 Reply Connection::master_command(std::size_t i, const Args& args) {
   check_length(args);
-  if (!options_.cluster) return single().command(args);
+  if (!options_.cluster) return on_server(args);
   return guard([&] {
     const std::vector<std::size_t> m = master_nodes();
     if (i >= m.size()) throw ConnectionError("redis cluster: no master " + std::to_string(i));
@@ -508,7 +522,7 @@ Reply Connection::master_command(std::size_t i, const Args& args) {
 
 Reply Connection::node_command(std::string_view key, const Args& args) {
   check_length(args);
-  if (!options_.cluster) return single().command(args);
+  if (!options_.cluster) return on_server(args);
   return guard([&] { return ready(node_of_slot(key_slot(key))).command(args); });
 }
 
@@ -562,12 +576,16 @@ Reply Connection::cluster_command(const Args& args) {
 
 Reply Connection::command(const Args& args) {
   check_length(args);
-  if (!options_.cluster) return single().command(args);
+  if (!options_.cluster) return on_server(args);
   return guard([&] { return cluster_command(args); });
 }
 
 void Connection::send(const std::vector<Args>& commands) {
-  check_lengths(commands);
+  check_command_lengths(commands);
+  if (link_) {
+    for (Reply& r : link_->call(commands)) pending_.push_back({0, {}, std::move(r)});
+    return;
+  }
   if (!options_.cluster) {
     for (const auto& c : commands) single().append(c);
     single().flush();
@@ -590,6 +608,12 @@ void Connection::send(const std::vector<Args>& commands) {
 }
 
 Reply Connection::receive() {
+  if (link_) {
+    if (pending_.empty()) throw ConnectionError("redis: receive() without a command sent");
+    Reply r = std::move(*pending_.front().reply);
+    pending_.pop_front();
+    return r;
+  }
   if (!options_.cluster) return single().read_reply();
   return guard([&] {
     if (pending_.empty()) throw ConnectionError("redis cluster: receive() without a command sent");
@@ -608,7 +632,12 @@ Reply Connection::receive() {
 
 std::vector<Reply> Connection::pipeline(const std::vector<Args>& commands,
                                         const std::function<void()>& while_waiting) {
-  check_lengths(commands);
+  check_command_lengths(commands);
+  if (link_) {
+    std::vector<Reply> replies = link_->call(commands);
+    if (while_waiting) while_waiting();
+    return replies;
+  }
   if (!options_.cluster) {
     Node& n = single();
     for (const auto& c : commands) n.append(c);

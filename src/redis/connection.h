@@ -24,6 +24,10 @@ using Args = std::vector<std::string>;
 // refuse longer ones (ElastiCache Serverless: 3,999), so callers cut long calls into several
 // and Connection refuses to send one (ReplyError), so that no call can grow past it unseen.
 constexpr std::size_t kMaxCommandArguments = 3999;
+// Throws that ReplyError for a command longer than that.
+void check_command_lengths(const std::vector<Args>& commands);
+
+class SharedLink;
 
 // Why a server whose INFO server section is `info` cannot be used (boardkeeper needs Redis
 // 7.0 or newer: PEXPIRETIME, XAUTOCLAIM's 7.0 reply, ...); nullopt when it can.
@@ -45,6 +49,11 @@ class Connection {
  public:
   // Connects, authenticates, names the client and selects the database (Connect::now).
   explicit Connection(const Options& options, Connect when = Connect::now);
+  // A connection whose commands take the shared round trips of `link` (redis/shared_link.h):
+  // what this class documents holds, but reconnect() has nothing to do (the link reconnects
+  // when it next sends), connected() is always true, and pipeline()'s `while_waiting` runs
+  // once the replies are read (the commands were at the server by then too).
+  explicit Connection(std::shared_ptr<SharedLink> link);
   Connection(Connection&&) noexcept;
   Connection& operator=(Connection&&) noexcept;
   ~Connection();
@@ -85,7 +94,7 @@ class Connection {
   bool connected() const;
   // How many times a server connection was made: state cached per server connection
   // (registered boards, loaded scripts...) is stale when this changed.
-  std::uint64_t generation() const { return generation_; }
+  std::uint64_t generation() const;
 
   const Options& options() const { return options_; }
 
@@ -97,13 +106,15 @@ class Connection {
     std::optional<Reply> reply;
   };
   Options options_;
+  std::shared_ptr<SharedLink> link_;          // set: every command goes through it
   std::vector<std::unique_ptr<Node>> nodes_;  // one unless options_.cluster
   std::vector<int> slots_;                    // cluster: the node serving each slot, or -1
-  std::deque<Pending> pending_;               // cluster: sent, replies not received yet
+  std::deque<Pending> pending_;               // cluster, link: sent, replies not received yet
   bool broken_ = false;                       // cluster: unusable until reconnect()
   std::uint64_t generation_ = 0;
 
   Node& single();
+  Reply on_server(const Args& args);  // single server or link
   // Cluster.
   void refresh_topology();
   std::size_t node_at(const std::string& host, int port);

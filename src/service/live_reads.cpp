@@ -136,11 +136,11 @@ std::vector<Standing> LiveReads::page_of(const PeriodRef& ref, std::vector<Score
 LiveReads::Following LiveReads::following(const PeriodRef& ref, const ScoredMember& key,
                                           std::int64_t through, std::int64_t better,
                                           const std::vector<ScoredMember>& after) const {
-  if (after.empty()) return {through, {}};
+  if (after.empty()) return {through, {}, std::nullopt};
   // Everyone listed at or before the key scores at most the key's score: all of them are
   // better than a first row scored worse than the key, else those scored below the key.
   const std::int64_t first_better = after.front().encoded > key.encoded ? through : better;
-  return {through, ranked(ref, after, SliceStart{through, first_better + 1})};
+  return {through, ranked(ref, after, SliceStart{through, first_better + 1}), std::nullopt};
 }
 
 // Each hot read says, atomically with what it read, whether the period has spilled; then
@@ -247,13 +247,14 @@ LiveReads::Counted LiveReads::first_page(const PeriodRef& ref, std::int64_t coun
 
 namespace {
 
-// The profiles read with the head (read_state with the board's profile hashes).
-void note_profiles(const hot::ReadState& st, KnownProfiles& known) {
-  known.names_moved = st.names_moved;
-  known.metadata_moved = st.metadata_moved;
+// The profiles a read script returned with the members it listed.
+void note_profiles(const std::vector<ScoredMember>& listed, const hot::ListedProfiles& profiles,
+                   KnownProfiles& known) {
+  known.names_moved = profiles.names_moved;
+  known.metadata_moved = profiles.metadata_moved;
   known.by_member.clear();
-  for (std::size_t i = 0; i < st.head_names.size(); ++i) {
-    known.by_member.emplace(st.head[i].member, std::pair{st.head_names[i], st.head_metadata[i]});
+  for (std::size_t i = 0; i < profiles.names.size() && i < listed.size(); ++i) {
+    known.by_member.emplace(listed[i].member, std::pair{profiles.names[i], profiles.metadata[i]});
   }
 }
 
@@ -268,7 +269,7 @@ LiveReads::Counted LiveReads::first_page_rows(const PeriodRef& ref, std::int64_t
     begin_attempt(attempt);
     // Atomic: the generation, the stale set, the size and the first members agree.
     const hot::ReadState st = hot_.read_state(keys, "", count, known != nullptr ? &board : nullptr);
-    if (known != nullptr) note_profiles(st, *known);
+    if (known != nullptr) note_profiles(st.head, st.head_profiles, *known);
     if (!st.spilled) return {st.size, page_of(ref, st.head, 0, count)};
     if (read_steps::in_hot_part(st, count)) {
       bool moved = false;
@@ -326,10 +327,18 @@ LiveReads::Following LiveReads::listed_after(const PeriodRef& ref, const Standin
                                              std::int64_t count) {
   check_bound(ref, "count", count, kMaxReadRows);
   const ScoredMember key{mark.member, listing_score(ref, mark)};
-  const hot::AfterKey hot = hot_.after(period_keys(ref), key.encoded, key.member, count);
-  Following out = hot.cold ? merged_after(ref, key, count)
-                           : following(ref, key, hot.through, hot.better, hot.after);
-  profiles_.attach(ref.board, out.rows);
+  const hot::BoardKeys board(config_.redis.key_prefix, ref.board);
+  const hot::AfterKey hot = hot_.after(period_keys(ref), key.encoded, key.member, count, &board);
+  if (hot.cold) {
+    Following out = merged_after(ref, key, count);
+    profiles_.attach(ref.board, out.rows);
+    return out;
+  }
+  Following out = following(ref, key, hot.through, hot.better, hot.after);
+  if (!hot.spilled) out.total = hot.size;
+  KnownProfiles known;
+  note_profiles(hot.after, hot.profiles, known);
+  profiles_.attach(ref.board, out.rows, &known);
   return out;
 }
 

@@ -83,7 +83,8 @@ Page Reads::top(const PeriodView& view, const std::optional<PageMark>& after, st
 
 Page Reads::next_page(const PeriodRef& ref, const PageMark& after, std::int64_t limit) {
   auto following = live_.listed_after(ref, after.row, limit + 1);
-  return paged(total_of(ref), following.position, std::move(following.rows), limit);
+  const auto total = following.total ? following.total : total_of(ref);
+  return paged(total, following.position, std::move(following.rows), limit);
 }
 
 std::optional<std::int64_t> Reads::total_of(const PeriodRef& ref) {

@@ -103,8 +103,9 @@ hot::Neighbours RedisTier::neighbours(const hot::PeriodKeys& keys, std::int64_t 
 }
 
 hot::AfterKey RedisTier::after(const hot::PeriodKeys& keys, std::int64_t encoded,
-                               const std::string& member, std::int64_t count) {
-  return board_.after(conn_, keys, encoded, member, count);
+                               const std::string& member, std::int64_t count,
+                               const hot::BoardKeys* profiles) {
+  return board_.after(conn_, keys, encoded, member, count, profiles);
 }
 
 std::string RedisTier::generation(const hot::PeriodKeys& keys) {

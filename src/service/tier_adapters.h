@@ -26,7 +26,7 @@ class RedisTier final : public HotTier {
   hot::Neighbours neighbours(const hot::PeriodKeys& keys, std::int64_t encoded,
                              const std::string& member, std::int64_t k) override;
   hot::AfterKey after(const hot::PeriodKeys& keys, std::int64_t encoded, const std::string& member,
-                      std::int64_t count) override;
+                      std::int64_t count, const hot::BoardKeys* profiles) override;
   std::string generation(const hot::PeriodKeys& keys) override;
   std::int64_t size(const hot::PeriodKeys& keys) override;
   std::vector<std::optional<std::int64_t>> scores(const hot::PeriodKeys& keys,

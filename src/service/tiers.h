@@ -44,7 +44,8 @@ class HotTier {
   virtual hot::Neighbours neighbours(const hot::PeriodKeys& keys, std::int64_t encoded,
                                      const std::string& member, std::int64_t k) = 0;
   virtual hot::AfterKey after(const hot::PeriodKeys& keys, std::int64_t encoded,
-                              const std::string& member, std::int64_t count) = 0;
+                              const std::string& member, std::int64_t count,
+                              const hot::BoardKeys* profiles = nullptr) = 0;
   virtual std::string generation(const hot::PeriodKeys& keys) = 0;
 
   // The live members of a period.

@@ -164,6 +164,9 @@ struct Counted {
 struct Following {
   std::int64_t position = 0;
   std::vector<Standing> rows;
+  // The period's members, when the read learned it on the way (a period that never
+  // spilled): a page that Redis alone answers needs no count of its own.
+  std::optional<std::int64_t> total;
 };
 
 // Statistics of a Leaderboards' life, for logs and metrics.

@@ -73,7 +73,7 @@ TEST(ReadProtocolTest, ReadStateWithStaleMembersAndHead) {
   ASSERT_EQ(st.head.size(), 2u);
   EXPECT_EQ(st.head[1].member, "b");
   EXPECT_EQ(st.head[1].encoded, 2);
-  EXPECT_TRUE(st.head_names.empty());
+  EXPECT_TRUE(st.head_profiles.names.empty());
 }
 
 TEST(ReadStateProtocolTest, HeadProfilesFollowTheMarkers) {
@@ -86,10 +86,11 @@ TEST(ReadStateProtocolTest, HeadProfilesFollowTheMarkers) {
   EXPECT_FALSE(st.cold_bound);
   EXPECT_EQ(st.member_score, 7);
   ASSERT_EQ(st.head.size(), 2u);
-  EXPECT_TRUE(st.names_moved);
-  EXPECT_FALSE(st.metadata_moved);
-  EXPECT_EQ(st.head_names, (std::vector<std::optional<std::string>>{"Ann", std::nullopt}));
-  EXPECT_EQ(st.head_metadata, (std::vector<std::optional<std::string>>{std::nullopt, "{\"k\":1}"}));
+  EXPECT_TRUE(st.head_profiles.names_moved);
+  EXPECT_FALSE(st.head_profiles.metadata_moved);
+  EXPECT_EQ(st.head_profiles.names, (std::vector<std::optional<std::string>>{"Ann", std::nullopt}));
+  EXPECT_EQ(st.head_profiles.metadata,
+            (std::vector<std::optional<std::string>>{std::nullopt, "{\"k\":1}"}));
 }
 
 TEST(ReadStateProtocolTest, HeadProfilesOfAnEmptyHeadAreTheMarkersAlone) {
@@ -97,7 +98,7 @@ TEST(ReadStateProtocolTest, HeadProfilesOfAnEmptyHeadAreTheMarkersAlone) {
                                                integer(0), integer(0), integer(1)}),
                                         true);
   EXPECT_TRUE(st.head.empty());
-  EXPECT_TRUE(st.metadata_moved);
+  EXPECT_TRUE(st.head_profiles.metadata_moved);
 }
 
 TEST(ReadStateProtocolTest, AStaleCountBeyondTheReplyIsAReplyError) {
@@ -129,20 +130,50 @@ TEST(ReadProtocolTest, NeighboursSplitBeforeAndAfterAtTheCountSent) {
 }
 
 TEST(ReadProtocolTest, AfterKeyCarriesItsPlaceAndStaleMembers) {
-  // {gen, cold, through, better, nstale, stale..., member, score, ...}
-  const AfterKey a = parse_after(array({str("2:3"), str("1"), integer(5), integer(4), integer(1),
-                                        str("s"), str("x"), str("10"), str("y"), str("11")}));
+  // {gen, cold, through, better, size, spilled, nstale, stale..., n, member, score, ...}
+  const AfterKey a = parse_after(
+      array({str("2:3"), str("1"), integer(5), integer(4), integer(9), str("1"), integer(1),
+             str("s"), integer(2), str("x"), str("10"), str("y"), str("11")}),
+      false);
   EXPECT_EQ(a.gen, "2:3");
   EXPECT_TRUE(a.cold);
   EXPECT_EQ(a.through, 5);
   EXPECT_EQ(a.better, 4);
+  EXPECT_EQ(a.size, 9);
+  EXPECT_TRUE(a.spilled);
   EXPECT_EQ(a.hot_and_stale, (std::vector<std::string>{"s"}));
   ASSERT_EQ(a.after.size(), 2u);
   EXPECT_EQ(a.after[0].encoded, 10);
-  const AfterKey hot =
-      parse_after(array({str("0:0"), str("0"), integer(0), integer(0), integer(0)}));
+  const AfterKey hot = parse_after(array({str("0:0"), str("0"), integer(0), integer(0), integer(0),
+                                          str("0"), integer(0), integer(0)}),
+                                   false);
   EXPECT_FALSE(hot.cold);
+  EXPECT_FALSE(hot.spilled);
   EXPECT_TRUE(hot.after.empty());
+  // A count that does not match what follows is refused, not read past.
+  EXPECT_THROW(parse_after(array({str("0:0"), str("0"), integer(0), integer(0), integer(1),
+                                  str("0"), integer(0), integer(2), str("x"), str("1")}),
+                           false),
+               redis::ReplyError);
+}
+
+// With the board's profile hashes: the entries' names and metadata after them.
+TEST(ReadProtocolTest, AfterKeyCarriesTheProfilesOfItsEntries) {
+  const AfterKey a =
+      parse_after(array({str("0:0"), str("0"), integer(1), integer(1), integer(3), str("0"),
+                         integer(0), integer(2), str("x"), str("10"), str("y"), str("11"),
+                         integer(0), integer(1), str("Ex"), nil(), nil(), str("{}")}),
+                  true);
+  EXPECT_EQ(a.size, 3);
+  ASSERT_EQ(a.after.size(), 2u);
+  EXPECT_FALSE(a.profiles.names_moved);
+  EXPECT_TRUE(a.profiles.metadata_moved);
+  EXPECT_EQ(a.profiles.names, (std::vector<std::optional<std::string>>{"Ex", std::nullopt}));
+  EXPECT_EQ(a.profiles.metadata, (std::vector<std::optional<std::string>>{std::nullopt, "{}"}));
+  EXPECT_THROW(parse_after(array({str("0:0"), str("0"), integer(1), integer(1), integer(3),
+                                  str("0"), integer(0), integer(1), str("x"), str("10")}),
+                           true),
+               redis::ReplyError);
 }
 
 TEST(ReadProtocolTest, GenerationReadsAMissingFieldAsZero) {

@@ -7,7 +7,9 @@
 #include <random>
 
 #include "harness.h"
+#include "redis/shared_link.h"
 #include "service/leaderboards.h"
+#include "service/reads.h"
 
 namespace bk {
 namespace {
@@ -146,6 +148,48 @@ TEST(ReadBoundsTest, HugeCountsOffsetsAndNeighboursAreUsageErrors) {
   EXPECT_EQ(lb.top(ref, 0, service::kMaxReadRows).size(), 1U);
   EXPECT_TRUE(lb.top(ref, service::kMaxReadOffset, 10).empty());
   EXPECT_EQ(lb.around(ref, "ann", service::kMaxReadRows / 2).size(), 1U);
+}
+
+// A page of a period that Redis alone can answer (one that never spilled) costs one round
+// trip, profiles and total included: the first page and the pages after it (counted by the
+// shared link that serve's workers use).
+TEST(RoundTripsTest, APageThatRedisAloneAnswersCostsOneRoundTrip) {
+  const Config config = test::make_config(test::unique_prefix(), kBoards);
+  auto link = std::make_shared<redis::SharedLink>(redis::parse_url(test::redis_url()));
+  redis::Connection conn(link);
+  const Instant now = *parse_rfc3339("2026-11-20T12:00:00Z");
+  Leaderboards lb(config, conn, Clock(now));
+  std::vector<Update> updates;
+  for (int i = 0; i < 30; ++i) {
+    Update u{"tied", "m" + std::to_string(i), 100 + i, now - std::chrono::minutes{1}, ""};
+    u.name = "Player " + std::to_string(i);
+    updates.push_back(u);
+  }
+  lb.apply(updates);
+  service::Reads reads(lb, []() -> cold::History& {
+    throw std::logic_error("the current period needs no archive");
+  });
+  const service::PeriodView view = reads.locate("tied", "daily", std::nullopt);
+  const service::Page warm = reads.top(view, std::nullopt, 10);  // scripts loaded
+  reads.top(view, warm.next, 10);
+
+  const std::uint64_t before = link->stats().writes;
+  const service::Page first = reads.top(view, std::nullopt, 10);
+  EXPECT_EQ(link->stats().writes - before, 1U);
+  ASSERT_EQ(first.rows.size(), 10U);
+  EXPECT_EQ(first.total, 30);
+  EXPECT_EQ(first.rows[0].name, "Player 29");
+  ASSERT_TRUE(first.next);
+
+  const std::uint64_t between = link->stats().writes;
+  const service::Page second = reads.top(view, first.next, 10);
+  EXPECT_EQ(link->stats().writes - between, 1U);
+  ASSERT_EQ(second.rows.size(), 10U);
+  EXPECT_EQ(second.total, 30);
+  EXPECT_EQ(second.rows[0].rank, 11);
+  EXPECT_EQ(second.rows[0].member, "m19");
+  EXPECT_EQ(second.rows[0].name, "Player 19");
+  EXPECT_EQ(second.rows[9].name, "Player 10");
 }
 
 }  // namespace

@@ -84,15 +84,21 @@ class FakeRedis final : public HotTier {
     // are outdated) and tombstones (removed members: their cold rows are void).
     for (const std::string& s : p.stale) st.hot_and_stale.push_back(s);
     st.head = part(p, 0, head);
-    if (profiles != nullptr && head > 0) {
-      st.names_moved = hashes[profiles->names()].count("") != 0;
-      st.metadata_moved = hashes[profiles->metadata()].count("") != 0;
-      for (const ScoredMember& m : st.head) {
-        st.head_names.push_back(field(profiles->names(), m.member));
-        st.head_metadata.push_back(field(profiles->metadata(), m.member));
-      }
-    }
+    if (profiles != nullptr && head > 0) st.head_profiles = listed_profiles(*profiles, st.head);
     return st;
+  }
+
+  // The profiles of `listed` in Redis, as the read scripts return them.
+  hot::ListedProfiles listed_profiles(const hot::BoardKeys& board,
+                                      const std::vector<ScoredMember>& listed) {
+    hot::ListedProfiles out;
+    out.names_moved = hashes[board.names()].count("") != 0;
+    out.metadata_moved = hashes[board.metadata()].count("") != 0;
+    for (const ScoredMember& m : listed) {
+      out.names.push_back(field(board.names(), m.member));
+      out.metadata.push_back(field(board.metadata(), m.member));
+    }
+    return out;
   }
 
   hot::Neighbours neighbours(const hot::PeriodKeys& keys, std::int64_t encoded,
@@ -114,11 +120,13 @@ class FakeRedis final : public HotTier {
   }
 
   hot::AfterKey after(const hot::PeriodKeys& keys, std::int64_t encoded, const std::string& member,
-                      std::int64_t count) override {
+                      std::int64_t count, const hot::BoardKeys* profiles) override {
     const FakePeriod& p = sorted(keys);
     const ScoredMember key{member, encoded};
     hot::AfterKey out;
     out.gen = p.gen;
+    out.size = static_cast<std::int64_t>(p.live.size());
+    out.spilled = p.spilled;
     for (const ScoredMember& m : p.live) {
       if (!listed_before(key, m)) ++out.through;
       if (m.encoded < encoded) ++out.better;
@@ -127,6 +135,7 @@ class FakeRedis final : public HotTier {
     out.cold = p.spilled && (!p.cold_bound || static_cast<std::int64_t>(out.after.size()) < count ||
                              out.after.back().encoded >= *p.cold_bound);
     if (out.cold) out.hot_and_stale = read_state(keys, "", 0, nullptr).hot_and_stale;
+    if (profiles != nullptr) out.profiles = listed_profiles(*profiles, out.after);
     return out;
   }
 
