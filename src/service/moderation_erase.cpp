@@ -168,7 +168,7 @@ Erasure Moderation::erase(const std::string& member, const EraseOptions& options
   cold::ColdStore& store = cold_store("erase");
   cold::ErasureStore pg(store.link());
   hot::Eraser eraser;
-  const EraseRun run{config_, redis_, store, pg, eraser, member, options.dry_run};
+  const EraseRun run{config_, direct_redis("erase"), store, pg, eraser, member, options.dry_run};
   Erasure out;
   out.dry_run = options.dry_run;
   out.member_hash = cold::keyed_hash(erasure_key(store), member);

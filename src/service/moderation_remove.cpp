@@ -6,12 +6,9 @@
 #include <tuple>
 #include <utility>
 
-#include "cold/bans.h"
-#include "cold/member_rows.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/validate.h"
-#include "hot/moderation.h"
 #include "hot/registry.h"
 #include "service/leaderboards.h"
 #include "service/moderation.h"
@@ -81,10 +78,10 @@ class PeriodSet {
 
 // R2, waiting at most `lock_wait` (when given) for each period's lock.
 std::vector<cold::MemberRowsRemoved> remove_rows(
-    cold::ColdStore& store, const std::vector<cold::PeriodKey>& keys, const std::string& member,
+    ModerationCold& cold, const std::vector<cold::PeriodKey>& keys, const std::string& member,
     bool ban, std::optional<std::chrono::milliseconds> lock_wait) {
   try {
-    return cold::MemberRows(store.link()).remove(member, keys, lock_wait);
+    return cold.remove_rows(member, keys, lock_wait);
   } catch (const BusyError& e) {
     throw BusyError((ban ? "ban: " : "remove: ") + quoted(member) + " is off every read of board " +
                     quoted(keys.front().board) + " already (and left out of archives), but " +
@@ -107,10 +104,10 @@ BanResult Moderation::ban(const std::string& board, const std::string& member,
   board_entry(config_, board);
   check_member(member);
   if (reason.find('\0') != std::string::npos) throw UsageError("a ban reason cannot contain NUL");
-  cold::ColdStore& store = cold_store("ban");
+  ModerationCold& cold = cold_side("ban");
   BanResult out;
   // B0 first: from its commit on, a board sync (after Redis lost its data) restores the ban.
-  out.newly_banned = cold::Bans(store.link()).ban(board, member, reason, clock_.now());
+  out.newly_banned = cold.ban(board, member, reason, clock_.now());
   out.removed = remove_member(board, member, std::nullopt, std::nullopt, true);
   return out;
 }
@@ -118,17 +115,16 @@ BanResult Moderation::ban(const std::string& board, const std::string& member,
 bool Moderation::unban(const std::string& board, const std::string& member) {
   board_entry(config_, board);
   check_member(member);
-  cold::ColdStore& store = cold_store("unban");
-  const bool was = cold::Bans(store.link()).unban(board, member);          // U1
-  hot::Moderation(config_.redis.key_prefix).unban(redis_, board, member);  // U2
+  ModerationCold& cold = cold_side("unban");
+  const bool was = cold.unban(board, member);  // U1
+  hot_->unban(board, member);                  // U2
   return was;
 }
 
 std::vector<BanRecord> Moderation::bans(const std::string& board) {
   board_entry(config_, board);
-  cold::ColdStore& store = cold_store("bans");
   std::vector<BanRecord> out;
-  for (cold::BanRow& row : cold::Bans(store.link()).of(board)) {
+  for (cold::BanRow& row : cold_side("bans").bans(board)) {
     out.push_back({board, std::move(row.member), std::move(row.reason), row.banned_at});
   }
   return out;
@@ -140,26 +136,24 @@ Removal Moderation::remove_member(const std::string& board, const std::string& m
   const BoardConfig& c = board_entry(config_, board);
   check_member(member);
   PeriodSet set(c, board);
-  cold::ColdStore* store = cold_ ? &cold_() : nullptr;
+  ModerationCold* cold = cold_side();
   if (period) {
     const PeriodRef ref = resolve_period(config_, board, *period, period_id, clock_.now());
     set.add(*ref.spec, ref.period);
   } else {
     // Every live period: the registry's, and those PostgreSQL has cold rows of (Redis may
     // have forgotten them).
-    for (const hot::LivePeriod& lp :
-         hot::live_periods(redis_, hot::BoardKeys(config_.redis.key_prefix, board))) {
+    for (const hot::LivePeriod& lp : hot_->live_periods(board)) {
       set.add_registry({hot::registry_member(lp.period, lp.period_id)});
     }
-    if (store != nullptr) {
-      for (const cold::PeriodKey& k : store->periods_with_rows(board))
+    if (cold != nullptr) {
+      for (const cold::PeriodKey& k : cold->periods_with_rows(board))
         set.add(k.period, k.period_id);
     }
   }
   // R1: hot entry and tombstones (and the ban), atomically.
-  hot::Moderation hot_side(config_.redis.key_prefix);
   hot::RemovalRequest request{board, member, set.list(), ban, !period.has_value(), set.ignored()};
-  hot::MemberRemoval r1 = hot_side.remove(redis_, request);
+  hot::MemberRemoval r1 = hot_->remove(request);
   for (int round = 1; !r1.again.empty(); ++round) {
     if (round == kMaxRemoveRounds || !set.add_registry(r1.again)) {
       throw UnavailableError("remove: the periods of board '" + board +
@@ -168,7 +162,7 @@ Removal Moderation::remove_member(const std::string& board, const std::string& m
     }
     request.periods = set.list();
     request.ignored = set.ignored();
-    r1 = hot_side.remove(redis_, request);
+    r1 = hot_->remove(request);
   }
   // R2: the cold rows (and history rows of a period archived meanwhile), under each period's
   // lock; R3: merged reads of the periods whose cold rows went read again.
@@ -176,13 +170,11 @@ Removal Moderation::remove_member(const std::string& board, const std::string& m
   for (const hot::RemovalPeriod& p : request.periods)
     keys.push_back({board, p.period_name, p.period_id});
   std::vector<cold::MemberRowsRemoved> r2(keys.size());
-  if (store != nullptr && !keys.empty()) r2 = remove_rows(*store, keys, member, ban, lock_wait_);
+  if (cold != nullptr && !keys.empty()) r2 = remove_rows(*cold, keys, member, ban, lock_wait_);
   Removal out;
-  const hot::BoardKeys board_keys(config_.redis.key_prefix, board);
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const hot::RemovalPeriod& p = request.periods[i];
-    if (r2[i].cold > 0)
-      hot_side.touch_reads(redis_, hot::PeriodKeys(board_keys, p.period_name, p.period_id));
+    if (r2[i].cold > 0) hot_->touch_reads(board, p.period_name, p.period_id);
     out.periods.push_back({board, p.period_name, p.period_id, r2[i].archived,
                            r1.periods[i].hot ? 1 : 0, r2[i].cold, r2[i].history});
   }

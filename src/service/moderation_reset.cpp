@@ -76,7 +76,8 @@ Reset Moderation::reset(const std::string& board, const std::string& period,
                         const std::optional<std::string>& period_id) {
   const PeriodRef ref = resolve_period(config_, board, period, period_id, clock_.now());
   const std::string& prefix = config_.redis.key_prefix;
-  Emptier emptier{board, redis_, hot::BoardReset(prefix), hot::BoardKeys(prefix, board), nullptr};
+  redis::Connection& redis = direct_redis("reset");
+  Emptier emptier{board, redis, hot::BoardReset(prefix), hot::BoardKeys(prefix, board), nullptr};
   if (cold_) emptier.cold = std::make_unique<cold::BoardReset>(cold_store("reset").link());
   return emptier.empty(ref.spec->name, ref.period.id, Emptying::reset);
 }
@@ -84,7 +85,8 @@ Reset Moderation::reset(const std::string& board, const std::string& period,
 Drop Moderation::drop(const std::string& board, bool history) {
   board_entry(config_, board);  // UsageError for a board no entry covers
   const std::string& prefix = config_.redis.key_prefix;
-  Emptier emptier{board, redis_, hot::BoardReset(prefix), hot::BoardKeys(prefix, board), nullptr};
+  redis::Connection& redis = direct_redis("drop");
+  Emptier emptier{board, redis, hot::BoardReset(prefix), hot::BoardKeys(prefix, board), nullptr};
   if (history || cold_) {
     emptier.cold =
         std::make_unique<cold::BoardReset>(cold_store(history ? "drop --history" : "drop").link());
@@ -93,7 +95,7 @@ Drop Moderation::drop(const std::string& board, bool history) {
   // The live periods: the registry's, and those PostgreSQL has cold rows of (Redis may have
   // forgotten them); each once.
   std::set<std::pair<std::string, std::string>> periods;
-  for (const hot::LivePeriod& p : hot::live_periods(redis_, emptier.keys)) {
+  for (const hot::LivePeriod& p : hot::live_periods(redis, emptier.keys)) {
     periods.emplace(p.period, p.period_id);
   }
   if (emptier.cold) {
@@ -113,7 +115,7 @@ Drop Moderation::drop(const std::string& board, bool history) {
   if (emptier.cold) profile_lock.emplace(cold_store("drop"), board);
   for (int round = 1;; ++round) {
     const hot::BoardReset::DropKeys dropped =
-        emptier.hot.drop_board_keys(redis_, emptier.keys, emptied);
+        emptier.hot.drop_board_keys(redis, emptier.keys, emptied);
     if (dropped.again.empty()) {
       out.profiles += dropped.dropped.profiles;
       out.keys += dropped.dropped.keys;
@@ -128,7 +130,7 @@ Drop Moderation::drop(const std::string& board, bool history) {
       empty(p.period, p.period_id);
     }
   }
-  emptier.hot.forget_board(redis_, board);
+  emptier.hot.forget_board(redis, board);
   if (emptier.cold) {
     const cold::BoardDropped rows = emptier.cold->drop_board(board, history);
     out.profiles += rows.profiles;
