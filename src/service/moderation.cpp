@@ -3,7 +3,6 @@
 #include "service/moderation.h"
 
 #include <algorithm>
-#include <stdexcept>
 #include <utility>
 
 #include "core/error.h"
@@ -40,14 +39,13 @@ std::int64_t Drop::total() const {
 Moderation::Moderation(const Config& config, redis::Connection& redis, Clock clock,
                        std::function<cold::ColdStore&()> cold)
     : config_(config),
-      redis_(&redis),
       clock_(std::move(clock)),
       cold_(std::move(cold)),
       own_hot_(redis_moderation(redis, config.redis.key_prefix)),
       hot_(own_hot_.get()) {}
 
 Moderation::Moderation(const Config& config, Clock clock, ModerationHot& hot, ModerationCold* cold)
-    : config_(config), redis_(nullptr), clock_(std::move(clock)), hot_(&hot), given_cold_(cold) {}
+    : config_(config), clock_(std::move(clock)), hot_(&hot), given_cold_(cold) {}
 
 Moderation::~Moderation() = default;
 
@@ -58,11 +56,6 @@ namespace {
                    "and history are kept there");
 }
 }  // namespace
-
-cold::ColdStore& Moderation::cold_store(const char* what) {
-  if (!cold_) needs_postgres(what);
-  return cold_();
-}
 
 ModerationCold* Moderation::cold_side() {
   if (given_cold_ != nullptr || !cold_) return given_cold_;
@@ -78,14 +71,6 @@ ModerationCold& Moderation::cold_side(const char* what) {
   ModerationCold* side = cold_side();
   if (side == nullptr) needs_postgres(what);
   return *side;
-}
-
-redis::Connection& Moderation::direct_redis(const char* what) {
-  if (redis_ == nullptr) {
-    throw std::logic_error(std::string(what) +
-                           " needs the real tiers (not yet over ModerationHot)");
-  }
-  return *redis_;
 }
 
 }  // namespace bk::service

@@ -5,7 +5,9 @@
 // their arguments: docs/architecture.md, "Moderation").
 //
 // The work is split by operation (one file each): moderation_remove.cpp (remove, ban,
-// unban, bans), moderation_erase.cpp (erase), moderation_reset.cpp (reset, drop).
+// unban, bans), moderation_erase.cpp (erase), moderation_reset.cpp (reset, drop); each reaches
+// Redis and PostgreSQL through the interfaces of service/moderation_tiers.h, so its decisions
+// are tested without servers (tests/service/moderation_test.cpp).
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -97,9 +99,8 @@ class Moderation {
   // or history) throw UsageError saying so.
   Moderation(const Config& config, redis::Connection& redis, Clock clock,
              std::function<cold::ColdStore&()> cold);
-  // Over tiers of the caller's (tests/service: in memory): remove, ban, unban and bans only;
-  // erase, reset and drop still speak to Redis and PostgreSQL themselves and throw
-  // std::logic_error here. `cold` null: no PostgreSQL.
+  // Over tiers of the caller's (tests/service: in memory; service/moderation_tiers.h). `cold`
+  // null: no PostgreSQL.
   Moderation(const Config& config, Clock clock, ModerationHot& hot, ModerationCold* cold);
   ~Moderation();
 
@@ -144,21 +145,18 @@ class Moderation {
 
  private:
   const Config& config_;
-  redis::Connection* redis_;  // null over the caller's tiers
   Clock clock_;
   std::function<cold::ColdStore&()> cold_;
   std::optional<std::chrono::milliseconds> lock_wait_;  // none: however long it takes
-  // remove, ban, unban, bans reach the tiers through these (service/moderation_tiers.h).
+  // Every operation reaches the tiers through these (service/moderation_tiers.h).
   std::unique_ptr<ModerationHot> own_hot_;
   std::unique_ptr<ModerationCold> own_cold_;
   const cold::ColdStore* own_cold_store_ = nullptr;  // what own_cold_ was made over
   ModerationHot* hot_;
   ModerationCold* given_cold_ = nullptr;
 
-  cold::ColdStore& cold_store(const char* what);  // UsageError naming `what` without one
-  ModerationCold* cold_side();                    // null: no PostgreSQL
-  ModerationCold& cold_side(const char* what);    // UsageError naming `what` without one
-  redis::Connection& direct_redis(const char* what);
+  ModerationCold* cold_side();                  // null: no PostgreSQL
+  ModerationCold& cold_side(const char* what);  // UsageError naming `what` without one
 
   // slice rm (moderation_remove.cpp): remove() and ban() in one, R1 with the ban flag.
   Removal remove_member(const std::string& board, const std::string& member,

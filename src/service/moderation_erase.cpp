@@ -19,7 +19,6 @@
 #include "core/error.h"
 #include "core/redact.h"
 #include "core/validate.h"
-#include "hot/erasure.h"
 #include "hot/registry.h"
 #include "service/moderation.h"
 
@@ -30,13 +29,13 @@ constexpr std::size_t kErasureKeyBytes = 32;
 
 // The deployment's erasure key (serve_keys "erasure"): made by the first erase that needs
 // it; never shown (registered as a secret, so no log line can carry it).
-std::string erasure_key(cold::ColdStore& store) {
+std::string erasure_key(ModerationCold& cold) {
   std::string candidate(kErasureKeyBytes, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(candidate.data()),
                  static_cast<int>(candidate.size())) != 1) {
     throw Error("erase: OpenSSL's RAND_bytes failed");
   }
-  std::string key = store.shared_key("erasure", candidate);
+  std::string key = cold.erasure_key(candidate);
   add_secret(key);
   return key;
 }
@@ -55,10 +54,8 @@ PeriodRemoval& entry(PeriodMap& periods, const std::string& board, const std::st
 // What one erase needs besides the Moderation it runs in.
 struct EraseRun {
   const Config& config;
-  redis::Connection& redis;
-  cold::ColdStore& store;  // pg's connection: holds the board's profile lock over E2 and E3
-  cold::ErasureStore& pg;
-  hot::Eraser& eraser;
+  ModerationHot& hot;
+  ModerationCold& cold;  // holds the board's profile lock over E2 and E3
   const std::string& member;
   bool dry_run;
 };
@@ -82,7 +79,7 @@ bool remove_live(Moderation& moderation, const EraseRun& run, const std::string&
 // E2: PostgreSQL's rows of the member on the board.
 void erase_rows(const EraseRun& run, const std::string& board, PeriodMap& periods,
                 BoardErasure& out) {
-  const cold::ErasedBoard e = run.pg.erase(board, run.member, run.dry_run);
+  const cold::ErasedBoard e = run.cold.erase(board, run.member, run.dry_run);
   for (const cold::ErasedPeriod& c : e.periods) {
     PeriodRemoval& p = entry(periods, board, c.key.period, c.key.period_id);
     p.cold += c.cold;
@@ -96,10 +93,8 @@ void erase_rows(const EraseRun& run, const std::string& board, PeriodMap& period
 // E3: the board's Redis keys.
 void forget_in_redis(const EraseRun& run, const std::string& board, PeriodMap& periods,
                      BoardErasure& out) {
-  const hot::BoardKeys keys(run.config.redis.key_prefix, board);
-  const std::vector<hot::LivePeriod> live = hot::live_periods(run.redis, keys);
-  const hot::BoardForgotten f =
-      run.eraser.forget(run.redis, keys, live, run.member, run.dry_run, out.bans > 0);
+  const std::vector<hot::LivePeriod> live = run.hot.live_periods(board);
+  const hot::BoardForgotten f = run.hot.forget(board, live, run.member, run.dry_run, out.bans > 0);
   for (std::size_t i = 0; i < live.size(); ++i) {
     if (f.hot[i] > 0) entry(periods, board, live[i].period, live[i].period_id).hot += f.hot[i];
   }
@@ -118,8 +113,8 @@ BoardErasure erase_board(Moderation& moderation, const EraseRun& run, const std:
     // The profile in PostgreSQL and in Redis go under the board's profile lock, which a tick
     // holds from reading profiles in Redis to writing them to PostgreSQL: one it read before
     // E3 is never written back after E2.
-    std::optional<cold::ProfileLock> lock;
-    if (!run.dry_run) lock.emplace(run.store, board);
+    std::unique_ptr<HeldLock> lock;
+    if (!run.dry_run) lock = run.cold.profile_lock(board);
     erase_rows(run, board, periods, out);
     forget_in_redis(run, board, periods, out);
   }
@@ -132,9 +127,8 @@ BoardErasure erase_board(Moderation& moderation, const EraseRun& run, const std:
 // The boards Redis knows or PostgreSQL holds rows of, matched by the glob, sorted.
 std::vector<std::string> matching_boards(const EraseRun& run, const std::string& glob) {
   std::set<std::string> all;
-  for (std::string& b : hot::known_boards(run.redis, run.config.redis.key_prefix))
-    all.insert(std::move(b));
-  for (std::string& b : run.pg.boards()) all.insert(std::move(b));
+  for (std::string& b : run.hot.known_boards()) all.insert(std::move(b));
+  for (std::string& b : run.cold.boards_with_rows()) all.insert(std::move(b));
   std::vector<std::string> out;
   for (const std::string& b : all) {
     if (board_matches(glob, b)) out.push_back(b);
@@ -149,7 +143,7 @@ std::int64_t erase_dead_letters(const EraseRun& run, const std::string& glob,
   const hot::Eraser::LetterBoards which{glob == "*", boards};
   std::int64_t n = 0;
   for (const std::string& stream : run.config.ingest.streams) {
-    n += run.eraser.dead_letters(run.redis, stream + ":dead", run.member, which, run.dry_run);
+    n += run.hot.dead_letters(stream + ":dead", run.member, which, run.dry_run);
   }
   return n;
 }
@@ -165,23 +159,21 @@ void check_request(const std::string& member, const EraseOptions& options) {
 
 Erasure Moderation::erase(const std::string& member, const EraseOptions& options) {
   check_request(member, options);
-  cold::ColdStore& store = cold_store("erase");
-  cold::ErasureStore pg(store.link());
-  hot::Eraser eraser;
-  const EraseRun run{config_, direct_redis("erase"), store, pg, eraser, member, options.dry_run};
+  ModerationCold& cold = cold_side("erase");
+  const EraseRun run{config_, *hot_, cold, member, options.dry_run};
   Erasure out;
   out.dry_run = options.dry_run;
-  out.member_hash = cold::keyed_hash(erasure_key(store), member);
+  out.member_hash = cold::keyed_hash(erasure_key(cold), member);
   // The audit row first: a request killed at any later point is on record.
-  const std::int64_t id = options.dry_run ? 0 : pg.begin(out.member_hash, clock_.now());
-  out.earlier_requests =
-      pg.earlier(out.member_hash, options.dry_run ? std::numeric_limits<std::int64_t>::max() : id);
+  const std::int64_t id = options.dry_run ? 0 : cold.begin_erasure(out.member_hash, clock_.now());
+  out.earlier_requests = cold.earlier_erasures(
+      out.member_hash, options.dry_run ? std::numeric_limits<std::int64_t>::max() : id);
   const std::vector<std::string> boards = matching_boards(run, options.boards);
   std::vector<std::string> unsearched;  // boards no config entry covers
   for (const std::string& board : boards) {
     BoardErasure b = erase_board(*this, run, board, unsearched);
     if (b.total() == 0) continue;
-    if (!options.dry_run) pg.record(id, board, b.total());
+    if (!options.dry_run) cold.record_erasure(id, board, b.total());
     out.boards.push_back(std::move(b));
   }
   out.dead_letters = erase_dead_letters(run, options.boards, boards);
@@ -194,7 +186,7 @@ Erasure Moderation::erase(const std::string& member, const EraseOptions& options
                        " covers them. Everything else is erased; add the board(s) back to the "
                        "config and run erase again");
   }
-  if (!options.dry_run) pg.finish(id, out.dead_letters, clock_.now());
+  if (!options.dry_run) cold.finish_erasure(id, out.dead_letters, clock_.now());
   return out;
 }
 

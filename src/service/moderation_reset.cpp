@@ -9,9 +9,7 @@
 #include <set>
 #include <utility>
 
-#include "cold/board_reset.h"
 #include "core/error.h"
-#include "hot/board_reset.h"
 #include "hot/registry.h"
 #include "service/leaderboards.h"
 #include "service/moderation.h"
@@ -34,10 +32,8 @@ std::string period_text(const std::string& board, const std::string& period,
 // period can have spilled, and no spill or archive of it can run: Redis alone).
 struct Emptier {
   const std::string& board;
-  redis::Connection& redis;
-  hot::BoardReset hot;
-  hot::BoardKeys keys;
-  std::unique_ptr<cold::BoardReset> cold;  // null without PostgreSQL
+  ModerationHot& hot;
+  ModerationCold* cold;  // null without PostgreSQL
 
   // Throws RefusedError when reset meets a period that is no longer live.
   void refuse_closed(hot::PeriodPhase phase, const PeriodRemoval& p) const {
@@ -50,22 +46,22 @@ struct Emptier {
 
   PeriodRemoval empty(const std::string& period, const std::string& id, Emptying how) {
     PeriodRemoval out{board, period, id};
-    const hot::PeriodKeys period_keys(keys, period, id);
     const bool reset = how == Emptying::reset;
-    if (reset) refuse_closed(hot.phase(redis, period_keys), out);
-    if (cold) {
-      cold->lock({board, period, id});
+    if (reset) refuse_closed(hot.phase(board, period, id), out);
+    std::unique_ptr<PeriodLock> lock;
+    if (cold != nullptr) {
+      lock = cold->lock_period({board, period, id});
       // An archive may have frozen it while the lock was awaited.
-      if (reset) refuse_closed(hot.phase(redis, period_keys), out);
-      const cold::PeriodEmptied t1 = cold->empty_period(reset);
+      if (reset) refuse_closed(hot.phase(board, period, id), out);
+      const cold::PeriodEmptied t1 = lock->empty(reset);
       if (reset && t1.closed_status) {
         throw RefusedError(period_text(board, period, id) + " is " + *t1.closed_status +
                            " in PostgreSQL: reset empties live periods only");
       }
       out.cold = t1.cold;
     }
-    out.hot = hot.empty_period(redis, keys, period, id);
-    if (cold) cold->unlock();
+    out.hot = hot.empty_period(board, period, id);
+    if (lock) lock->release();
     return out;
   }
 };
@@ -75,31 +71,22 @@ struct Emptier {
 Reset Moderation::reset(const std::string& board, const std::string& period,
                         const std::optional<std::string>& period_id) {
   const PeriodRef ref = resolve_period(config_, board, period, period_id, clock_.now());
-  const std::string& prefix = config_.redis.key_prefix;
-  redis::Connection& redis = direct_redis("reset");
-  Emptier emptier{board, redis, hot::BoardReset(prefix), hot::BoardKeys(prefix, board), nullptr};
-  if (cold_) emptier.cold = std::make_unique<cold::BoardReset>(cold_store("reset").link());
+  Emptier emptier{board, *hot_, cold_side()};
   return emptier.empty(ref.spec->name, ref.period.id, Emptying::reset);
 }
 
 Drop Moderation::drop(const std::string& board, bool history) {
   board_entry(config_, board);  // UsageError for a board no entry covers
-  const std::string& prefix = config_.redis.key_prefix;
-  redis::Connection& redis = direct_redis("drop");
-  Emptier emptier{board, redis, hot::BoardReset(prefix), hot::BoardKeys(prefix, board), nullptr};
-  if (history || cold_) {
-    emptier.cold =
-        std::make_unique<cold::BoardReset>(cold_store(history ? "drop --history" : "drop").link());
-  }
+  Emptier emptier{board, *hot_, history ? &cold_side("drop --history") : cold_side()};
   Drop out{board, history, {}, 0, 0};
   // The live periods: the registry's, and those PostgreSQL has cold rows of (Redis may have
   // forgotten them); each once.
   std::set<std::pair<std::string, std::string>> periods;
-  for (const hot::LivePeriod& p : hot::live_periods(redis, emptier.keys)) {
+  for (const hot::LivePeriod& p : hot_->live_periods(board)) {
     periods.emplace(p.period, p.period_id);
   }
-  if (emptier.cold) {
-    for (const cold::PeriodKey& k : cold_store("drop").periods_with_rows(board)) {
+  if (emptier.cold != nullptr) {
+    for (const cold::PeriodKey& k : emptier.cold->periods_with_rows(board)) {
       periods.emplace(k.period, k.period_id);
     }
   }
@@ -111,11 +98,10 @@ Drop Moderation::drop(const std::string& board, bool history) {
   for (const auto& [period, id] : periods) empty(period, id);
   // The profiles go (Redis's with the board's keys, PostgreSQL's after) under the board's
   // profile lock: a tick that read one from Redis before cannot write it back after.
-  std::optional<cold::ProfileLock> profile_lock;
-  if (emptier.cold) profile_lock.emplace(cold_store("drop"), board);
+  std::unique_ptr<HeldLock> profile_lock;
+  if (emptier.cold != nullptr) profile_lock = emptier.cold->profile_lock(board);
   for (int round = 1;; ++round) {
-    const hot::BoardReset::DropKeys dropped =
-        emptier.hot.drop_board_keys(redis, emptier.keys, emptied);
+    const hot::BoardReset::DropKeys dropped = hot_->drop_board_keys(board, emptied);
     if (dropped.again.empty()) {
       out.profiles += dropped.dropped.profiles;
       out.keys += dropped.dropped.keys;
@@ -130,8 +116,8 @@ Drop Moderation::drop(const std::string& board, bool history) {
       empty(p.period, p.period_id);
     }
   }
-  emptier.hot.forget_board(redis, board);
-  if (emptier.cold) {
+  hot_->forget_board(board);
+  if (emptier.cold != nullptr) {
     const cold::BoardDropped rows = emptier.cold->drop_board(board, history);
     out.profiles += rows.profiles;
     for (const cold::HistoryDropped& h : rows.history) {

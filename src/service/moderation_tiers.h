@@ -1,9 +1,10 @@
-// What remove, ban, unban and bans need from the two tiers (the protocol steps R1-R3, B0,
-// U1-U2 of docs/architecture.md, "Moderation"), named in moderation's terms, as tiers.h names
+// What moderation needs from the two tiers (the protocol steps of docs/architecture.md,
+// "Moderation": R1-R3, B0, U1-U2, E1-E3, T1-T2), named in moderation's terms, as tiers.h names
 // what reads need. The adapters (service/moderation_adapters.cpp) bind hot::Moderation,
-// cold::MemberRows and cold::Bans; tests/service puts in-memory tiers behind them, so the
-// decisions (which periods a removal covers, the rounds of R1, what each step counts, the
-// order of the steps) are tested without servers.
+// hot::Eraser, hot::BoardReset, cold::MemberRows, cold::Bans, cold::ErasureStore and
+// cold::BoardReset; tests/service puts in-memory tiers behind them, so the decisions (which
+// periods an operation covers, the rounds of R1 and of drop, what each step counts, the order
+// of the steps, what a failing step leaves) are tested without servers.
 #pragma once
 #include <chrono>
 #include <memory>
@@ -12,10 +13,14 @@
 #include <vector>
 
 #include "cold/bans.h"
+#include "cold/board_reset.h"
 #include "cold/cold_store.h"
+#include "cold/erasure.h"
 #include "cold/member_rows.h"
 #include "cold/types.h"
 #include "core/time.h"
+#include "hot/board_reset.h"
+#include "hot/erasure.h"
 #include "hot/moderation.h"
 #include "hot/registry.h"
 #include "redis/connection.h"
@@ -35,6 +40,41 @@ class ModerationHot {
                            const std::string& period_id) = 0;
   // U2: the member leaves the board's bans cache; true when it was there.
   virtual bool unban(const std::string& board, const std::string& member) = 0;
+
+  // Erase: the boards Redis knows; E3 on the board's keys for its live periods `live`
+  // (hot::Eraser::forget); the dead letters of `dead_stream` naming the member.
+  virtual std::vector<std::string> known_boards() = 0;
+  virtual hot::BoardForgotten forget(const std::string& board,
+                                     const std::vector<hot::LivePeriod>& live,
+                                     const std::string& member, bool dry_run, bool cold_ban) = 0;
+  virtual std::int64_t dead_letters(const std::string& dead_stream, const std::string& member,
+                                    const hot::Eraser::LetterBoards& boards, bool dry_run) = 0;
+
+  // Reset and drop (hot::BoardReset): a period's phase, T2, the board's own keys, the board's
+  // entry in the list of boards.
+  virtual hot::PeriodPhase phase(const std::string& board, const std::string& period,
+                                 const std::string& period_id) = 0;
+  virtual std::int64_t empty_period(const std::string& board, const std::string& period,
+                                    const std::string& period_id) = 0;
+  virtual hot::BoardReset::DropKeys drop_board_keys(const std::string& board,
+                                                    const std::vector<std::string>& emptied) = 0;
+  virtual bool forget_board(const std::string& board) = 0;
+};
+
+// A lock held in PostgreSQL while this lives.
+class HeldLock {
+ public:
+  virtual ~HeldLock() = default;
+};
+
+// A period's lock held across T1 and T2 of reset and drop (cold::BoardReset): released by
+// release(), or, should the operation fail, when it goes.
+class PeriodLock : public HeldLock {
+ public:
+  // T1 (cold::BoardReset::empty_period).
+  virtual cold::PeriodEmptied empty(bool refuse_closed) = 0;
+  // Throws UnavailableError when the connection broke while it was held.
+  virtual void release() = 0;
 };
 
 // PostgreSQL, as moderation uses it. Each call may throw UnavailableError.
@@ -54,6 +94,23 @@ class ModerationCold {
   // U1: true when the member was banned.
   virtual bool unban(const std::string& board, const std::string& member) = 0;
   virtual std::vector<cold::BanRow> bans(const std::string& board) = 0;
+
+  // Erase (cold::ErasureStore): the deployment's erasure key (made from `candidate` by the
+  // first one that needs it), the boards with rows, E2, the audit rows.
+  virtual std::string erasure_key(const std::string& candidate) = 0;
+  virtual std::vector<std::string> boards_with_rows() = 0;
+  virtual cold::ErasedBoard erase(const std::string& board, const std::string& member,
+                                  bool dry_run) = 0;
+  virtual std::int64_t begin_erasure(const std::string& member_hash, Instant now) = 0;
+  virtual std::int64_t earlier_erasures(const std::string& member_hash, std::int64_t id) = 0;
+  virtual void record_erasure(std::int64_t id, const std::string& board, std::int64_t rows) = 0;
+  virtual void finish_erasure(std::int64_t id, std::int64_t dead_letters, Instant now) = 0;
+
+  // The board's profile lock (cold::ProfileLock), held while the result lives.
+  virtual std::unique_ptr<HeldLock> profile_lock(const std::string& board) = 0;
+  // Reset and drop: waits for the period's lock and holds it (cold::BoardReset::lock).
+  virtual std::unique_ptr<PeriodLock> lock_period(const cold::PeriodKey& period) = 0;
+  virtual cold::BoardDropped drop_board(const std::string& board, bool history) = 0;
 };
 
 // The adapters over the real tiers (moderation_adapters.cpp): `conn` and `store` must outlive
