@@ -18,6 +18,7 @@
 -- cold rows must be skipped) only when cold is "1"; then up to `count` entries after the key,
 -- and with KEYS[5] their profiles as read_state.lua returns them (a page that Redis alone
 -- answers costs one round trip).
+-- #include listed_profiles.lua
 local e, m, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
 -- Bytewise comparison: Lua's "<" on strings follows the server's locale (strcoll).
 local function bytes_less(a, b)
@@ -56,12 +57,5 @@ if cold then
 end
 out[#out + 1] = #entries / 2
 for _, v in ipairs(entries) do out[#out + 1] = v end
-if KEYS[5] then
-  out[#out + 1] = redis.call('HEXISTS', KEYS[5], '')
-  out[#out + 1] = redis.call('HEXISTS', KEYS[6], '')
-  for i = 1, #entries, 2 do
-    out[#out + 1] = redis.call('HGET', KEYS[5], entries[i])
-    out[#out + 1] = redis.call('HGET', KEYS[6], entries[i])
-  end
-end
+if KEYS[5] then append_listed_profiles(out, KEYS[5], KEYS[6], entries) end
 return out

@@ -15,6 +15,7 @@
 --          member, score, ... (the first members)
 --          [, names marker, metadata marker (1: some of that field are in PostgreSQL),
 --           name, metadata, ... (per first member)]}.
+-- #include listed_profiles.lua
 local meta = redis.call('HMGET', KEYS[2], 'gen', 'rgen', 'spilled', 'cold_bound')
 local unsynced = ARGV[2] == '1' and redis.call('EXISTS', KEYS[4]) == 0
 local spilled = meta[3] == '1' or unsynced
@@ -34,14 +35,7 @@ local n = tonumber(ARGV[3])
 if n > 0 then
   local head = redis.call('ZRANGE', KEYS[1], 0, n - 1, 'WITHSCORES')
   for _, v in ipairs(head) do out[#out + 1] = v end
-  if KEYS[5] then
-    -- The first members' profiles too (false: none in Redis), after the two hashes' markers.
-    out[#out + 1] = redis.call('HEXISTS', KEYS[5], '')
-    out[#out + 1] = redis.call('HEXISTS', KEYS[6], '')
-    for i = 1, #head, 2 do
-      out[#out + 1] = redis.call('HGET', KEYS[5], head[i])
-      out[#out + 1] = redis.call('HGET', KEYS[6], head[i])
-    end
-  end
+  -- The first members' profiles too.
+  if KEYS[5] then append_listed_profiles(out, KEYS[5], KEYS[6], head) end
 end
 return out
