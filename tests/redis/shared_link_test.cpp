@@ -44,6 +44,19 @@ std::string on_threads(int threads, F f) {
   return all;
 }
 
+// PING until the link answers (it reconnects at a call) or `limit` passes: "" then.
+std::string pong_within(SharedLink& link, std::chrono::seconds limit) {
+  const auto until = SteadyClock::now() + limit;
+  while (SteadyClock::now() < until) {
+    try {
+      return link.call({{"PING"}})[0].as_string();
+    } catch (const ConnectionError&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  return "";
+}
+
 TEST(SharedLink, EveryCallGetsItsOwnRepliesInOrderInSharedWrites) {
   SharedLink link(parse_url(test::redis_url()));
   const std::string prefix = test::unique_prefix();
@@ -162,16 +175,7 @@ TEST(SharedLink, AFrozenServerCostsEachCallItsTimeoutAndAThawedOneServesAgain) {
   for (double s : took) EXPECT_LT(s, 1.0);
 
   // The shun lets the server rest a moment; then the next leader connects again.
-  std::string pong;
-  const auto until = SteadyClock::now() + std::chrono::seconds(10);
-  while (pong.empty() && SteadyClock::now() < until) {
-    try {
-      pong = link.call({{"PING"}})[0].as_string();
-    } catch (const ConnectionError&) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-  EXPECT_EQ(pong, "PONG");
+  EXPECT_EQ(pong_within(link, std::chrono::seconds(10)), "PONG");
   EXPECT_GE(link.generation(), 2U);
 }
 
@@ -182,16 +186,7 @@ TEST(SharedLink, ARestartedServerFailsTheCallsAtItThenIsReconnected) {
   server.stop();
   EXPECT_THROW(link.call({{"GET", "k"}}), ConnectionError);
   server.start();
-  std::string got;
-  const auto until = SteadyClock::now() + std::chrono::seconds(10);
-  while (got.empty() && SteadyClock::now() < until) {
-    try {
-      got = link.call({{"PING"}})[0].as_string();
-    } catch (const ConnectionError&) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-  EXPECT_EQ(got, "PONG");
+  EXPECT_EQ(pong_within(link, std::chrono::seconds(10)), "PONG");
 }
 
 TEST(SharedLink, ACommandTooLongIsRefusedAloneAndAClusterIsRefused) {
