@@ -241,11 +241,13 @@ class Sessions {
   }
   Lease fresh(api::Lane lane) {
     const auto& link = links_[index(lane)];
+    // A session over the shared link is as old as the link's connection: a request that
+    // meets a restart on it is retried like one on a session taken idle.
     return {std::make_unique<Session>(
                 config_,
                 link ? redis::Connection(link) : redis::Connection(redis_, redis::Connect::later),
                 clock_, verified_, cold_ranks_, replica_reads_),
-            false};
+            link != nullptr};
   }
   // Null when serve.cold_rank_memory_mb is 0 (or there is no cold tier).
   const std::shared_ptr<service::ColdIndexes>& cold_ranks() const { return cold_ranks_; }

@@ -361,7 +361,10 @@ Connection::Node& Connection::single() {
 }
 
 void Connection::reconnect() {
-  if (link_) return;
+  if (link_) {  // the link reconnects itself; replies sent for before are not received
+    pending_.clear();
+    return;
+  }
   if (!options_.cluster) {
     single().connect();
     ++generation_;

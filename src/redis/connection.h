@@ -50,9 +50,11 @@ class Connection {
   // Connects, authenticates, names the client and selects the database (Connect::now).
   explicit Connection(const Options& options, Connect when = Connect::now);
   // A connection whose commands take the shared round trips of `link` (redis/shared_link.h):
-  // what this class documents holds, but reconnect() has nothing to do (the link reconnects
-  // when it next sends), connected() is always true, and pipeline()'s `while_waiting` runs
-  // once the replies are read (the commands were at the server by then too).
+  // what this class documents holds, but reconnect() only forgets replies not received (the
+  // link reconnects when it next writes), connected() is always true, send() returns once
+  // the replies are in, and pipeline()'s `while_waiting` runs once the replies are read (the
+  // commands were at the server by then too). Never for blocking commands (BLPOP, XREADGROUP
+  // BLOCK: they would hold every caller) or connection state (WATCH, SELECT, CLIENT ...).
   explicit Connection(std::shared_ptr<SharedLink> link);
   Connection(Connection&&) noexcept;
   Connection& operator=(Connection&&) noexcept;

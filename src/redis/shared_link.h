@@ -13,16 +13,24 @@
 // that sent the command. A connection that fails (I/O, no answer within
 // options.command_timeout) fails the calls whose commands were at the server; the next
 // leader reconnects (options.shuns keeps a frozen server from being tried by every one).
-// A caller waits at most options.command_timeout for its turn (TimeoutError), and leaves the
-// queue unsent when it gives up.
+// A caller waits at most options.command_timeout for its replies (TimeoutError), its turn as
+// leader included, unless the server stops answering during one of that turn's reads (which
+// then ends by the connection's own timeout: one more command_timeout at worst). It leaves
+// the queue unsent when it gives up, and when nobody waits
+// for the replies still due, the connection is made again rather than read. A failure keeps
+// its class (TimeoutError, ClosedError, ReplyError of a refused handshake, ...) for each
+// caller it fails.
 //
 // A single server only (not options.cluster): a cluster's connection routes by slot.
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "redis/connection.h"
@@ -56,22 +64,35 @@ class SharedLink {
 
  private:
   struct Call;
+  // The class of the error that failed a call's commands: each caller gets an exception of
+  // its own of that class (an exception object is not shared between threads).
+  enum class Failed { none, timeout, closed, proto, connection, reply };
+  static Failed class_of(const std::exception& e);
+  [[noreturn]] static void rethrow(Failed failed, const std::string& what);
+
   const Options options_;
   mutable std::mutex mu_;
   std::deque<std::shared_ptr<Call>> queue_;  // not written yet
   bool leading_ = false;                     // a caller is doing the I/O
   Stats stats_;
   std::uint64_t generation_ = 0;
-  // The leader's alone (one leader at a time):
+  // The leader's alone (one leader at a time; the lead passes under mu_):
   Connection conn_;
   std::deque<std::shared_ptr<Call>> in_flight_;  // written, in order, replies still due
+  bool stale_ = false;  // the connection is made again before the next write
 
-  // The leader's turn, until `mine` is answered (lock held on entry and exit).
-  void lead(std::unique_lock<std::mutex>& lock, const Call& mine);
-  void pass_lead();  // lock held
+  // The leader's turn, until `mine` is answered or its deadline passes (lock held on entry
+  // and exit; TimeoutError after passing the lead on).
+  void lead(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Call>& mine,
+            std::chrono::steady_clock::time_point deadline);
+  // The calls below: lock held.
+  void pass_lead();
+  void leave(Call& me);                 // gives up: out of the queue, its replies unawaited
+  [[noreturn]] void timed_out() const;  // TimeoutError
+  static void finish(Call& c, Failed failed, const std::string& failure);
   // Without the lock: writes `fresh` (now in flight); reads the next reply due, returning the
   // call it completed. Both throw when the connection failed.
-  void write(const std::vector<std::shared_ptr<Call>>& fresh);
+  void write(const std::deque<std::shared_ptr<Call>>& fresh);
   std::shared_ptr<Call> read_one();
 };
 

@@ -189,6 +189,43 @@ TEST(SharedLink, ARestartedServerFailsTheCallsAtItThenIsReconnected) {
   EXPECT_EQ(pong_within(link, std::chrono::seconds(10)), "PONG");
 }
 
+// Each call costs the server 100 ms: ten callers at once cannot all be answered within their
+// 300 ms. Whoever leads still ends by its own deadline (plus the one read in progress), not
+// after reading the replies of callers before it who gave up.
+TEST(SharedLink, ABusyServerCostsEachCallerItsDeadlineNotTheRepliesOfThoseBeforeIt) {
+  test::RedisServer server;
+  Options o = parse_url(server.url());
+  o.command_timeout = Millis{300};
+  SharedLink link(o);
+  ASSERT_EQ(pong_within(link, std::chrono::seconds(5)), "PONG");
+  const std::string busy =
+      "local function ms() local t = redis.call('TIME') return t[1] * 1000 + t[2] / 1000 end "
+      "local t0 = ms() while ms() - t0 < 100 do end return 1";
+  std::vector<double> took(10);
+  on_threads(10, [&](int t, std::string&) {
+    const auto t0 = SteadyClock::now();
+    try {
+      link.call({{"EVAL", busy, "0"}});
+    } catch (const TimeoutError&) {
+    }
+    took[static_cast<std::size_t>(t)] =
+        std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  });
+  for (double s : took) EXPECT_LT(s, 0.7);  // 0.3 + one 0.1 read + scheduling; 1 s unbounded
+  EXPECT_EQ(pong_within(link, std::chrono::seconds(5)), "PONG");
+}
+
+// A failure keeps its class for every caller it fails: a killed connection is a ClosedError.
+TEST(SharedLink, AKilledConnectionIsAClosedErrorAndTheNextCallReconnects) {
+  SharedLink link(parse_url(test::redis_url()));
+  const std::int64_t id = link.call({{"CLIENT", "ID"}})[0].as_int();
+  Connection killer = test::connect_redis();
+  killer.command({"CLIENT", "KILL", "ID", std::to_string(id)}).checked();
+  EXPECT_THROW(link.call({{"PING"}}), ClosedError);
+  EXPECT_EQ(link.call({{"PING"}})[0].as_string(), "PONG");
+  EXPECT_NE(link.call({{"CLIENT", "ID"}})[0].as_int(), id);
+}
+
 TEST(SharedLink, ACommandTooLongIsRefusedAloneAndAClusterIsRefused) {
   SharedLink link(parse_url(test::redis_url()));
   Args long_one{"MGET"};
