@@ -99,8 +99,8 @@ std::string_view path_of(std::string_view target) {
 
 class Route {
  public:
-  Route(const Request& request, service::Reads& reads, const CursorKey& cursor_key)
-      : request_(request), reads_(reads), cursor_key_(cursor_key) {}
+  Route(const Request& request, service::Leaderboards& boards, const CursorKey& cursor_key)
+      : request_(request), boards_(boards), reads_(boards.reads()), cursor_key_(cursor_key) {}
 
   Response run() {
     const std::string_view target(request_.target);
@@ -114,7 +114,7 @@ class Route {
     }
     board_ = decode(segs[3], false, "the board name");
     if (auto problem = board_name_problem(board_)) bad(*problem + ": " + json_string(board_));
-    if (auto admin = admin_answer(request_, segs, board_, query_, reads_.live(), response_.route)) {
+    if (auto admin = admin_answer(request_, segs, board_, query_, boards_, response_.route)) {
       return done(std::move(*admin));
     }
     if (n == 5 && segs[4] == "periods") return get("periods", [&] { return periods(); });
@@ -140,6 +140,7 @@ class Route {
 
  private:
   const Request& request_;
+  service::Leaderboards& boards_;
   service::Reads& reads_;
   const CursorKey& cursor_key_;
   std::string_view query_;
@@ -165,8 +166,8 @@ class Route {
 
   std::string periods() {
     parameters(query_, {});
-    const auto rows = reads_.live().periods(board_);
-    const BoardConfig& c = service::board_entry(reads_.live().config(), board_);
+    const auto rows = reads_.periods(board_);
+    const BoardConfig& c = service::board_entry(boards_.config(), board_);
     std::string list = "[";
     for (const auto& r : rows) {
       if (list.size() > 1) list += ',';
@@ -382,8 +383,8 @@ bool Api::fetch_cursor_key() const {
   }
 }
 
-Response Api::handle(const Request& request, service::Reads& reads) const {
-  Route route(request, reads, *cursor_key_);
+Response Api::handle(const Request& request, service::Leaderboards& boards) const {
+  Route route(request, boards, *cursor_key_);
   try {
     if (request.target.rfind("/v1/", 0) == 0) {
       const bool admin = shape_of(request.method, path_of(request.target)).admin;

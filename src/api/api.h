@@ -1,6 +1,7 @@
-// The HTTP read API of `serve` (PRODUCT.md, "HTTP read API"): routes /v1 requests to
-// service reads and renders JSON. It knows nothing of Redis, PostgreSQL or sockets: the
-// server hands it a request and a service::Reads of the worker's own.
+// The HTTP read API of `serve` (docs/http-api.md): routes /v1 requests to the service's reads
+// (and admin routes to its moderation) and renders JSON. It knows nothing of Redis,
+// PostgreSQL or sockets: the server hands it a request and a service::Leaderboards of the
+// worker's own.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -12,7 +13,7 @@
 
 #include "api/cursor.h"
 #include "core/error.h"
-#include "service/reads.h"
+#include "service/leaderboards.h"
 
 namespace bk::api {
 
@@ -67,7 +68,7 @@ class Api {
   // (Allow), 413 (an admin body over 4 KiB) or 503 (Retry-After; Redis or
   // PostgreSQL unreachable: logged with its cause); an unexpected failure is thrown (the
   // server answers 500 without its text).
-  Response handle(const Request& request, service::Reads& reads) const;
+  Response handle(const Request& request, service::Leaderboards& boards) const;
 
   // Whether this Authorization header carries one of the tokens (always, without tokens):
   // `Bearer <token>`, the scheme in any case, one or more spaces after it.

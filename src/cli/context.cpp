@@ -100,8 +100,8 @@ service::Reads& Context::reads() {
           config_, redis_if_reachable(), clock_,
           std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); }));
     }
-    reads_ = std::make_unique<service::Reads>(*boards_,
-                                              [this]() -> cold::History& { return archive(); });
+    boards_->reads().read_history_from([this]() -> cold::History& { return archive(); });
+    reads_ = &boards_->reads();
   }
   return *reads_;
 }

@@ -107,7 +107,7 @@ int periods(Context& ctx, const PeriodsArgs& args) {
   if (args.period || args.before) {
     throw UsageError("--period and --before go with --archived");
   }
-  const auto rows = ctx.leaderboards().periods(args.board);
+  const auto rows = ctx.leaderboards().reads().periods(args.board);
   if (ctx.format() == Format::json) {
     print_current_json(args.board, rows);
   } else {

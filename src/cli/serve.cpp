@@ -141,13 +141,14 @@ struct Session {
         redis(std::move(redis_connection)),
         boards(c, redis, clock,
                std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); })),
-        reads(boards, [this]() -> cold::History& { return archive(); }),
         verified(deployment_verified) {
     boards.moderation().wait_for_locks_at_most(kAdminLockWait);
-    if (cold_ranks) boards.share_cold_ranks(cold_ranks);
+    service::Reads& reads = boards.reads();
+    reads.read_history_from([this]() -> cold::History& { return archive(); });
+    if (cold_ranks) reads.share_cold_ranks(cold_ranks);
     if (replica_reads) {
       replica_reads_ = replica_reads;
-      boards.read_from_replica([this]() -> cold::ColdStore& { return replica(); }, replica_reads);
+      reads.read_from_replica([this]() -> cold::ColdStore& { return replica(); }, replica_reads);
     }
   }
 
@@ -193,7 +194,6 @@ struct Session {
   const Config& config;
   redis::Connection redis;
   service::Leaderboards boards;
-  service::Reads reads;
   std::atomic<bool>& verified;
   std::unique_ptr<cold::ColdStore> cold_;
   std::unique_ptr<cold::History> archive_;
@@ -325,7 +325,7 @@ class ColdRankLoader {
     try {
       if (!s) s = sessions_.fresh(api::Lane::postgres).session;
       s->ready();
-      if (s->boards.load_cold_ranks(ref)) {
+      if (s->boards.reads().load_cold_ranks(ref)) {
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
         spdlog::debug("serve: cold ranks of {} {} {} in memory ({:.3f} s)", ref.board,
                       ref.spec->name, ref.period.id, took.count());
@@ -399,7 +399,7 @@ class ReadApi {
       // The API answers a backend's failure itself: 503 naming its kind, Retry-After, the
       // detail in the log.
       a.response = api_.handle(
-          {request.method, request.target, request.authorization, request.body}, s.reads);
+          {request.method, request.target, request.authorization, request.body}, s.boards);
       a.unavailable = a.response.status == 503 && !a.response.busy;
     } catch (const std::exception& e) {
       a.response = unexpected(request, e);

@@ -86,6 +86,15 @@ Leaderboards::UpdatePath::UpdatePath(Leaderboards& lb)
 
 Leaderboards::~Leaderboards() = default;
 
+Reads& Leaderboards::reads() {
+  return reads_->reads;
+}
+
+void Leaderboards::write_profiles(const std::vector<Update>& updates,
+                                  std::vector<UpdateResult>& results) {
+  reads_->profiles.write(updates, results);
+}
+
 // The script calls prepare() made, for apply(Prepared).
 struct Leaderboards::Batches {
   UpdateCalls calls;

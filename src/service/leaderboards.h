@@ -1,5 +1,8 @@
-// The library API that C++ services link: apply score updates (batched, atomic per board)
-// and read boards (top, rank, around, periods). The CLI and the stream consumer use it too.
+// The library API that C++ services link, and what the CLI, the stream consumer and serve
+// stand on: one object per connection that owns the service's units, each the one entry point
+// of its concern: updates here (batched, atomic per board), reads() (service/reads.h: every
+// read of a period, open or archived), moderation() (service/moderation.h). Profiles are
+// written with the updates and attached to every read.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -20,12 +23,10 @@
 #include "hot/board_scripts.h"
 #include "redis/connection.h"
 #include "service/moderation.h"
+#include "service/reads.h"
 #include "service/types.h"
 
 namespace bk::service {
-
-class ColdIndexes;
-struct ReplicaReads;
 
 // The safety net after Redis lost data: tells Redis which periods of `board` have cold rows,
 // so that updates consult the cold tier there, rebuilds the board's bans cache, and marks the
@@ -100,37 +101,9 @@ class Leaderboards {
   PeriodRef resolve(const std::string& board, const std::string& period,
                     const std::optional<std::string>& period_id) const;
 
-  // Every read returns each member's profile (Standing::name / metadata) when it has one.
-  // Reads are bounded: `count` in [0, kMaxReadRows], `offset` in [0, kMaxReadOffset], `k` in
-  // [0, kMaxReadRows / 2]; other values throw UsageError (never an overflow, or a board
-  // loaded whole). An offset past the last member reads nothing.
-  std::vector<Standing> top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
-  std::optional<Standing> rank(const PeriodRef& ref, const std::string& member);
-  // rank() of many members at once (result i for members[i]): a few round trips whatever
-  // their number (at most kMaxReadRows), hot or cold.
-  std::vector<std::optional<Standing>> ranks(const PeriodRef& ref,
-                                             const std::vector<std::string>& members);
-  std::vector<Standing> around(const PeriodRef& ref, const std::string& member, std::int64_t k);
-  std::vector<PeriodStatus> periods(const std::string& board);
-
-  // Paging by listing key (the HTTP API's cursors). count: the period's members, hot and
-  // cold. listing_score: where a standing read earlier sits in the listing order (its
-  // encoded score), UsageError when it cannot come from this period.
-  std::int64_t count(const PeriodRef& ref);
-  // count() and top(ref, 0, count) together: one Redis round trip when the period has not
-  // spilled or its cold tier's first rows are known from an earlier read. The rows of the
-  // hot part of a spilled period (see hot::ReadState::cold_bound) need no PostgreSQL; then
-  // `total` is nullopt when PostgreSQL cannot be reached to count the cold members.
-  using Counted = service::Counted;
-  Counted first_page(const PeriodRef& ref, std::int64_t count);
-  std::int64_t listing_score(const PeriodRef& ref, const Standing& s) const;
-  // The first `count` members listed strictly after `mark` (a standing read earlier from this
-  // period; it need not be on the board any more), located where that row sits when read:
-  // the next page of a cursor, which skips nobody who did not move, whatever moves meanwhile.
-  // `position`: the members listed at or before the mark (the first row's 0-based place).
-  // One script call for a period that has not spilled, or within its hot part.
-  using Following = service::Following;
-  Following listed_after(const PeriodRef& ref, const Standing& mark, std::int64_t count);
+  // The reads (service/reads.h), on this object's connections: top, member, ranks, around,
+  // count, cursors' pages, periods, archived periods (after Reads::read_history_from).
+  Reads& reads();
 
   // Statistics of this object's life, for logs and metrics.
   using Counters = service::Counters;
@@ -138,19 +111,6 @@ class Leaderboards {
 
   const Config& config() const { return config_; }
   Instant now() const { return clock_.now(); }
-
-  // Cold ranks from memory (service/cold_index.h): reads of a spilled period use `indexes`
-  // when it holds the period's current spill generation, and ask for its load when not (they
-  // go to PostgreSQL meanwhile). load_cold_ranks() does one load (serve's loader thread): true
-  // when `indexes` holds the period's current generation after it. Without a share, every
-  // cold read asks PostgreSQL.
-  void share_cold_ranks(std::shared_ptr<ColdIndexes> indexes);
-  bool load_cold_ranks(const PeriodRef& ref);
-  // Reads of cold rows and profiles go to `replica` (a streaming replica of the cold store)
-  // when it has replayed what the primary had written when the read began, else to the
-  // primary (service/replica.h); `reads` counts where they went.
-  void read_from_replica(std::function<cold::ColdStore&()> replica,
-                         std::shared_ptr<ReplicaReads> reads);
 
   // Moderation and erasure on the same connections: remove, ban, unban, bans, erase,
   // reset, drop (service/moderation.h).
@@ -162,8 +122,8 @@ class Leaderboards {
   // The units it owns (service/leaderboards_units.h), made by the constructors over this
   // object's members (so a Leaderboards is never moved or copied): the update path
   // (service/updates.h) over its hot and cold tiers, and the reads and profiles
-  // (service/live_reads.h, service/profiles.h) over theirs (service/tiers.h), which the
-  // methods above forward to.
+  // (service/reads.h, service/live_reads.h, service/profiles.h) over theirs
+  // (service/tiers.h).
   struct UpdatePath;
   struct ReadUnits;
   Leaderboards(Leaderboards&&) = delete;

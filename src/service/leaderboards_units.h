@@ -1,12 +1,13 @@
 // The units a Leaderboards owns (service/leaderboards.h), built in place over its members:
 // the update path over its tiers, and the reads and profiles over theirs. Internal to
-// leaderboards.cpp and leaderboards_reads.cpp.
+// leaderboards.cpp.
 #pragma once
 #include <optional>
 
 #include "service/leaderboards.h"
 #include "service/live_reads.h"
 #include "service/profiles.h"
+#include "service/reads.h"
 #include "service/tier_adapters.h"
 #include "service/update_tiers.h"
 #include "service/updates.h"
@@ -29,12 +30,14 @@ struct Leaderboards::ReadUnits {
         postgres([&b] { return b.has_cold(); },
                  [&b]() -> cold::ColdStore& { return b.cold_store(); }),
         profiles(b.config_.redis.key_prefix, redis, postgres),
-        live(b.config_, b.clock_, redis, postgres, profiles, b.counters_.retries) {}
+        live(b.config_, b.clock_, redis, postgres, profiles, b.counters_.retries),
+        reads(b.config_, b.clock_, live, postgres) {}
 
   RedisTier redis;
   PostgresTier postgres;
   Profiles profiles;
   LiveReads live;
+  Reads reads;
 };
 
 }  // namespace bk::service

@@ -2,6 +2,10 @@
 #include "service/reads.h"
 
 #include <algorithm>
+#include <unordered_map>
+
+#include "service/live_reads.h"
+#include "service/tier_adapters.h"
 
 namespace bk::service {
 namespace {
@@ -33,13 +37,43 @@ Page paged(std::optional<std::int64_t> total, std::int64_t position, std::vector
 
 }  // namespace
 
-Reads::Reads(Leaderboards& live, std::function<cold::History&()> archive)
-    : live_(live), archive_(std::move(archive)) {}
+Reads::Reads(const Config& config, Clock clock, LiveReads& live, PostgresTier& postgres)
+    : config_(config), clock_(clock), live_(live), postgres_(postgres) {}
+
+void Reads::read_history_from(std::function<cold::History&()> archive) {
+  archive_ = std::move(archive);
+}
+
+cold::History& Reads::archive() {
+  if (!archive_) {
+    throw UsageError(
+        "a read of a period that has ended needs the history, and none was given "
+        "(Reads::read_history_from)");
+  }
+  return archive_();
+}
+
+void Reads::share_cold_ranks(std::shared_ptr<ColdIndexes> indexes) {
+  live_.share_cold_ranks(std::move(indexes));
+}
+
+bool Reads::load_cold_ranks(const PeriodRef& ref) {
+  return live_.load_cold_ranks(ref);
+}
+
+void Reads::read_from_replica(std::function<cold::ColdStore&()> replica,
+                              std::shared_ptr<ReplicaReads> reads) {
+  postgres_.read_from(std::move(replica), std::move(reads));
+}
+
+std::vector<PeriodStatus> Reads::periods(const std::string& board) {
+  return live_.periods(board);
+}
 
 PeriodView Reads::locate(const std::string& board, const std::string& period,
                          const std::optional<std::string>& period_id) {
-  PeriodView view{live_.resolve(board, period, period_id)};
-  const Instant now = live_.now();
+  const Instant now = clock_.now();
+  PeriodView view{resolve_period(config_, board, period, period_id, now)};
   if (view.ref.period.start > now) {
     throw NothingToReadError(describe(view.ref) + " has not begun (it starts " +
                              format_rfc3339(view.ref.period.start) + ")");
@@ -51,9 +85,9 @@ PeriodView Reads::locate(const std::string& board, const std::string& period,
 // A period that has ended: archived, lost, or still live (within its grace, or waiting for
 // tick).
 PeriodView Reads::past(PeriodView view) {
-  cold::History& archive = archive_();
+  cold::History& history = archive();
   const cold::PeriodKey key = key_of(view.ref);
-  if (const auto archived = archive.archived_period(key)) {
+  if (const auto archived = history.archived_period(key)) {
     if (archived->pruned_at) {
       throw NothingToReadError(describe(view.ref) + " was archived, but its rows were removed on " +
                                format_rfc3339(*archived->pruned_at) + " (history.retention)");
@@ -62,7 +96,7 @@ PeriodView Reads::past(PeriodView view) {
     view.archived_members = archived->members;
     return view;
   }
-  if (archive.status(key) == cold::PeriodStatus::lost) {
+  if (history.status(key) == cold::PeriodStatus::lost) {
     throw NothingToReadError(describe(view.ref) +
                              " was recorded as lost (its hot key vanished before it was archived)");
   }
@@ -100,7 +134,7 @@ Page Reads::archived_top(const PeriodView& view, const std::optional<PageMark>& 
                          std::int64_t limit) {
   const std::int64_t from = after ? after->position : 0;
   std::vector<Standing> rows;
-  for (const auto& h : archive_().history_page(key_of(view.ref), from, limit + 1))
+  for (const auto& h : archive().history_page(key_of(view.ref), from, limit + 1))
     rows.push_back(standing(h));
   return paged(view.archived_members, from, std::move(rows), limit);
 }
@@ -113,7 +147,7 @@ std::vector<Standing> Reads::top_at(const PeriodView& view, std::int64_t offset,
   std::vector<Standing> out;
   if (count == 0) return out;
   // Positions are 1-based and dense: the rows after position `offset`.
-  for (const auto& h : archive_().history_page(key_of(view.ref), offset, count))
+  for (const auto& h : archive().history_page(key_of(view.ref), offset, count))
     out.push_back(standing(h));
   return out;
 }
@@ -124,11 +158,26 @@ std::optional<Standing> Reads::member(const PeriodView& view, const std::string&
   return found.front();
 }
 
+std::vector<std::optional<Standing>> Reads::ranks(const PeriodView& view,
+                                                  const std::vector<std::string>& members) {
+  if (view.state == PeriodState::open) return live_.ranks(view.ref, members);
+  std::unordered_map<std::string, Standing> found;
+  for (const auto& h : archive().history_of(key_of(view.ref), members))
+    found.emplace(h.member, standing(h));
+  std::vector<std::optional<Standing>> out;
+  out.reserve(members.size());
+  for (const std::string& m : members) {
+    const auto it = found.find(m);
+    out.push_back(it == found.end() ? std::nullopt : std::optional<Standing>(it->second));
+  }
+  return out;
+}
+
 std::vector<Standing> Reads::members(const PeriodView& view,
                                      const std::vector<std::string>& members) {
   std::vector<Standing> out;
   if (view.state == PeriodState::archived) {
-    for (const auto& h : archive_().history_of(key_of(view.ref), members))
+    for (const auto& h : archive().history_of(key_of(view.ref), members))
       out.push_back(standing(h));
     return out;
   }
@@ -143,27 +192,31 @@ std::vector<Standing> Reads::members(const PeriodView& view,
   return out;
 }
 
+std::int64_t Reads::count(const PeriodView& view) {
+  return view.state == PeriodState::archived ? view.archived_members : live_.count(view.ref);
+}
+
 std::vector<Standing> Reads::around(const PeriodView& view, const std::string& member,
                                     std::int64_t k) {
   if (view.state == PeriodState::open) return live_.around(view.ref, member, k);
   check_bound(view.ref, "k", k, kMaxReadRows / 2);
-  cold::History& archive = archive_();
+  cold::History& history = archive();
   const cold::PeriodKey key = key_of(view.ref);
-  const auto self = archive.history_of(key, {member});
+  const auto self = history.history_of(key, {member});
   if (self.empty()) return {};
   const std::int64_t from = std::max<std::int64_t>(0, self.front().position - 1 - k);
   std::vector<Standing> out;
-  for (const auto& h : archive.history_page(key, from, self.front().position - from + k))
+  for (const auto& h : history.history_page(key, from, self.front().position - from + k))
     out.push_back(standing(h));
   return out;
 }
 
 ArchivedPage Reads::archived(const std::string& board, const std::string& period,
                              const std::optional<std::string>& before, std::int64_t limit) {
-  const PeriodSpec& spec = period_spec(board_entry(live_.config(), board), board, period);
-  if (before) live_.resolve(board, period, before);  // a period id of that kind, or UsageError
+  const PeriodSpec& spec = period_spec(board_entry(config_, board), board, period);
+  if (before) resolve_period(config_, board, period, before, clock_.now());  // or UsageError
   ArchivedPage page;
-  page.periods = archive_().archived_periods(board, spec.name, before.value_or(""), limit + 1);
+  page.periods = archive().archived_periods(board, spec.name, before.value_or(""), limit + 1);
   if (static_cast<std::int64_t>(page.periods.size()) > limit) {
     page.periods.resize(static_cast<std::size_t>(limit));
     page.next = page.periods.back().period_id;

@@ -1,17 +1,30 @@
-// Reads of one board period wherever it lives: an open period from Redis and the cold tier
-// (Leaderboards), an archived one from the history. What the HTTP read API and the CLI's
-// read commands stand on, so both answer the same.
+// The service's one entry point for reads: a board period wherever it lives, an open period
+// from Redis and the cold tier (service::LiveReads, over the tier interfaces), an archived one
+// from the history. What the HTTP read API, the CLI's read commands and the library call
+// (Leaderboards::reads()), so all answer the same.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cold/history.h"
-#include "service/leaderboards.h"
+#include "config/config.h"
+#include "core/error.h"
+#include "service/types.h"
+
+namespace bk::cold {
+class ColdStore;
+}
 
 namespace bk::service {
+
+class ColdIndexes;
+class LiveReads;
+class PostgresTier;
+struct ReplicaReads;
 
 // A read found nothing where it looked: a period that has not begun, whose history was
 // removed (history.retention) or recorded lost, or with nothing to read. A NotFoundError
@@ -25,7 +38,7 @@ class NothingToReadError : public NotFoundError {
 
 enum class PeriodState { open, archived };
 
-// A period located for reading.
+// A period located for reading (locate()); `PeriodView{ref}` reads `ref` as an open period.
 struct PeriodView {
   PeriodRef ref;
   PeriodState state = PeriodState::open;
@@ -56,7 +69,13 @@ struct ArchivedPage {
 
 class Reads {
  public:
-  Reads(Leaderboards& live, std::function<cold::History&()> archive);
+  // Over the open-period reads and the cold tier a Leaderboards owns (it makes its Reads:
+  // Leaderboards::reads()); `postgres` is where read_from_replica() points cold reads.
+  Reads(const Config& config, Clock clock, LiveReads& live, PostgresTier& postgres);
+
+  // Where archived periods are read (a cold::History, connected when first asked). Without
+  // it, locating a period that has ended throws UsageError.
+  void read_history_from(std::function<cold::History&()> archive);
 
   // `period_id` nullopt: the current period. Throws NotFoundError for an unknown board or
   // period, NothingToReadError for a period that has not begun, one whose history was
@@ -65,30 +84,62 @@ class Reads {
   PeriodView locate(const std::string& board, const std::string& period,
                     const std::optional<std::string>& period_id);
 
+  // Every read returns each member's profile (Standing::name / metadata) when it has one.
+  // Reads are bounded: `limit` and `count` in [0, kMaxReadRows], `offset` in
+  // [0, kMaxReadOffset], `k` in [0, kMaxReadRows / 2]; other values throw UsageError (never
+  // an overflow, or a board loaded whole). An offset past the last member reads nothing.
+  //
   // Up to `limit` rows listed after `after` (from the first without it). Open periods: the
   // page starts right after the mark's row as it sits when read (located by its listing
   // key, not by a count taken before), so a member that does not move is listed once
-  // however others move; ranks are exact when read.
+  // however others move; ranks are exact when read. The first page of a period that has not
+  // spilled (or within its hot part) costs one Redis round trip.
   Page top(const PeriodView& view, const std::optional<PageMark>& after, std::int64_t limit);
   // Up to `count` rows from the 0-based position `offset` (the CLI's top --offset).
   std::vector<Standing> top_at(const PeriodView& view, std::int64_t offset, std::int64_t count);
   std::optional<Standing> member(const PeriodView& view, const std::string& member);
   // The standings of these members that are on the board, in listing order.
   std::vector<Standing> members(const PeriodView& view, const std::vector<std::string>& members);
+  // member() of each (result i for members[i]): a few round trips whatever their number (at
+  // most kMaxReadRows), hot or cold.
+  std::vector<std::optional<Standing>> ranks(const PeriodView& view,
+                                             const std::vector<std::string>& members);
   // The member and up to k members each side, in listing order; empty when it is not there.
   std::vector<Standing> around(const PeriodView& view, const std::string& member, std::int64_t k);
+  // The period's members: hot and cold while open, the history rows once archived.
+  std::int64_t count(const PeriodView& view);
 
+  // Per period kind of `board`: the current period, its members (hot + cold), live and due
+  // period counts.
+  std::vector<PeriodStatus> periods(const std::string& board);
   // Up to `limit` archived periods of `board` and `period` (a kind or cron name) whose rows
   // are kept, newest first, with ids before `before` (a period id of that kind: UsageError
   // otherwise). Pruned and lost periods are not listed.
   ArchivedPage archived(const std::string& board, const std::string& period,
                         const std::optional<std::string>& before, std::int64_t limit);
 
-  Leaderboards& live() { return live_; }
+  // Where reads of open periods find what they need (serve's set-up). Cold ranks from memory
+  // (service/cold_index.h): reads of a spilled period use `indexes` when it holds the
+  // period's current spill generation, and ask for its load when not (they go to PostgreSQL
+  // meanwhile); load_cold_ranks() does one load (serve's loader thread): true when `indexes`
+  // holds the period's current generation after it. Without a share, every cold read asks
+  // PostgreSQL.
+  void share_cold_ranks(std::shared_ptr<ColdIndexes> indexes);
+  bool load_cold_ranks(const PeriodRef& ref);
+  // Reads of cold rows and profiles go to `replica` (a streaming replica of the cold store)
+  // when it has replayed what the primary had written when the read began, else to the
+  // primary (service/replica.h); `reads` counts where they went.
+  void read_from_replica(std::function<cold::ColdStore&()> replica,
+                         std::shared_ptr<ReplicaReads> reads);
 
  private:
-  Leaderboards& live_;
+  const Config& config_;
+  Clock clock_;
+  LiveReads& live_;
+  PostgresTier& postgres_;
   std::function<cold::History&()> archive_;
+
+  cold::History& archive();
   Page archived_top(const PeriodView& view, const std::optional<PageMark>& after,
                     std::int64_t limit);
   Page next_page(const PeriodRef& ref, const PageMark& after, std::int64_t limit);

@@ -48,16 +48,19 @@ class AdminApiTest : public ::testing::Test {
   Config config = parse_config(kConfig, "admin_api_test.yaml", {});
   redis::Connection redis{nowhere(), redis::Connect::later};
   service::Leaderboards boards{config, redis, Clock(*parse_rfc3339("2026-11-25T12:00:00Z"))};
-  service::Reads reads{boards, []() -> cold::History& {
-                         throw cold::PostgresUnavailable("postgresql 127.0.0.1:1: refused");
-                       }};
+  // An archived period's read gets a 503.
+  void SetUp() override {
+    boards.reads().read_history_from([]() -> cold::History& {
+      throw cold::PostgresUnavailable("postgresql 127.0.0.1:1: refused");
+    });
+  }
   api::Api guarded{{"read-token"}, [] { return kKey; }, {"admin-token"}};
   api::Api no_admin{{"read-token"}, [] { return kKey; }};
   api::Api open_reads{{}, [] { return kKey; }, {"admin-token"}};
 
   api::Response send(const api::Api& api, const std::string& method, const std::string& target,
                      const std::string& authorization, const std::string& body = "") {
-    return api.handle({method, target, authorization, body}, reads);
+    return api.handle({method, target, authorization, body}, boards);
   }
   // What the server asks before it reads a body.
   std::optional<api::Response> admit(const api::Api& api, const std::string& method,

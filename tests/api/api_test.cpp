@@ -55,17 +55,20 @@ class ApiTest : public ::testing::Test {
   // Never connected: a request that reaches a read gets a 503.
   redis::Connection redis{nowhere(), redis::Connect::later};
   service::Leaderboards boards{config, redis, Clock(*parse_rfc3339(kNow))};
-  service::Reads reads{boards, []() -> cold::History& {
-                         throw cold::PostgresUnavailable("postgresql 127.0.0.1:1: refused");
-                       }};
+  // An archived period's read gets a 503.
+  void SetUp() override {
+    boards.reads().read_history_from([]() -> cold::History& {
+      throw cold::PostgresUnavailable("postgresql 127.0.0.1:1: refused");
+    });
+  }
   api::Api open{{}, [] { return kKey; }};
 
   api::Response get(const api::Api& api, const std::string& target,
                     const std::string& authorization = "") {
-    return api.handle({"GET", target, authorization, ""}, reads);
+    return api.handle({"GET", target, authorization, ""}, boards);
   }
   api::Response post(const std::string& target, const std::string& body) {
-    return open.handle({"POST", target, "", body}, reads);
+    return open.handle({"POST", target, "", body}, boards);
   }
   std::string encode(const service::PeriodRef& r, const service::PageMark& m,
                      const std::string& key = kKey) {

@@ -650,8 +650,8 @@ struct Bench {
     // Check: both sides summed the same points per member in every period.
     for (const auto& k : raw_keys) {
       const auto raw_total = raw.command({"ZCARD", k});
-      const auto top =
-          boards.top(boards.resolve("speed", k.substr(k.rfind(':') + 1), std::nullopt), 0, 1);
+      const auto top = boards.reads().top_at(
+          {boards.resolve("speed", k.substr(k.rfind(':') + 1), std::nullopt)}, 0, 1);
       if (top.empty() || raw_total->integer == 0) fail("update phase wrote nothing to " + k);
       const auto raw_score = raw.command({"ZSCORE", k, top[0].member});
       if (std::stoll(std::string(raw_score->str, raw_score->len)) != top[0].points) {
@@ -659,7 +659,7 @@ struct Bench {
       }
       const std::string period = k.substr(k.rfind(':') + 1);
       const auto member =
-          boards.rank(boards.resolve("speed2", period, std::nullopt), top[0].member);
+          boards.reads().member({boards.resolve("speed2", period, std::nullopt)}, top[0].member);
       if (!member || member->points != top[0].points) {
         fail("update phase: points of " + top[0].member + " differ between the two forms");
       }
@@ -668,7 +668,7 @@ struct Bench {
     const auto plain_keys = plain.keys();
     for (std::size_t j = 0; j < plain_keys.size(); ++j) {
       const std::string period = config.board_for("speed")->periods[j].name;
-      const auto top = boards.top(boards.resolve("speed", period, std::nullopt), 0, 1);
+      const auto top = boards.reads().top_at({boards.resolve("speed", period, std::nullopt)}, 0, 1);
       const auto score = raw.command({"ZSCORE", plain_keys[j], top.at(0).member});
       if (score->type != REDIS_REPLY_STRING) fail("the plain baseline lacks " + top[0].member);
       const bk::Decoded d = plain.codec(j).decode(
@@ -1013,7 +1013,7 @@ struct Bench {
         best = std::max(best, points);
       }
       const std::string& name = names[static_cast<std::size_t>(b)];
-      const auto top = boards.top(boards.resolve(name, "daily", std::nullopt), 0, 1);
+      const auto top = boards.reads().top_at({boards.resolve(name, "daily", std::nullopt)}, 0, 1);
       if (best > 0 && (top.empty() || top[0].points != best)) {
         fail("cluster ingest: board " + name + " does not sum its events");
       }
@@ -1162,8 +1162,8 @@ struct Bench {
     // Check: both sides hold the same best member and points.
     bk::service::Leaderboards a(on_single, single, bk::Clock(day + bk::Millis{43'200'000}));
     bk::service::Leaderboards b(on_cluster, cluster, bk::Clock(day + bk::Millis{43'200'000}));
-    const auto top_a = a.top(a.resolve(board, "daily", std::nullopt), 0, 1);
-    const auto top_b = b.top(b.resolve(board, "daily", std::nullopt), 0, 1);
+    const auto top_a = a.reads().top_at({a.resolve(board, "daily", std::nullopt)}, 0, 1);
+    const auto top_b = b.reads().top_at({b.resolve(board, "daily", std::nullopt)}, 0, 1);
     if (top_a.empty() || top_b.empty() || top_a[0].points != top_b[0].points ||
         top_a[0].member != top_b[0].member) {
       fail("routing phase: the cluster's board differs from the single node's");
@@ -1251,13 +1251,14 @@ struct Bench {
           return *cold;
         });
     RawRedis raw(redis_url);
-    for (const auto& status : boards.periods("stream")) {
+    for (const auto& status : boards.reads().periods("stream")) {
       const std::string where = what + ", " + status.period + ": ";
       if (status.current_members != members) {
         fail(where + "boardkeeper has " + fmt_int(status.current_members) +
              " members, the events " + fmt_int(members));
       }
-      const auto top = boards.top(boards.resolve("stream", status.period, std::nullopt), 0, 1);
+      const auto top =
+          boards.reads().top_at({boards.resolve("stream", status.period, std::nullopt)}, 0, 1);
       if (top.empty() || top[0].points != best || sums[top[0].member] != best) {
         fail(where + "boardkeeper's top member does not have the top points of the events (" +
              fmt_int(best) + ")");

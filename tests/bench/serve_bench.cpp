@@ -469,7 +469,7 @@ int bench(const Options& opt) {
   }
 
   // 15: the last page through a cursor against the first page, one request at a time.
-  const auto last = lb.top(ref, opt.members - 101, 1);
+  const auto last = lb.reads().top_at({ref}, opt.members - 101, 1);
   if (last.size() != 1) fail("no member at position " + std::to_string(opt.members - 100));
   const std::string cursor = bk::api::encode_cursor(
       ref, bk::service::PageMark{opt.members - 100, last.front()}, cursor_key);

@@ -251,7 +251,7 @@ class ClusterFaults : public ::testing::Test {
     const Config config = test::make_config(prefix, kBoards);
     service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
     std::map<std::string, std::int64_t> got;
-    for (const auto& r : lb.top(lb.resolve(board, "daily", std::nullopt), 0, 1000)) {
+    for (const auto& r : lb.reads().top_at({lb.resolve(board, "daily", std::nullopt)}, 0, 1000)) {
       got[r.member] = r.points;
     }
     return got;

@@ -428,7 +428,8 @@ std::map<std::string, std::int64_t> points_of(redis::Connection& conn, const Con
                                               Instant now, cold::ColdStore* cold) {
   service::Leaderboards lb(config, conn, Clock(now), cold);
   std::map<std::string, std::int64_t> out;
-  for (const auto& r : lb.top(lb.resolve(board, period, std::nullopt), 0, service::kMaxReadRows)) {
+  for (const auto& r :
+       lb.reads().top_at({lb.resolve(board, period, std::nullopt)}, 0, service::kMaxReadRows)) {
     out[r.member] = r.points;
   }
   return out;

@@ -397,7 +397,7 @@ TEST(Ingest, AnEntryPendingLongerThanTheDedupeWindowIsAppliedOnce) {
   EXPECT_EQ(conn.command({"EXISTS", stream + ":dead"}).as_int(), 0);
   service::Leaderboards lb(config, conn, Clock(t0));
   for (const char* period : {"daily", "weekly"}) {
-    const auto rows = lb.top(lb.resolve("once", period, std::nullopt), 0, 10);
+    const auto rows = lb.reads().top_at({lb.resolve("once", period, std::nullopt)}, 0, 10);
     ASSERT_EQ(rows.size(), 2U) << period;
     EXPECT_EQ(rows[0].member, "bob");
     EXPECT_EQ(rows[0].points, 7) << period;
@@ -452,7 +452,8 @@ TEST(Ingest, InFlightMarkersLeaveOnceTheirEntriesAreAcknowledged) {
   const Config config = test::make_config(prefix, kBoards);
   service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
   std::int64_t total = 0;
-  for (const auto& r : lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 1000)) total += r.points;
+  for (const auto& r : lb.reads().top_at({lb.resolve("ing", "daily", std::nullopt)}, 0, 1000))
+    total += r.points;
   EXPECT_EQ(total, 530);
 }
 
@@ -575,7 +576,7 @@ TEST(Ingest, AnEntryIsAcknowledgedOnlyAfterItsDeadLetterIsWritten) {
   EXPECT_EQ(test::wait_cli(pid), 0);
   const Config config = test::make_config(prefix, kBoards);
   service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
-  const auto rows = lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 100);
+  const auto rows = lb.reads().top_at({lb.resolve("ing", "daily", std::nullopt)}, 0, 100);
   ASSERT_EQ(rows.size(), 10U);
   for (const auto& r : rows) EXPECT_EQ(r.points, 3) << r.member;
 }
@@ -703,7 +704,7 @@ TEST(Ingest, ABoardKeyOfTheWrongTypeHoldsOnlyThatBoardsEvents) {
   EXPECT_NE(text.find("g:bad"), std::string::npos) << text;      // the board is named
   EXPECT_NE(text.find("WRONGTYPE"), std::string::npos) << text;  // with Redis's error
   service::Leaderboards lb(config, conn, Clock(now));
-  const auto rows = lb.top(lb.resolve("g:bad", "daily", std::nullopt), 0, 10);
+  const auto rows = lb.reads().top_at({lb.resolve("g:bad", "daily", std::nullopt)}, 0, 10);
   ASSERT_EQ(rows.size(), 2U);
   for (const auto& r : rows) {
     EXPECT_EQ(r.points, bad_sum[r.member]) << r.member;  // nothing counted twice

@@ -461,8 +461,9 @@ TEST(ModerationStreamTest, EveryEventAfterTheBanIsRefusedAndTheEarlierOnesGoWith
   // Ban once ingest has applied some of cheat's events, while more are being produced.
   Leaderboards reader(config, conn, Clock(now), &cold);
   const auto ref = reader.resolve("st", "daily", std::nullopt);
-  for (int i = 0; i < 3000 && !reader.rank(ref, "cheat"); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(reader.rank(ref, "cheat")) << "ingest never applied an event of cheat";
+  for (int i = 0; i < 3000 && !reader.reads().member({ref}, "cheat"); ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(reader.reads().member({ref}, "cheat")) << "ingest never applied an event of cheat";
   redis::Connection admin_conn = test::connect_redis();
   cold::ColdStore admin_cold(test::postgres_url(), prefix);
   Leaderboards admin(config, admin_conn, Clock(now), &admin_cold);
@@ -516,11 +517,11 @@ TEST(ModerationStreamTest, EveryEventAfterTheBanIsRefusedAndTheEarlierOnesGoWith
   EXPECT_GT(cheat_entries - static_cast<std::int64_t>(refused.size()), 0);
 
   // cheat is listed nowhere; the honest members have every point.
-  EXPECT_FALSE(reader.rank(ref, "cheat"));
+  EXPECT_FALSE(reader.reads().member({ref}, "cheat"));
   std::map<std::string, std::int64_t> listed;
-  for (const auto& s : reader.top(ref, 0, 100)) listed[s.member] = s.points;
+  for (const auto& s : reader.reads().top_at({ref}, 0, 100)) listed[s.member] = s.points;
   EXPECT_EQ(listed, honest);
-  EXPECT_EQ(reader.count(ref), 5);
+  EXPECT_EQ(reader.reads().count({ref}), 5);
 }
 
 }  // namespace

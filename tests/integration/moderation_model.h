@@ -57,14 +57,14 @@ inline void expect_period(service::Leaderboards& lb, const service::PeriodRef& r
                           const std::map<std::string, Model>& model,
                           const std::vector<std::string>& members) {
   const auto want = brute_force(model);
-  const auto got = lb.top(ref, 0, static_cast<std::int64_t>(want.size()) + 10);
+  const auto got = lb.reads().top_at({ref}, 0, static_cast<std::int64_t>(want.size()) + 10);
   ASSERT_EQ(got.size(), want.size()) << "listing of " << ref.board << " " << ref.spec->name;
   for (std::size_t i = 0; i < want.size(); ++i) {
     ASSERT_TRUE(same(got[i], want[i])) << ref.board << " " << ref.spec->name << " position " << i;
   }
-  EXPECT_EQ(lb.count(ref), static_cast<std::int64_t>(want.size()))
+  EXPECT_EQ(lb.reads().count({ref}), static_cast<std::int64_t>(want.size()))
       << "count of " << ref.board << " " << ref.spec->name;
-  const auto ranks = lb.ranks(ref, members);
+  const auto ranks = lb.reads().ranks({ref}, members);
   ASSERT_EQ(ranks.size(), members.size());
   for (std::size_t i = 0; i < members.size(); ++i) {
     const auto it = std::find_if(want.begin(), want.end(), [&](const service::Standing& s) {
@@ -89,7 +89,7 @@ inline void expect_board(service::Leaderboards& lb, const std::string& board,
     SCOPED_TRACE(board + " " + name);
     expect_period(lb, lb.resolve(board, name, std::nullopt), period, members);
   }
-  for (const service::PeriodStatus& p : lb.periods(board)) {
+  for (const service::PeriodStatus& p : lb.reads().periods(board)) {
     const auto it = model.periods.find(p.period);
     ASSERT_NE(it, model.periods.end()) << p.period;
     EXPECT_EQ(p.current_members, static_cast<std::int64_t>(it->second.size()))

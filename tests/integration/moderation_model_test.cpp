@@ -76,7 +76,7 @@ class ModelRun {
  public:
   explicit ModelRun(unsigned seed) : rng_(seed) {
     cold_.migrate();
-    memory_.share_cold_ranks(cold_ranks_);
+    memory_.reads().share_cold_ranks(cold_ranks_);
     for (const std::string& b : kBoardNames) {
       model_[b].periods["daily"];
       model_[b].periods["weekly"];
@@ -119,7 +119,7 @@ class ModelRun {
     for (const std::string& b : kBoardNames) {
       test::expect_board(lb_, b, model_[b], kMembers);
       for (const auto& [period, members] : model_[b].periods) {
-        memory_.load_cold_ranks(memory_.resolve(b, period, std::nullopt));
+        memory_.reads().load_cold_ranks(memory_.resolve(b, period, std::nullopt));
       }
       SCOPED_TRACE("cold ranks from memory");
       test::expect_board(memory_, b, model_[b], kMembers);

@@ -137,7 +137,7 @@ std::map<std::string, std::int64_t> board_points(const std::string& prefix, cons
   redis::Connection c = s.connect();
   service::Leaderboards lb(config, c, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")));
   std::map<std::string, std::int64_t> out;
-  for (const auto& r : lb.top(lb.resolve("ing", "daily", std::nullopt), 0, 100000)) {
+  for (const auto& r : lb.reads().top_at({lb.resolve("ing", "daily", std::nullopt)}, 0, 100000)) {
     out[r.member] = r.points;
   }
   return out;
@@ -727,11 +727,11 @@ TEST(Outage, EventsWaitingForAnUnreachableColdTierApplySoonAfterItReturns) {
   service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")), &cold);
   const auto ref = lb.resolve("rh", "daily", std::nullopt);
   for (int i = 0; i < 5; ++i) {  // cold points and the new one, once
-    const auto r = lb.rank(ref, "m" + std::to_string(i));
+    const auto r = lb.reads().member({ref}, "m" + std::to_string(i));
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->points, 100 + i + 1);
   }
-  EXPECT_EQ(lb.rank(ref, "m19")->points, 120);
+  EXPECT_EQ(lb.reads().member({ref}, "m19")->points, 120);
 }
 
 // A board "tk" that keeps ten members hot (dates in 2027, a ten-year retention).
@@ -836,7 +836,7 @@ TEST(Outage, TickRetriesABoardOnceAfterItsRedisConnectionIsCut) {
   // Every member once, with its points; 10 hot, the rest cold.
   cold::ColdStore cold(test::postgres_url(), prefix);
   service::Leaderboards lb(config, conn, Clock(*parse_rfc3339("2027-01-04T12:00:00Z")), &cold);
-  const auto rows = lb.top(lb.resolve("tk", "daily", std::nullopt), 0, 1000);
+  const auto rows = lb.reads().top_at({lb.resolve("tk", "daily", std::nullopt)}, 0, 1000);
   ASSERT_EQ(rows.size(), 100U);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i].points, 199 - static_cast<std::int64_t>(i)) << rows[i].member;

@@ -18,7 +18,7 @@
 #include "cold/history.h"
 #include "harness.h"
 #include "lifecycle/tick.h"
-#include "service/reads.h"
+#include "service/leaderboards.h"
 
 namespace bk {
 namespace {
@@ -146,7 +146,8 @@ class PagingTest : public ::testing::Test {
     cold::ColdStore cold(test::postgres_url(), prefix);
     cold::History archive(test::postgres_url(), prefix);
     service::Leaderboards lb(config, conn, Clock(kNow), &cold);
-    service::Reads reads(lb, [&]() -> cold::History& { return archive; });
+    service::Reads& reads = lb.reads();
+    reads.read_history_from([&]() -> cold::History& { return archive; });
     const service::PeriodView view = reads.locate(board, "daily", std::nullopt);
     int broken = 0;
     const auto deadline = std::chrono::steady_clock::now() + kDeadline;

@@ -84,7 +84,7 @@ TEST_P(ReadTest, TopRankAndAroundAgreeWithBruteForce) {
   }
 
   const auto ref = lb.resolve(board, period, std::nullopt);
-  const std::vector<Standing> all = lb.top(ref, 0, 1000);
+  const std::vector<Standing> all = lb.reads().top_at({ref}, 0, 1000);
   ASSERT_EQ(all.size(), expected.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
     EXPECT_EQ(all[i].member, expected[i].first) << i;
@@ -93,7 +93,7 @@ TEST_P(ReadTest, TopRankAndAroundAgreeWithBruteForce) {
   }
   // top with an offset is the same slice, ranks included.
   for (std::int64_t offset : {0, 1, 17, 150, 290}) {
-    const auto page = lb.top(ref, offset, 25);
+    const auto page = lb.reads().top_at({ref}, offset, 25);
     for (std::size_t i = 0; i < page.size(); ++i) {
       const Standing& s = all[static_cast<std::size_t>(offset) + i];
       EXPECT_EQ(page[i].member, s.member);
@@ -101,12 +101,12 @@ TEST_P(ReadTest, TopRankAndAroundAgreeWithBruteForce) {
     }
   }
   for (std::size_t pos = 0; pos < all.size(); ++pos) {
-    const auto r = lb.rank(ref, all[pos].member);
+    const auto r = lb.reads().member({ref}, all[pos].member);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->rank, all[pos].rank);
     EXPECT_EQ(r->points, all[pos].points);
     EXPECT_EQ(r->achieved_at, all[pos].achieved_at);
-    const auto around = lb.around(ref, all[pos].member, 3);
+    const auto around = lb.reads().around({ref}, all[pos].member, 3);
     const std::size_t from = pos >= 3 ? pos - 3 : 0;
     const std::size_t to = std::min(all.size(), pos + 4);
     ASSERT_EQ(around.size(), to - from) << pos;
@@ -115,8 +115,8 @@ TEST_P(ReadTest, TopRankAndAroundAgreeWithBruteForce) {
       EXPECT_EQ(around[i].rank, all[from + i].rank);
     }
   }
-  EXPECT_FALSE(lb.rank(ref, "nobody"));
-  EXPECT_TRUE(lb.around(ref, "nobody", 3).empty());
+  EXPECT_FALSE(lb.reads().member({ref}, "nobody"));
+  EXPECT_TRUE(lb.reads().around({ref}, "nobody", 3).empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Boards, ReadTest, ::testing::Values("tied", "timed"));
@@ -135,19 +135,19 @@ TEST(ReadBoundsTest, HugeCountsOffsetsAndNeighboursAreUsageErrors) {
   for (const auto& [offset, count] : std::vector<std::pair<std::int64_t, std::int64_t>>{
            {0, kHuge}, {0, service::kMaxReadRows + 1}, {kHuge - 7, 10}, {-1, 10}, {0, -1}}) {
     try {
-      lb.top(ref, offset, count);
+      lb.reads().top_at({ref}, offset, count);
       ADD_FAILURE() << "top(" << offset << ", " << count << ") was not refused";
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find("a read of tied daily 2026-11-20: "), std::string::npos)
           << e.what();
     }
   }
-  EXPECT_THROW(lb.around(ref, "ann", kHuge), UsageError);
-  EXPECT_THROW(lb.around(ref, "ann", service::kMaxReadRows / 2 + 1), UsageError);
+  EXPECT_THROW(lb.reads().around({ref}, "ann", kHuge), UsageError);
+  EXPECT_THROW(lb.reads().around({ref}, "ann", service::kMaxReadRows / 2 + 1), UsageError);
   // At the bounds: answered.
-  EXPECT_EQ(lb.top(ref, 0, service::kMaxReadRows).size(), 1U);
-  EXPECT_TRUE(lb.top(ref, service::kMaxReadOffset, 10).empty());
-  EXPECT_EQ(lb.around(ref, "ann", service::kMaxReadRows / 2).size(), 1U);
+  EXPECT_EQ(lb.reads().top_at({ref}, 0, service::kMaxReadRows).size(), 1U);
+  EXPECT_TRUE(lb.reads().top_at({ref}, service::kMaxReadOffset, 10).empty());
+  EXPECT_EQ(lb.reads().around({ref}, "ann", service::kMaxReadRows / 2).size(), 1U);
 }
 
 // A page of a period that Redis alone can answer (one that never spilled) costs one round
@@ -167,9 +167,7 @@ TEST(RoundTripsTest, APageThatRedisAloneAnswersCostsOneRoundTrip) {
     updates.push_back(u);
   }
   lb.apply(updates);
-  service::Reads reads(lb, []() -> cold::History& {
-    throw std::logic_error("the current period needs no archive");
-  });
+  service::Reads& reads = lb.reads();  // the current period: no history needed
   const service::PeriodView view = reads.locate("tied", "daily", std::nullopt);
   const service::Page warm = reads.top(view, std::nullopt, 10);  // scripts loaded
   reads.top(view, warm.next, 10);

@@ -63,7 +63,7 @@ class RemoveBanTest : public ::testing::Test {
   // "member:points:rank" in listing order.
   std::vector<std::string> listing(const std::string& board, const std::string& period) {
     std::vector<std::string> out;
-    for (const auto& s : lb.top(lb.resolve(board, period, std::nullopt), 0, 100)) {
+    for (const auto& s : lb.reads().top_at({lb.resolve(board, period, std::nullopt)}, 0, 100)) {
       out.push_back(s.member + ":" + std::to_string(s.points) + ":" + std::to_string(s.rank));
     }
     return out;
@@ -119,13 +119,13 @@ TEST_F(RemoveBanTest, RemovingAHotMemberMovesTheRanksBelowUpAndALaterEventStarts
   const std::vector<std::string> want{"a:60:1", "c:40:2", "d:30:3", "e:20:4", "f:10:5"};
   EXPECT_EQ(listing("rb", "daily"), want);
   EXPECT_EQ(listing("rb", "weekly"), want);
-  EXPECT_EQ(lb.periods("rb").at(0).current_members, 5);
-  EXPECT_FALSE(lb.rank(lb.resolve("rb", "daily", std::nullopt), "b"));
+  EXPECT_EQ(lb.reads().periods("rb").at(0).current_members, 5);
+  EXPECT_FALSE(lb.reads().member({lb.resolve("rb", "daily", std::nullopt)}, "b"));
   // Idempotent: nothing left to remove.
   EXPECT_FALSE(lb.moderation().remove("rb", "b").found());
   // Removed, not banned: a later event starts it again from zero.
   add("rb", "b", 5);
-  EXPECT_EQ(lb.rank(lb.resolve("rb", "daily", std::nullopt), "b")->points, 5);
+  EXPECT_EQ(lb.reads().member({lb.resolve("rb", "daily", std::nullopt)}, "b")->points, 5);
 }
 
 TEST_F(RemoveBanTest, RemovingFromOnePeriodLeavesTheOthers) {
@@ -134,8 +134,8 @@ TEST_F(RemoveBanTest, RemovingFromOnePeriodLeavesTheOthers) {
   ASSERT_EQ(r.periods.size(), 1U);
   EXPECT_EQ(r.periods[0].period, "daily");
   EXPECT_EQ(r.periods[0].hot, 1);
-  EXPECT_FALSE(lb.rank(lb.resolve("rb", "daily", std::nullopt), "c"));
-  EXPECT_EQ(lb.rank(lb.resolve("rb", "weekly", std::nullopt), "c")->rank, 3);
+  EXPECT_FALSE(lb.reads().member({lb.resolve("rb", "daily", std::nullopt)}, "c"));
+  EXPECT_EQ(lb.reads().member({lb.resolve("rb", "weekly", std::nullopt)}, "c")->rank, 3);
   // Not on the named period any more: not found there.
   EXPECT_FALSE(lb.moderation().remove("rb", "c", std::string("daily")).found());
 }
@@ -149,7 +149,7 @@ TEST_F(RemoveBanTest, ARegistryEntryOfAPeriodTheConfigDoesNotKnowIsLeftAlone) {
   const service::Removal r = lb.moderation().remove("rb", "a");
   EXPECT_EQ(r.periods.size(), 2U);
   EXPECT_TRUE(r.found());
-  EXPECT_FALSE(lb.rank(lb.resolve("rb", "weekly", std::nullopt), "a"));
+  EXPECT_FALSE(lb.reads().member({lb.resolve("rb", "weekly", std::nullopt)}, "a"));
 }
 
 TEST_F(RemoveBanTest, RemovingASpilledMemberDeletesItsColdRowAndItsPageCount) {
@@ -168,21 +168,21 @@ TEST_F(RemoveBanTest, RemovingASpilledMemberDeletesItsColdRowAndItsPageCount) {
   EXPECT_EQ(page_rows("rb", "daily", day), 2);
   const std::vector<std::string> want{"a:60:1", "b:50:2", "c:40:3", "d:30:4", "f:10:5"};
   EXPECT_EQ(listing("rb", "daily"), want);
-  const auto periods = lb.periods("rb");
+  const auto periods = lb.reads().periods("rb");
   EXPECT_EQ(periods.at(0).current_members, 5);
   EXPECT_EQ(periods.at(0).cold_members, 2);
-  EXPECT_EQ(lb.rank(lb.resolve("rb", "daily", std::nullopt), "f")->rank, 5);
+  EXPECT_EQ(lb.reads().member({lb.resolve("rb", "daily", std::nullopt)}, "f")->rank, 5);
   EXPECT_FALSE(lb.moderation().remove("rb", "e").found());
   // A later event starts from zero, not from the deleted cold row's 20.
   add("rb", "e", 1);
-  EXPECT_EQ(lb.rank(lb.resolve("rb", "daily", std::nullopt), "e")->points, 1);
+  EXPECT_EQ(lb.reads().member({lb.resolve("rb", "daily", std::nullopt)}, "e")->points, 1);
 }
 
 TEST_F(RemoveBanTest, RemovingARehydratedMemberRemovesItsHotEntryAndItsStaleColdRow) {
   six_members();
   tick(now);
   add("rb", "d", 100);  // rehydrated: hot with 130, its cold row (30) stale
-  ASSERT_EQ(lb.rank(lb.resolve("rb", "daily", std::nullopt), "d")->points, 130);
+  ASSERT_EQ(lb.reads().member({lb.resolve("rb", "daily", std::nullopt)}, "d")->points, 130);
   ASSERT_EQ(cold_rows("rb", "d"), 2);
   const service::Removal r = lb.moderation().remove("rb", "d");
   for (const auto& p : r.periods) {
@@ -193,7 +193,7 @@ TEST_F(RemoveBanTest, RemovingARehydratedMemberRemovesItsHotEntryAndItsStaleCold
   const std::vector<std::string> want{"a:60:1", "b:50:2", "c:40:3", "e:20:4", "f:10:5"};
   EXPECT_EQ(listing("rb", "daily"), want);
   EXPECT_EQ(listing("rb", "weekly"), want);
-  EXPECT_EQ(lb.periods("rb").at(0).current_members, 5);
+  EXPECT_EQ(lb.reads().periods("rb").at(0).current_members, 5);
 }
 
 TEST_F(RemoveBanTest, ABanRefusesAddAndStreamEntriesUntilUnbanned) {
@@ -235,14 +235,14 @@ TEST_F(RemoveBanTest, ABanRefusesAddAndStreamEntriesUntilUnbanned) {
   EXPECT_NE(dead.at(0).at(1).at(1).as_string().find("member 'a' is banned from board 'rb'"),
             std::string::npos)
       << dead.at(0).at(1).at(1).as_string();
-  EXPECT_FALSE(lb.rank(lb.resolve("rb", "daily", std::nullopt), "a"));
-  EXPECT_EQ(lb.rank(lb.resolve("rb", "daily", std::nullopt), "c")->points, 47);
+  EXPECT_FALSE(lb.reads().member({lb.resolve("rb", "daily", std::nullopt)}, "a"));
+  EXPECT_EQ(lb.reads().member({lb.resolve("rb", "daily", std::nullopt)}, "c")->points, 47);
   // Unbanned: let in again, from zero.
   EXPECT_TRUE(lb.moderation().unban("rb", "a"));
   EXPECT_FALSE(lb.moderation().unban("rb", "a"));
   EXPECT_TRUE(lb.moderation().bans("rb").empty());
   add("rb", "a", 3);
-  EXPECT_EQ(lb.rank(lb.resolve("rb", "daily", std::nullopt), "a")->points, 3);
+  EXPECT_EQ(lb.reads().member({lb.resolve("rb", "daily", std::nullopt)}, "a")->points, 3);
 }
 
 TEST_F(RemoveBanTest, ABanSurvivesFlushall) {
@@ -319,7 +319,7 @@ TEST_F(RemoveBanTest, ALookUpMadeBeforeTheRemovalDoesNotResurrectItsPoints) {
   const auto results = scripts.apply(conn, {batch});
   ASSERT_EQ(results.at(0).at(0).outcome, hot::HotOutcome::applied);
   EXPECT_EQ(results.at(0).at(0).points.at(0), 1);  // not 21
-  EXPECT_EQ(lb.rank(ref, "e")->points, 1);
+  EXPECT_EQ(lb.reads().member({ref}, "e")->points, 1);
 }
 
 // A remove killed after R1: the member is hidden at once; the next tick deletes its cold row
@@ -344,7 +344,7 @@ TEST_F(RemoveBanTest, ARemoveKilledAfterItsRedisStepIsFinishedByTheNextTick) {
   ASSERT_TRUE(r1.periods.at(0).tombstoned);
   // Hidden at once.
   EXPECT_EQ(listing("arc", "daily"), (std::vector<std::string>{"a:40:1", "b:30:2", "d:10:3"}));
-  EXPECT_EQ(lb.periods("arc").at(0).current_members, 3);
+  EXPECT_EQ(lb.reads().periods("arc").at(0).current_members, 3);
   tick(now);
   EXPECT_EQ(cold_rows("arc", "c"), 0);
   EXPECT_EQ(listing("arc", "daily"), (std::vector<std::string>{"a:40:1", "b:30:2", "d:10:3"}));
@@ -381,7 +381,7 @@ TEST_F(RemoveBanTest, TheNextSpillClearsTheTombstoneAndALaterEventStartsFromZero
   add("arc", "c", 5);
   EXPECT_EQ(listing("arc", "daily"),
             (std::vector<std::string>{"a:40:1", "b:30:2", "d:10:3", "c:5:4"}));
-  EXPECT_EQ(lb.periods("arc").at(0).current_members, 4);
+  EXPECT_EQ(lb.reads().periods("arc").at(0).current_members, 4);
 }
 
 // An archive that ran before R2 holds the member: R2 deletes its history rows (the period's
@@ -425,8 +425,8 @@ TEST_F(RemoveBanTest, ASpillRacingTheRemovalKeepsTheTombstone) {
   cold.upsert({"rb", "daily", ref.period.id}, rows);
   scripts.remove_spilled(conn, keys, 3, taken.members);
   EXPECT_EQ(conn.command({"SISMEMBER", keys.stale, "e"}).as_int(), 1);
-  EXPECT_FALSE(lb.rank(ref, "e"));
-  EXPECT_EQ(lb.periods("rb").at(0).current_members, 5);
+  EXPECT_FALSE(lb.reads().member({ref}, "e"));
+  EXPECT_EQ(lb.reads().periods("rb").at(0).current_members, 5);
 }
 
 }  // namespace

@@ -135,7 +135,8 @@ TEST_F(ReplicaTest, AReplicaPausedBehindNeverGivesAStaleRankOrAMissingMember) {
   scores_then_spill(20, 30, 3000);
   const double behind_before = metric(s, kBehind);
   service::Leaderboards lb(config, conn, Clock(*parse_rfc3339(kNow)), &cold);
-  const auto want = lb.ranks(lb.resolve("pts", "daily", std::nullopt), {"m15", "m25", "m02"});
+  const auto want =
+      lb.reads().ranks({lb.resolve("pts", "daily", std::nullopt)}, {"m15", "m25", "m02"});
   ASSERT_TRUE(want[0] && want[1] && want[2]);
   EXPECT_EQ(want[0]->rank, 26);
   EXPECT_EQ(want[1]->rank, 6);

@@ -82,7 +82,8 @@ class ResetDropTest : public ::testing::Test {
                                              Instant t) {
     Leaderboards l(config, conn, Clock(t), &cold);
     std::map<std::string, std::int64_t> out;
-    for (const auto& s : l.top(l.resolve(board, period, {}), 0, 100000)) out[s.member] = s.points;
+    for (const auto& s : l.reads().top_at({l.resolve(board, period, {})}, 0, 100000))
+      out[s.member] = s.points;
     return out;
   }
 
@@ -110,8 +111,8 @@ TEST_F(ResetDropTest, ResetOfAHotOnlyPeriodEmptiesItAndLeavesTheOtherPeriods) {
   EXPECT_EQ(r.hot, 20);
   EXPECT_EQ(r.cold, 0);
   EXPECT_TRUE(listed("small", "daily", now).empty());
-  EXPECT_EQ(l.count(l.resolve("small", "daily", {})), 0);
-  EXPECT_EQ(l.periods("small").at(0).current_members, 0);
+  EXPECT_EQ(l.reads().count({l.resolve("small", "daily", {})}), 0);
+  EXPECT_EQ(l.reads().periods("small").at(0).current_members, 0);
   EXPECT_FALSE(registered("small", "daily:2026-11-22"));
 }
 
@@ -163,8 +164,8 @@ TEST_F(ResetDropTest, ResetOfASpilledPeriodRemovesItsColdRowsAndPagesAndCountsZe
                   ".cold_pages WHERE board = 'spill' AND period = 'daily'"),
             0);
   EXPECT_TRUE(listed("spill", "daily", now).empty());
-  EXPECT_EQ(l.count(l.resolve("spill", "daily", {})), 0);
-  for (const auto& p : l.periods("spill")) {
+  EXPECT_EQ(l.reads().count({l.resolve("spill", "daily", {})}), 0);
+  for (const auto& p : l.reads().periods("spill")) {
     if (p.period != "daily") continue;
     EXPECT_EQ(p.current_members, 0);
     EXPECT_EQ(p.hot_members, 0);
@@ -184,19 +185,19 @@ TEST_F(ResetDropTest, ALongLivedReaderSeesNothingFromBeforeAResetOrADrop) {
   for (const auto& operation : std::vector<std::string>{"reset", "drop"}) {
     score("spill", 0, 30, 1000, now);
     ASSERT_FALSE(tick(now + Millis{1000}).any_failed());
-    ASSERT_EQ(reader.count(day), 30) << operation;
-    ASSERT_EQ(reader.top(day, 0, 100).size(), 30U) << operation;
+    ASSERT_EQ(reader.reads().count({day}), 30) << operation;
+    ASSERT_EQ(reader.reads().top_at({day}, 0, 100).size(), 30U) << operation;
     if (operation == "reset") {
       lb(now).moderation().reset("spill", "daily");
     } else {
       lb(now).moderation().drop("spill", false);
     }
-    EXPECT_EQ(reader.count(day), 0) << operation;
-    EXPECT_TRUE(reader.top(day, 0, 100).empty()) << operation;
+    EXPECT_EQ(reader.reads().count({day}), 0) << operation;
+    EXPECT_TRUE(reader.reads().top_at({day}, 0, 100).empty()) << operation;
     // Spilled again, with other points: the reader lists the new ones only.
     score("spill", 0, 30, 5, now);
     ASSERT_FALSE(tick(now + Millis{1000}).any_failed());
-    const auto rows = reader.top(day, 0, 100);
+    const auto rows = reader.reads().top_at({day}, 0, 100);
     ASSERT_EQ(rows.size(), 30U) << operation;
     for (const auto& r : rows) EXPECT_LT(r.points, 1000) << operation << " " << r.member;
     lb(now).moderation().reset("spill", "daily");

@@ -80,7 +80,7 @@ class SpillTest : public ::testing::Test {
                     const std::map<std::string, Model>& model) {
     const auto want = brute_force(model);
     const auto ref = lb.resolve(board, period, std::nullopt);
-    const auto got = lb.top(ref, 0, static_cast<std::int64_t>(want.size()) + 10);
+    const auto got = lb.reads().top_at({ref}, 0, static_cast<std::int64_t>(want.size()) + 10);
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t i = 0; i < want.size(); ++i)
       ASSERT_TRUE(same(got[i], want[i])) << "position " << i;
@@ -119,7 +119,7 @@ TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
   const auto ref = lb.resolve("big", "daily", std::nullopt);
   // periods counts both tiers.
   auto members = [&] {
-    const auto p = lb.periods("big");
+    const auto p = lb.reads().periods("big");
     return std::array<std::int64_t, 3>{p.at(0).current_members, p.at(0).hot_members,
                                        p.at(0).cold_members};
   };
@@ -127,14 +127,14 @@ TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
   std::vector<std::size_t> probe{0, 1, 98, 99, 100, 101, 102, 5000, 9998, 9999};
   for (int i = 0; i < 1000; ++i) probe.push_back(rng() % want.size());
   for (const std::size_t pos : probe) {
-    const auto r = lb.rank(ref, want[pos].member);
+    const auto r = lb.reads().member({ref}, want[pos].member);
     ASSERT_TRUE(r) << want[pos].member;
     EXPECT_TRUE(same(*r, want[pos]));
   }
   for (int i = 0; i < 300; ++i) {
     const std::size_t pos =
         i < 6 ? std::vector<std::size_t>{0, 99, 100, 101, 9999, 5}[i] : rng() % want.size();
-    const auto got = lb.around(ref, want[pos].member, 3);
+    const auto got = lb.reads().around({ref}, want[pos].member, 3);
     const std::size_t from = pos >= 3 ? pos - 3 : 0;
     const std::size_t to = std::min(want.size(), pos + 4);
     ASSERT_EQ(got.size(), to - from) << "around position " << pos;
@@ -147,7 +147,7 @@ TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
     for (int i = 0; i < 200; ++i)
       offsets.push_back(static_cast<std::int64_t>(rng() % listing.size()));
     for (const std::int64_t offset : offsets) {
-      const auto page = lb.top(ref, offset, 20);
+      const auto page = lb.reads().top_at({ref}, offset, 20);
       ASSERT_EQ(page.size(),
                 std::min<std::size_t>(20, listing.size() - static_cast<std::size_t>(offset)))
           << "offset " << offset;
@@ -167,8 +167,8 @@ TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
                      at("2026-11-22T02:00:00Z") + std::chrono::seconds{i}, ""});
   }
   // Past the end: nothing.
-  EXPECT_TRUE(lb.top(ref, 10000, 20).empty());
-  EXPECT_TRUE(lb.top(ref, 123456789, 20).empty());
+  EXPECT_TRUE(lb.reads().top_at({ref}, 10000, 20).empty());
+  EXPECT_TRUE(lb.reads().top_at({ref}, 123456789, 20).empty());
 
   add(lb, model, again);
   EXPECT_GT(lb.counters().rehydrated, 150);
@@ -429,7 +429,7 @@ TEST_F(SpillTest, AStreamBatchSentAgainAfterItsColdLookUpSkipsEntriesAppliedMean
   ASSERT_EQ(got.size(), 2U);
   EXPECT_EQ(got[0].status, UpdateStatus::duplicate) << got[0].reason;
   EXPECT_EQ(got[1].status, UpdateStatus::applied) << got[1].reason;
-  const auto s0 = lb.rank(lb.resolve("big", "daily", std::nullopt), "s0");
+  const auto s0 = lb.reads().member({lb.resolve("big", "daily", std::nullopt)}, "s0");
   ASSERT_TRUE(s0.has_value());
   EXPECT_EQ(s0->points, 1000 + 7);
 }

@@ -94,7 +94,7 @@ class UpdateTest : public ::testing::Test {
 
   std::vector<service::Standing> all(Leaderboards& lb, const std::string& board,
                                      const std::string& period) {
-    return lb.top(lb.resolve(board, period, std::nullopt), 0, 100000);
+    return lb.reads().top_at({lb.resolve(board, period, std::nullopt)}, 0, 100000);
   }
 };
 
@@ -322,15 +322,15 @@ TEST_F(UpdateTest, PoliciesBestAndReplace) {
   EXPECT_EQ(lb.apply(Update{"lap", "ann", 90500, t1, ""}).points.at(0).points, 90500);
   EXPECT_EQ(lb.apply(Update{"lap", "ann", 91000, t2, ""}).points.at(0).points, 90500);
   EXPECT_EQ(lb.apply(Update{"lap", "ann", 90500, t3, ""}).points.at(0).points, 90500);
-  auto r = lb.rank(lb.resolve("lap", "daily", std::nullopt), "ann");
+  auto r = lb.reads().member({lb.resolve("lap", "daily", std::nullopt)}, "ann");
   ASSERT_TRUE(r);
   EXPECT_EQ(*r->achieved_at, t1);
   EXPECT_EQ(lb.apply(Update{"lap", "ann", 89999, t3, ""}).points.at(0).points, 89999);
-  EXPECT_EQ(*lb.rank(lb.resolve("lap", "daily", std::nullopt), "ann")->achieved_at, t3);
+  EXPECT_EQ(*lb.reads().member({lb.resolve("lap", "daily", std::nullopt)}, "ann")->achieved_at, t3);
   // flat: replace, negative allowed down to -50.
   EXPECT_EQ(lb.apply(Update{"flat", "bob", 40, t1, ""}).points.at(0).points, 40);
   EXPECT_EQ(lb.apply(Update{"flat", "bob", -20, t2, ""}).points.at(0).points, -20);
-  EXPECT_EQ(lb.rank(lb.resolve("flat", "daily", std::nullopt), "bob")->points, -20);
+  EXPECT_EQ(lb.reads().member({lb.resolve("flat", "daily", std::nullopt)}, "bob")->points, -20);
 }
 
 TEST_F(UpdateTest, SecondResolutionTruncatesTheTieBreakTime) {
@@ -359,7 +359,8 @@ TEST_F(UpdateTest, OutOfRangeIsRefusedAndNothingIsWritten) {
   EXPECT_EQ(r.status, UpdateStatus::refused);
   EXPECT_NE(r.reason.find("120"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find("monthly"), std::string::npos) << r.reason;
-  EXPECT_TRUE(lb.top(lb.resolve("small", "daily", std::string("2026-11-22")), 0, 10).empty());
+  EXPECT_TRUE(
+      lb.reads().top_at({lb.resolve("small", "daily", std::string("2026-11-22"))}, 0, 10).empty());
   EXPECT_EQ(all(lb, "small", "monthly").at(0).points, 60);
   // Negative increments are fine down to min_points, and refused past it.
   EXPECT_EQ(lb.apply(Update{"small", "bob", -50, at("2026-11-22T01:00:00Z"), ""}).status,
@@ -389,7 +390,7 @@ TEST_F(UpdateTest, ClosedAndFutureEventsAreRefused) {
   const auto frozen = later.apply(Update{"pts", "bob", 1, at("2026-11-21T16:11:00Z"), ""});
   EXPECT_EQ(frozen.status, UpdateStatus::refused);
   EXPECT_NE(frozen.reason.find("daily:2026-11-22"), std::string::npos) << frozen.reason;
-  EXPECT_FALSE(later.rank(later.resolve("pts", "weekly", std::nullopt), "bob"));
+  EXPECT_FALSE(later.reads().member({later.resolve("pts", "weekly", std::nullopt)}, "bob"));
 }
 
 // PRODUCT.md: an event id is applied at most once per board within dedupe_window; later it
@@ -550,7 +551,7 @@ TEST_F(UpdateTest, ABatchTooLongForOneCommandGoesAsSeveralInOrder) {
   Leaderboards lb(config, conn, Clock(t + std::chrono::hours{1}));
   for (const auto& r : lb.apply(events)) ASSERT_EQ(r.status, UpdateStatus::applied) << r.reason;
   for (const auto& r : lb.apply(events)) EXPECT_EQ(r.status, UpdateStatus::duplicate);
-  const auto rows = lb.top(lb.resolve("pts", "daily", std::nullopt), 0, 1000);
+  const auto rows = lb.reads().top_at({lb.resolve("pts", "daily", std::nullopt)}, 0, 1000);
   ASSERT_EQ(rows.size(), want.size());
   for (const auto& r : rows) EXPECT_EQ(r.points, want[r.member]) << r.member;
   EXPECT_THROW(conn.command(redis::Args(4000, "PING")), redis::ReplyError);
@@ -610,8 +611,10 @@ TEST_F(UpdateTest, BatchesAcrossBoardsAndPeriodsMatchOneByOne) {
 
   for (const char* board : {"b1", "b2", "c1"}) {
     for (const char* day : {"2026-11-19", "2026-11-20", "2026-11-21"}) {
-      const auto a = batch.top(batch.resolve(board, "daily", std::string(day)), 0, 1000);
-      const auto b = single.top(single.resolve(board, "daily", std::string(day)), 0, 1000);
+      const auto a =
+          batch.reads().top_at({batch.resolve(board, "daily", std::string(day))}, 0, 1000);
+      const auto b =
+          single.reads().top_at({single.resolve(board, "daily", std::string(day))}, 0, 1000);
       ASSERT_EQ(a.size(), b.size()) << board << " " << day;
       ASSERT_FALSE(a.empty());
       for (std::size_t i = 0; i < a.size(); ++i) {
@@ -703,9 +706,12 @@ TEST_F(UpdateTest, BatchedAndCoalescedMatchOneByOneForEveryPolicyOrderAndTieBrea
     for (const auto& board : names) {
       for (const auto& [period, id] :
            {std::pair{"daily", "2026-11-19"}, {"daily", "2026-11-20"}, {"weekly", "2026-W47"}}) {
-        const auto a = batched.top(batched.resolve(board, period, std::string(id)), 0, 100);
-        const auto b = single.top(single.resolve(board, period, std::string(id)), 0, 100);
-        const auto c = quiet.top(quiet.resolve(board, period, std::string(id)), 0, 100);
+        const auto a =
+            batched.reads().top_at({batched.resolve(board, period, std::string(id))}, 0, 100);
+        const auto b =
+            single.reads().top_at({single.resolve(board, period, std::string(id))}, 0, 100);
+        const auto c =
+            quiet.reads().top_at({quiet.resolve(board, period, std::string(id))}, 0, 100);
         ASSERT_EQ(a.size(), b.size()) << board << " " << id;
         ASSERT_EQ(c.size(), b.size()) << board << " " << id;
         for (std::size_t i = 0; i < a.size(); ++i) {

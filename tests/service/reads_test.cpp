@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "redis/url.h"
 #include "server_free_config.h"
+#include "service/leaderboards.h"
 
 namespace bk::service {
 namespace {
@@ -25,10 +26,14 @@ class ReadsTest : public ::testing::Test {
   Config config = testing::server_free_config(kBoards);
   redis::Connection redis{redis::parse_url(config.redis.url), redis::Connect::later};
   Leaderboards live{config, redis, Clock(*parse_rfc3339("2026-11-20T12:00:00Z"))};
-  Reads reads{live, []() -> cold::History& {
-                ADD_FAILURE() << "the archive was asked";
-                throw UnavailableError("no archive in this test");
-              }};
+  Reads& reads = live.reads();
+
+  void SetUp() override {
+    reads.read_history_from([]() -> cold::History& {
+      ADD_FAILURE() << "the archive was asked";
+      throw UnavailableError("no archive in this test");
+    });
+  }
 
   // The exception a call throws, by its exit code and whether it is a 404 (NotFoundError).
   template <class F>
