@@ -44,7 +44,7 @@ inline constexpr std::int64_t kMaxLimit = 1000;  // rows of one page
 inline constexpr std::int64_t kMaxIds = 1000;    // members of one members request
 inline constexpr std::int64_t kMaxK = 500;       // neighbours each side
 
-// serve's worker lanes (cli/http_server.h, Options::lane): a read that Redis alone answers
+// serve's worker lanes (http/server.h, Options::lane): a read that Redis alone answers
 // as a rule (the first page of a period, a member and its neighbours) never waits for a
 // worker held by one that needs PostgreSQL as a rule (a past period: period_id; a cursor's
 // later pages; history; many ids at once; the periods list, whose counts of spilled periods

@@ -10,26 +10,12 @@
 
 namespace bk::cli {
 
-redis::Options redis_options(const RedisConfig& config) {
-  redis::Options o = redis::parse_url(config.url);
-  o.tls.ca_file = config.tls.ca_file;  // used with rediss:// (o.tls.enabled)
-  o.tls.cert_file = config.tls.cert_file;
-  o.tls.key_file = config.tls.key_file;
-  o.tls.server_name = config.tls.server_name;
-  o.cluster = config.cluster;
-  for (const std::string& node : config.nodes) {
-    const redis::Options seed = redis::parse_url(node);
-    o.seeds.emplace_back(seed.host, seed.port);
-  }
-  return o;
-}
-
 Context::Context(Config config, Clock clock, Format format)
     : config_(std::move(config)), clock_(clock), format_(format) {}
 
 redis::Connection& Context::redis() {
   if (!redis_) {
-    const redis::Options options = redis_options(config_.redis);
+    const redis::Options options = service::redis_options(config_.redis);
     spdlog::debug("connecting to redis at {}", redis::describe(options));
     redis_ = std::make_unique<redis::Connection>(options);
   }
@@ -78,7 +64,7 @@ service::Leaderboards& Context::leaderboards() {
 
 redis::Connection& Context::redis_if_reachable() {
   if (!redis_) {
-    const redis::Options options = redis_options(config_.redis);
+    const redis::Options options = service::redis_options(config_.redis);
     spdlog::debug("connecting to redis at {}", redis::describe(options));
     auto conn = std::make_unique<redis::Connection>(options, redis::Connect::later);
     try {

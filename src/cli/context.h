@@ -14,9 +14,6 @@
 
 namespace bk::cli {
 
-// Where `redis:` points: the URL's options, and with `cluster: true` the nodes as more seeds.
-redis::Options redis_options(const RedisConfig& config);
-
 enum class Format { text, json };
 
 class Context {

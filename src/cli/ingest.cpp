@@ -14,10 +14,11 @@
 #include <mutex>
 
 #include "cli/commands.h"
-#include "cli/http_server.h"
 #include "cli/logging.h"
-#include "cli/metrics_io.h"
 #include "cli/output.h"
+#include "http/metrics_io.h"
+#include "http/server.h"
+#include "service/deployment.h"
 
 namespace bk::cli {
 namespace {
@@ -43,7 +44,7 @@ class IngestMetrics : public lifecycle::IngestObserver {
   IngestMetrics(std::chrono::milliseconds block, const std::vector<std::string>& streams)
       : stale_after_(std::max<std::chrono::nanoseconds>(std::chrono::seconds{30}, 3 * block)),
         fresh_within_(std::max<std::chrono::nanoseconds>(std::chrono::seconds{5}, 3 * block)) {
-    add_build_info(registry_);
+    http::add_build_info(registry_);
     for (auto* c : {&read_, &reclaimed_, &applied_, &duplicate_, &dead_, &unavailable_, &waiting_,
                     &dead_letter_failures_, &rehydrated_, &redis_errors_, &postgres_errors_,
                     &board_failed_, &board_failures_}) {
@@ -65,7 +66,7 @@ class IngestMetrics : public lifecycle::IngestObserver {
 
   void redis_round_trip() override {
     last_redis_ok_ns_.store(steady_ns());
-    last_success_.set(unix_now());
+    last_success_.set(http::unix_now());
   }
 
   void backend_failures(Backend backend, std::int64_t in_a_row) override {
@@ -123,10 +124,10 @@ class IngestMetrics : public lifecycle::IngestObserver {
     trimmed_.add(static_cast<double>(b.trimmed), labels);
   }
 
-  HttpServer::Response answer(std::string_view path) const {
+  http::HttpServer::Response answer(std::string_view path) const {
     if (path == "/metrics") {
-      update_process_metrics(registry_);
-      return {200, std::string(kPrometheusText), registry_.render()};
+      http::update_process_metrics(registry_);
+      return {200, std::string(http::kPrometheusText), registry_.render()};
     }
     if (path == "/healthz") {
       const std::chrono::nanoseconds since{steady_ns() - last_turn_ns_.load()};
@@ -303,13 +304,15 @@ void stop_on_signals() {
 
 // Before connecting, so probes answer (not ready) while Redis is being reached; none when
 // there is no --listen.
-std::unique_ptr<HttpServer> serve_probes(const IngestArgs& args, IngestMetrics& observed) {
+std::unique_ptr<http::HttpServer> serve_probes(const IngestArgs& args, IngestMetrics& observed) {
   if (args.listen.empty()) return nullptr;
-  HttpServer::Options options;
+  http::HttpServer::Options options;
   options.inline_paths = {"/metrics", "/healthz", "/readyz"};  // none of them blocks
-  auto server = std::make_unique<HttpServer>(
+  auto server = std::make_unique<http::HttpServer>(
       args.listen,
-      [&observed](const HttpServer::Request& request) { return observed.answer(request.path); },
+      [&observed](const http::HttpServer::Request& request) {
+        return observed.answer(request.path);
+      },
       options);
   spdlog::info("ingest: serving /metrics, /healthz and /readyz on http://{}", server->address());
   return server;
@@ -370,13 +373,13 @@ int ingest(Context& ctx, const IngestArgs& args) {
       options_for(ctx.config().ingest, args, ctx.config().redis.cluster);
 
   IngestMetrics observed(o.block, o.streams);
-  const std::unique_ptr<HttpServer> server = serve_probes(args, observed);
+  const std::unique_ptr<http::HttpServer> server = serve_probes(args, observed);
   spdlog::info("ingest: stream{} {} group {} consumer {}{}{}", o.streams.size() == 1 ? "" : "s",
                fmt::join(o.streams, ", "), o.group, o.consumer, o.trim ? "" : " (not trimming)",
                o.drain ? " (until drained)" : "");
   // A connection of its own, made by the loop (with backoff, like every reconnection), so
   // that an unreachable Redis at start is waited out too.
-  const redis::Options options = redis_options(ctx.config().redis);
+  const redis::Options options = service::redis_options(ctx.config().redis);
   spdlog::debug("ingest: redis at {}", redis::describe(options));
   redis::Connection redis(options, redis::Connect::later);
   service::Leaderboards boards(

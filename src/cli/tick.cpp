@@ -11,9 +11,10 @@
 
 #include "cli/commands.h"
 #include "cli/logging.h"
-#include "cli/metrics_io.h"
 #include "cli/output.h"
 #include "cli/progress.h"
+#include "http/metrics_io.h"
+#include "service/deployment.h"
 
 namespace bk::cli {
 namespace {
@@ -204,7 +205,7 @@ void add_run_gauges(metrics::Registry& r, const lifecycle::TickReport& report, i
   gauge("boardkeeper_tick_dry_run", "1 if the last tick was a --dry-run (nothing changed).",
         dry_run ? 1 : 0);
   gauge("boardkeeper_tick_last_run_timestamp_seconds",
-        "When the last tick ended (Unix time), whatever its outcome.", unix_now());
+        "When the last tick ended (Unix time), whatever its outcome.", http::unix_now());
   if (last_success) {
     gauge("boardkeeper_tick_last_success_timestamp_seconds",
           "When a tick last ended with exit code 0 (Unix time; dry runs excluded).", *last_success);
@@ -297,7 +298,7 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
                            bool dry_run, lifecycle::Seconds took,
                            std::optional<double> last_success) {
   metrics::Registry r;
-  add_build_info(r);
+  http::add_build_info(r);
   add_run_gauges(r, report, exit_code, dry_run, took, last_success);
   add_period_gauges(r, report, t);
   add_history_gauges(r, report, t);
@@ -307,7 +308,7 @@ std::string render_metrics(const lifecycle::TickReport& report, const Totals& t,
 constexpr const char* kLastSuccess = "boardkeeper_tick_last_success_timestamp_seconds";
 
 // Writes and pushes; returns false when the metrics file could not be written.
-bool publish(const TickArgs& args, const std::optional<HttpUrl>& gateway,
+bool publish(const TickArgs& args, const std::optional<http::HttpUrl>& gateway,
              const lifecycle::TickReport& report, const Totals& t, int exit_code,
              lifecycle::Seconds took) {
   const bool success = exit_code == 0 && !args.dry_run;
@@ -316,11 +317,11 @@ bool publish(const TickArgs& args, const std::optional<HttpUrl>& gateway,
     // A failed run keeps the previous success time, so "time since last success" alerts work
     // from the file alone.
     const std::optional<double> last =
-        success ? std::optional<double>(unix_now())
-                : metrics::find_sample(read_file_or_empty(args.metrics_file), kLastSuccess);
+        success ? std::optional<double>(http::unix_now())
+                : metrics::find_sample(http::read_file_or_empty(args.metrics_file), kLastSuccess);
     try {
-      write_file_atomically(args.metrics_file,
-                            render_metrics(report, t, exit_code, args.dry_run, took, last));
+      http::write_file_atomically(args.metrics_file,
+                                  render_metrics(report, t, exit_code, args.dry_run, took, last));
     } catch (const Error& e) {
       spdlog::error("tick: {}", e.what());
       written = false;
@@ -330,10 +331,10 @@ bool publish(const TickArgs& args, const std::optional<HttpUrl>& gateway,
     // PUT replaces the group; a failed run POSTs without the success time, so the
     // Pushgateway keeps the one pushed by the last successful run.
     std::optional<double> last;
-    if (success) last = unix_now();
+    if (success) last = http::unix_now();
     try {
-      push_metrics(*gateway, "boardkeeper_tick", success,
-                   render_metrics(report, t, exit_code, args.dry_run, took, last));
+      http::push_metrics(*gateway, "boardkeeper_tick", success,
+                         render_metrics(report, t, exit_code, args.dry_run, took, last));
     } catch (const Error& e) {
       spdlog::warn("tick: pushing metrics to {} failed (exit code unchanged): {}", args.pushgateway,
                    e.what());
@@ -402,9 +403,9 @@ void log_summary(const TickArgs& args, const lifecycle::TickReport& report, cons
 }  // namespace
 
 int tick(Context& ctx, const TickArgs& args) {
-  std::optional<HttpUrl> gateway;
-  if (!args.pushgateway.empty()) gateway = parse_http_url(args.pushgateway, "--pushgateway");
-  if (!args.metrics_file.empty()) check_writable_dir(args.metrics_file, "--metrics-file");
+  std::optional<http::HttpUrl> gateway;
+  if (!args.pushgateway.empty()) gateway = http::parse_http_url(args.pushgateway, "--pushgateway");
+  if (!args.metrics_file.empty()) http::check_writable_dir(args.metrics_file, "--metrics-file");
   const auto started = std::chrono::steady_clock::now();
 
   lifecycle::TickReport report;

@@ -9,8 +9,24 @@
 
 #include "core/error.h"
 #include "hot/deployment.h"
+#include "redis/url.h"
 
 namespace bk::service {
+
+redis::Options redis_options(const RedisConfig& config) {
+  redis::Options o = redis::parse_url(config.url);
+  o.tls.ca_file = config.tls.ca_file;  // used with rediss:// (o.tls.enabled)
+  o.tls.cert_file = config.tls.cert_file;
+  o.tls.key_file = config.tls.key_file;
+  o.tls.server_name = config.tls.server_name;
+  o.cluster = config.cluster;
+  for (const std::string& node : config.nodes) {
+    const redis::Options seed = redis::parse_url(node);
+    o.seeds.emplace_back(seed.host, seed.port);
+  }
+  return o;
+}
+
 namespace {
 
 std::string new_id() {

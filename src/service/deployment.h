@@ -13,9 +13,13 @@
 #include <string>
 
 #include "cold/cold_store.h"
+#include "config/config.h"
 #include "redis/connection.h"
 
 namespace bk::service {
+
+// Where `redis:` points: the URL's options, and with `cluster: true` the nodes as more seeds.
+redis::Options redis_options(const RedisConfig& config);
 
 // Where a Redis data set lives, as the schema records it and messages show it:
 // "host:port/db" ("[v6]:port/db"), or "unix://<path>?db=N". Never the user or password.

@@ -1,6 +1,6 @@
 // The console's pages, compiled in by bk_embed (src/console/*), answered with a strict
 // Content-Security-Policy: the page may only run its own script and talk to its own origin.
-#include "cli/console.h"
+#include "http/console.h"
 
 #include <string_view>
 #include <utility>
@@ -8,7 +8,7 @@
 #include "core/json.h"
 #include "embedded/console.h"
 
-namespace bk::cli {
+namespace bk::http {
 namespace {
 
 struct Asset {
@@ -60,4 +60,4 @@ std::vector<std::string> console_paths() {
   return paths;
 }
 
-}  // namespace bk::cli
+}  // namespace bk::http

@@ -1,6 +1,6 @@
 // The HTTP server's answer texts without a socket: the bytes of an answer (headers, caching,
 // CORS, HEAD), OPTIONS' answer, and the seconds shown in messages.
-#include "cli/http_parts.h"
+#include "http/parts.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -9,7 +9,7 @@
 
 #include <future>
 
-namespace bk::cli::http_parts {
+namespace bk::http::parts {
 namespace {
 
 // The answer without its Date line, which changes every second.
@@ -109,4 +109,4 @@ TEST(HttpPartsTest, AWorkerPoolsThreadsRunAtItsNiceValue) {
 }
 
 }  // namespace
-}  // namespace bk::cli::http_parts
+}  // namespace bk::http::parts

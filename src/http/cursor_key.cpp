@@ -1,6 +1,6 @@
 // The cursor key from the environment or from the deployment's PostgreSQL schema (with a
 // copy in Redis for when PostgreSQL is down).
-#include "cli/cursor_key.h"
+#include "http/cursor_key.h"
 
 #include <openssl/rand.h>
 #include <spdlog/spdlog.h>
@@ -9,14 +9,14 @@
 #include <optional>
 
 #include "api/cursor.h"
-#include "cli/context.h"
 #include "cold/cold_store.h"
 #include "core/error.h"
 #include "core/redact.h"
 #include "hot/deployment.h"
 #include "redis/connection.h"
+#include "service/deployment.h"
 
-namespace bk::cli {
+namespace bk::http {
 namespace {
 
 constexpr const char* kEnv = "BOARDKEEPER_CURSOR_KEY";
@@ -71,7 +71,7 @@ std::function<std::string()> cursor_key_provider(const Config& config) {
     return [key] { return key; };
   }
   return [url = config.postgres.url, schema = config.postgres.schema,
-          redis = redis_options(config.redis), prefix = config.redis.key_prefix] {
+          redis = service::redis_options(config.redis), prefix = config.redis.key_prefix] {
     std::string key;
     try {
       cold::ColdStore store(url, schema);
@@ -87,4 +87,4 @@ std::function<std::string()> cursor_key_provider(const Config& config) {
   };
 }
 
-}  // namespace bk::cli
+}  // namespace bk::http

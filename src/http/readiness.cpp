@@ -1,7 +1,7 @@
 // The readiness prober: a Redis connection and a libpq connection of its own, used only by
 // its thread. A check that fails on a connection that was up is tried once more on a fresh
 // one (a backend restart kills idle connections; that alone is no outage).
-#include "cli/readiness.h"
+#include "http/readiness.h"
 
 #include <libpq-fe.h>
 #include <poll.h>
@@ -19,7 +19,7 @@
 #include "redis/connection.h"
 #include "redis/ping.h"
 
-namespace bk::cli {
+namespace bk::http {
 namespace {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
@@ -292,4 +292,4 @@ std::string Readiness::json() const {
   return out.done();
 }
 
-}  // namespace bk::cli
+}  // namespace bk::http

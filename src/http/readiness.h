@@ -13,7 +13,7 @@
 
 #include "redis/url.h"
 
-namespace bk::cli {
+namespace bk::http {
 
 class Readiness {
  public:
@@ -64,4 +64,4 @@ class Readiness {
   void record(std::atomic<State>& state, const char* backend, State now, const std::string& why);
 };
 
-}  // namespace bk::cli
+}  // namespace bk::http

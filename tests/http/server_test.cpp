@@ -2,7 +2,7 @@
 // clients cost no worker, deadlines answer 408, pipelining and long keep-alive work, the
 // connection limit answers 503, every HTTP-layer error is JSON, every answer carries Date
 // and Cache-Control, CORS preflights, and stop() is prompt and still answers what it has.
-#include "cli/http_server.h"
+#include "http/server.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 
 #include "raw_http.h"
 
-namespace bk::cli {
+namespace bk::http {
 namespace {
 
 using namespace std::chrono_literals;
@@ -443,4 +443,4 @@ TEST(HttpServer, StopIsPromptAndAnswersTheRequestInProgress) {
 }
 
 }  // namespace
-}  // namespace bk::cli
+}  // namespace bk::http

@@ -4,7 +4,7 @@
 // cpp-httplib holds a thread per connection, so 32 slow clients stopped 32 workers. Beast
 // gives the parser alone (limits, errors as codes): every byte written and every deadline
 // is ours, and one I/O thread holds thousands of connections.
-#include "cli/http_server.h"
+#include "http/server.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -24,18 +24,18 @@
 #include <thread>
 #include <unordered_map>
 
-#include "cli/http_parts.h"
-#include "cli/net.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/percent.h"
 #include "core/redact.h"
+#include "http/net.h"
+#include "http/parts.h"
 
-namespace bk::cli {
+namespace bk::http {
 namespace {
 
 namespace asio = boost::asio;
-namespace http = boost::beast::http;
+namespace beast_http = boost::beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 using Millis = std::chrono::milliseconds;
@@ -50,13 +50,13 @@ constexpr std::size_t kMaxLinger = std::size_t{1024} * 1024;  // ... at most thi
 constexpr std::size_t kMaxRefusing = 256;  // connections over the limit being answered
 constexpr Millis kAcceptPause{100};        // out of descriptors: accept again after
 
-using http_parts::block_signals;
-using http_parts::Exchange;
-using http_parts::header_safe;
-using http_parts::http_date;
-using http_parts::json_error;
-using http_parts::seconds_text;
-using http_parts::WorkerPool;
+using parts::block_signals;
+using parts::Exchange;
+using parts::header_safe;
+using parts::http_date;
+using parts::json_error;
+using parts::seconds_text;
+using parts::WorkerPool;
 
 // A request the HTTP layer answers itself, with a JSON error, then closes the connection.
 struct Refusal {
@@ -107,7 +107,7 @@ struct Server {
   void start_lanes() {
     std::vector<std::size_t> sizes = options.lane_workers;
     if (!options.lane || sizes.empty()) sizes = {options.workers};
-    lanes = http_parts::start_pools(sizes, options.lane ? options.lane_nice : std::vector<int>{});
+    lanes = parts::start_pools(sizes, options.lane ? options.lane_nice : std::vector<int>{});
   }
   WorkerPool& lane_of(const Request& request) {
     if (lanes.size() == 1) return *lanes.front();
@@ -139,10 +139,10 @@ struct Server {
     return json_error(500, "internal error (logged)");
   }
   std::string serialize(const Response& r, const Exchange& x, bool close) const {
-    return http_parts::serialize(r, x, close, options);
+    return parts::serialize(r, x, close, options);
   }
   Response options_answer(const Exchange& x) const {
-    return http_parts::options_answer(x, options, allow);
+    return parts::options_answer(x, options, allow);
   }
 };
 
@@ -196,7 +196,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   enum class Phase { idle, head, body, working, writing, lingering, closed };
-  using Parser = http::request_parser<http::string_body>;
+  using Parser = beast_http::request_parser<beast_http::string_body>;
 
   Server& server_;
   tcp::socket socket_;
@@ -291,7 +291,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       error_code ec;
       const std::size_t used = parser_->put(buffer_.data(), ec);
       buffer_.consume(used);
-      if (ec && ec != http::error::need_more) {
+      if (ec && ec != beast_http::error::need_more) {
         refuse(refusal_for(ec));
         return;
       }
@@ -320,14 +320,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->eager(true);
   }
   Refusal refusal_for(const error_code& ec) const {
-    if (ec == http::error::header_limit) {
+    if (ec == beast_http::error::header_limit) {
       // The head never ended: the request line, or the headers after it, are too long.
       const auto* data = static_cast<const char*>(buffer_.data().data());
       const std::string_view head(data, std::min(buffer_.size(), kMaxRequestLine + 2));
       if (head.find("\r\n") == std::string_view::npos) return line_too_long();
       return headers_too_large();
     }
-    if (ec == http::error::body_limit) return body_too_large();
+    if (ec == beast_http::error::body_limit) return body_too_large();
     return {400, "malformed request: " + ec.message()};
   }
   static Refusal line_too_long() {
@@ -348,18 +348,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
       refuse(std::move(*problem));
       return false;
     }
-    if (m.method() != http::verb::options && server_.options.admit) {
+    if (m.method() != beast_http::verb::options && server_.options.admit) {
       if (const std::optional<Response> refused = server_.options.admit(head_of(m))) {
         refuse_with(*refused);
         return false;
       }
     }
     exchange_ = Exchange{};
-    exchange_.head = m.method() == http::verb::head;
-    exchange_.read = exchange_.head || m.method() == http::verb::get;
+    exchange_.head = m.method() == beast_http::verb::head;
+    exchange_.read = exchange_.head || m.method() == beast_http::verb::get;
     exchange_.version = m.version();
     exchange_.keep_alive = m.keep_alive();
-    if (const auto it = m.find(http::field::origin); it != m.end()) {
+    if (const auto it = m.find(beast_http::field::origin); it != m.end()) {
       exchange_.origin = std::string(it->value());
     }
     if (!parser_->is_done()) {
@@ -368,7 +368,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     return true;
   }
-  std::optional<Refusal> head_problem(const http::request<http::string_body>& m) {
+  std::optional<Refusal> head_problem(const beast_http::request<beast_http::string_body>& m) {
     if (m.version() / 10 != 1) {
       return Refusal{400, "HTTP/" + std::to_string(m.version() / 10) + "." +
                               std::to_string(m.version() % 10) +
@@ -386,7 +386,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (target.empty() || (target[0] != '/' && !(target == "*" && method == "OPTIONS"))) {
       return Refusal{400, "the request target must be a path starting with /"};
     }
-    const std::size_t hosts = m.count(http::field::host);
+    const std::size_t hosts = m.count(beast_http::field::host);
     if (hosts > 1 || (hosts == 0 && m.version() >= 11)) {
       return Refusal{400, "an HTTP/1.1 request needs exactly one Host header"};
     }
@@ -396,15 +396,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (header_bytes > kMaxHeaderBlock) return headers_too_large();
     return body_problem(m, post || (write && method == "PUT"));
   }
-  std::optional<Refusal> body_problem(const http::request<http::string_body>& m, bool post) {
-    if (m.count(http::field::transfer_encoding) != 0 && !parser_->chunked()) {
+  std::optional<Refusal> body_problem(const beast_http::request<beast_http::string_body>& m,
+                                      bool post) {
+    if (m.count(beast_http::field::transfer_encoding) != 0 && !parser_->chunked()) {
       return Refusal{400, "the only transfer coding accepted is chunked"};
     }
     const bool has_body = parser_->chunked() || parser_->content_length().value_or(0) > 0;
     if (has_body && !post) {
       return Refusal{400, "a " + std::string(m.method_string()) + " request carries no body"};
     }
-    if (m.method() == http::verb::put) {  // a small body: its bound is checked now
+    if (m.method() == beast_http::verb::put) {  // a small body: its bound is checked now
       body_limit_ = server_.options.max_write_body;
       if (parser_->content_length().value_or(0) > body_limit_) return body_too_large();
       parser_->body_limit(body_limit_);  // a chunked one
@@ -413,8 +414,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   // A client that waits for "100 Continue" before it sends the body (curl does, above 1 KiB)
   // gets it at once; the socket is fresh and non-blocking, so a short write would be odd.
-  void expect_continue(const http::request<http::string_body>& m) {
-    const auto it = m.find(http::field::expect);
+  void expect_continue(const beast_http::request<beast_http::string_body>& m) {
+    const auto it = m.find(beast_http::field::expect);
     if (it == m.end() || !boost::beast::iequals(it->value(), "100-continue")) return;
     static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
     error_code ec;
@@ -443,19 +444,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
   }
   Request take_request() {
-    http::request<http::string_body> m = parser_->release();
+    beast_http::request<beast_http::string_body> m = parser_->release();
     parser_.reset();
     Request r = head_of(m);
     r.body = std::move(m.body());
     return r;
   }
-  static Request head_of(const http::request<http::string_body>& m) {
+  static Request head_of(const beast_http::request<beast_http::string_body>& m) {
     Request r;
     r.method = std::string(m.method_string());
     r.target = std::string(m.target());
     const std::string raw_path = r.target.substr(0, r.target.find('?'));
     r.path = percent_decode(raw_path).value_or(raw_path);
-    if (const auto it = m.find(http::field::authorization); it != m.end()) {
+    if (const auto it = m.find(beast_http::field::authorization); it != m.end()) {
       r.authorization = std::string(it->value());
     }
     return r;
@@ -694,4 +695,4 @@ const std::string& HttpServer::address() const {
   return impl_->server.address;
 }
 
-}  // namespace bk::cli
+}  // namespace bk::http

@@ -5,10 +5,10 @@
 #include <string>
 #include <string_view>
 
-#include "cli/net.h"
 #include "core/metrics.h"
+#include "http/net.h"
 
-namespace bk::cli {
+namespace bk::http {
 
 // The content type of the Prometheus text format.
 inline constexpr std::string_view kPrometheusText = "text/plain; version=0.0.4; charset=utf-8";
@@ -58,4 +58,4 @@ HttpReply http_request(const HttpUrl& url, std::string_view method, const std::s
 void push_metrics(const HttpUrl& gateway, const std::string& job, bool replace,
                   std::string_view text);
 
-}  // namespace bk::cli
+}  // namespace bk::http

@@ -7,7 +7,7 @@
 
 #include "config/config.h"
 
-namespace bk::cli {
+namespace bk::http {
 
 // BOARDKEEPER_CURSOR_KEY set: that key (registered as a secret; shorter than 32 bytes is a
 // UsageError now, at start). Else a provider that reads the key named "cursor" from the
@@ -17,4 +17,4 @@ namespace bk::cli {
 // time it is called (the API calls it until it has succeeded once).
 std::function<std::string()> cursor_key_provider(const Config& config);
 
-}  // namespace bk::cli
+}  // namespace bk::http

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/http_server.h"
+#include "http/server.h"
 
-namespace bk::cli {
+namespace bk::http {
 
 // The console's answer to a request for `path` (GET or HEAD; another method is a 405), or
 // nullopt when the path is none of the console's. Never blocks: answered on the I/O thread.
@@ -20,4 +20,4 @@ std::vector<std::string> console_paths();
 // from this origin only, no inline script, no eval, no frames, no plugins.
 extern const char* const kConsolePolicy;
 
-}  // namespace bk::cli
+}  // namespace bk::http

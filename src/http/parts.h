@@ -1,4 +1,4 @@
-// The HTTP server's parts that need no connection (cli/http_server.cpp): the worker pool
+// The HTTP server's parts that need no connection (http/server.cpp): the worker pool
 // that runs handlers, and the texts of answers (status line and headers, OPTIONS, errors).
 #pragma once
 #include <chrono>
@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "cli/http_server.h"
+#include "http/server.h"
 
-namespace bk::cli::http_parts {
+namespace bk::http::parts {
 
 // Blocks every signal in the calling thread: signals (SIGTERM, SIGINT) belong to the main
 // thread, which stops the server.
@@ -78,4 +78,4 @@ class WorkerPool {
 std::vector<std::unique_ptr<WorkerPool>> start_pools(const std::vector<std::size_t>& sizes,
                                                      const std::vector<int>& nice);
 
-}  // namespace bk::cli::http_parts
+}  // namespace bk::http::parts

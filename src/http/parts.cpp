@@ -1,5 +1,5 @@
-// The HTTP server's connection-free parts (cli/http_parts.h).
-#include "cli/http_parts.h"
+// The HTTP server's connection-free parts (http/parts.h).
+#include "http/parts.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -15,7 +15,7 @@
 
 #include "core/json.h"
 
-namespace bk::cli::http_parts {
+namespace bk::http::parts {
 
 void block_signals() {
   sigset_t all;
@@ -170,4 +170,4 @@ void WorkerPool::run() {
   }
 }
 
-}  // namespace bk::cli::http_parts
+}  // namespace bk::http::parts

@@ -1,7 +1,7 @@
-// The console's pages as serve answers them (cli/console.cpp): no server, no browser. The
+// The console's pages as serve answers them (http/console.cpp): no server, no browser. The
 // browser test (tests/console) checks what they do; this checks what they are sent with and
 // that nothing in them needs what the Content-Security-Policy forbids.
-#include "cli/console.h"
+#include "http/console.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace bk::cli {
+namespace bk::http {
 namespace {
 
 HttpServer::Request get(const std::string& path, const std::string& method = "GET") {
@@ -126,4 +126,4 @@ TEST(ConsoleTest, ThePagesNeedNothingThePolicyForbids) {
 }
 
 }  // namespace
-}  // namespace bk::cli
+}  // namespace bk::http

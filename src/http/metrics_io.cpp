@@ -1,5 +1,5 @@
 // File and Pushgateway output of the metrics text.
-#include "cli/metrics_io.h"
+#include "http/metrics_io.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -22,7 +22,7 @@
 #include "core/redact.h"
 #include "version.h"
 
-namespace bk::cli {
+namespace bk::http {
 namespace {
 
 std::string dir_of(const std::string& path) {
@@ -227,4 +227,4 @@ void push_metrics(const HttpUrl& gateway, const std::string& job, bool replace,
   }
 }
 
-}  // namespace bk::cli
+}  // namespace bk::http

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace bk::cli::net {
+namespace bk::http::net {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
@@ -48,4 +48,4 @@ bool send_all(int fd, std::string_view data, Deadline deadline, int wake = -1);
 // Appends what arrives; returns bytes read, 0 at EOF, -1 on an error, a timeout or a wake.
 long receive_some(int fd, std::string& into, std::size_t max, Deadline deadline, int wake = -1);
 
-}  // namespace bk::cli::net
+}  // namespace bk::http::net

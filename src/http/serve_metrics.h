@@ -5,13 +5,13 @@
 #include <memory>
 #include <string>
 
-#include "cli/readiness.h"
 #include "core/metrics.h"
+#include "http/readiness.h"
 #include "redis/shared_link.h"
 #include "service/cold_index.h"
 #include "service/replica.h"
 
-namespace bk::cli {
+namespace bk::http {
 
 class ServeMetrics {
  public:
@@ -39,4 +39,4 @@ class ServeMetrics {
   void render_link();
 };
 
-}  // namespace bk::cli
+}  // namespace bk::http

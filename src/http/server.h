@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace bk::cli {
+namespace bk::http {
 
 class HttpServer {
  public:
@@ -96,4 +96,4 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace bk::cli
+}  // namespace bk::http

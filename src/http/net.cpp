@@ -1,6 +1,6 @@
 // Sockets are non-blocking and every wait is a poll() with the time left, so no peer can
 // hold us past a deadline.
-#include "cli/net.h"
+#include "http/net.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 
 #include "core/error.h"
 
-namespace bk::cli::net {
+namespace bk::http::net {
 namespace {
 
 int millis_left(Deadline deadline) {
@@ -157,4 +157,4 @@ long receive_some(int fd, std::string& into, std::size_t max, Deadline deadline,
   }
 }
 
-}  // namespace bk::cli::net
+}  // namespace bk::http::net

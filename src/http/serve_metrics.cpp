@@ -1,12 +1,12 @@
-// serve's /metrics (cli/serve_metrics.h). Counters kept elsewhere (the cold ranks' and the
+// serve's /metrics (http/serve_metrics.h). Counters kept elsewhere (the cold ranks' and the
 // replica's) are added by what they grew since the last scrape.
-#include "cli/serve_metrics.h"
+#include "http/serve_metrics.h"
 
 #include <tuple>
 
-#include "cli/metrics_io.h"
+#include "http/metrics_io.h"
 
-namespace bk::cli {
+namespace bk::http {
 
 ServeMetrics::ServeMetrics(std::shared_ptr<service::ColdIndexes> cold_ranks,
                            std::shared_ptr<service::ReplicaReads> replica_reads,
@@ -96,4 +96,4 @@ void ServeMetrics::render_replica() {
       .set(readiness_.replica() == Readiness::State::ok ? 1 : 0);
 }
 
-}  // namespace bk::cli
+}  // namespace bk::http

@@ -1,0 +1,118 @@
+// serve's bearer tokens (http/tokens.h).
+#include "http/tokens.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/redact.h"
+
+namespace bk::http {
+namespace {
+
+std::string trimmed(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
+}
+
+// One kind of token's two sources: an environment variable and a file of the config.
+struct Sources {
+  const char* env;        // comma-separated tokens
+  const char* unset_env;  // what unsetting the variable would do
+  std::string file;       // one a line
+  std::string file_key;   // serve.tokens_file...
+  std::string where;      // the config file's line of that key
+};
+
+void add(std::vector<std::string>& tokens, std::string t) {
+  add_secret(t);  // never printed, whatever happens
+  tokens.push_back(std::move(t));
+}
+
+std::vector<std::string> of_list(const std::string& list) {
+  std::vector<std::string> tokens;
+  for (std::size_t start = 0; start <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    if (std::string t = trimmed(list.substr(start, comma - start)); !t.empty())
+      add(tokens, std::move(t));
+    start = comma + 1;
+  }
+  return tokens;
+}
+
+std::vector<std::string> of_file(const Sources& s) {
+  const std::string what = s.where + ": " + s.file_key + " '" + s.file + "'";
+  std::ifstream in(s.file);
+  if (!in) throw UsageError(what + " cannot be read");
+  std::vector<std::string> tokens;
+  for (std::string line; std::getline(in, line);) {
+    line = trimmed(line);
+    if (!line.empty() && line[0] != '#') add(tokens, std::move(line));
+  }
+  if (tokens.empty()) {
+    throw UsageError(what + " names no token (one a line; blank lines and # comments are skipped)");
+  }
+  return tokens;
+}
+
+// Both sources' tokens; `configured` says whether either was set.
+std::vector<std::string> load(const Sources& s, bool& configured) {
+  std::vector<std::string> tokens;
+  const char* env = std::getenv(s.env);
+  if (env != nullptr) {
+    tokens = of_list(env);
+    if (tokens.empty()) {
+      throw UsageError(std::string(s.env) + " is set but names no token (comma-separated " +
+                       "tokens); unset it to " + s.unset_env);
+    }
+  }
+  if (!s.file.empty()) {
+    const std::vector<std::string> from_file = of_file(s);
+    tokens.insert(tokens.end(), from_file.begin(), from_file.end());
+  }
+  configured = env != nullptr || !s.file.empty();
+  return tokens;
+}
+
+}  // namespace
+
+std::vector<std::string> load_read_tokens(const ServeConfig& config) {
+  bool configured = false;
+  auto tokens = load({"BOARDKEEPER_SERVE_TOKENS", "serve without authentication",
+                      config.tokens_file, "serve.tokens_file", config.where},
+                     configured);
+  if (!configured) {
+    spdlog::warn(
+        "serve: no token source (serve.tokens_file, BOARDKEEPER_SERVE_TOKENS): /v1 is served "
+        "without authentication to anyone who can connect");
+  }
+  return tokens;
+}
+
+std::vector<std::string> load_admin_tokens(const ServeConfig& config,
+                                           const std::vector<std::string>& read_tokens) {
+  bool configured = false;
+  auto tokens = load({"BOARDKEEPER_SERVE_ADMIN_TOKENS", "keep the admin routes closed",
+                      config.admin_tokens_file, "serve.admin_tokens_file", config.admin_where},
+                     configured);
+  for (const std::string& t : tokens) {
+    if (std::find(read_tokens.begin(), read_tokens.end(), t) != read_tokens.end()) {
+      throw UsageError(
+          "a token is both a read token (BOARDKEEPER_SERVE_TOKENS, serve.tokens_file) and an "
+          "admin token (BOARDKEEPER_SERVE_ADMIN_TOKENS, serve.admin_tokens_file): admin tokens "
+          "must be distinct");
+    }
+  }
+  if (!configured) {
+    spdlog::info(
+        "serve: no admin token (serve.admin_tokens_file, BOARDKEEPER_SERVE_ADMIN_TOKENS): the "
+        "admin routes answer 403");
+  }
+  return tokens;
+}
+
+}  // namespace bk::http
