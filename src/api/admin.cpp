@@ -13,22 +13,6 @@
 namespace bk::api {
 namespace {
 
-// The board's bans routes are `bans` in the period's place (a period may not be named so).
-bool is_bans(std::string_view segment) {
-  const auto decoded = percent_decode(std::string(segment));
-  return decoded && *decoded == "bans";
-}
-
-// The request's method must be one `allow` lists ("PUT, DELETE"), else a 405 with Allow.
-void require(const Request& request, const char* allow) {
-  for (const std::string_view m : split(allow, ',')) {
-    if (m.substr(m.find_first_not_of(' ')) == request.method) return;
-  }
-  throw HttpError{405,
-                  "method " + bk::quoted(request.method) + " is not allowed here (" + allow + ")",
-                  {{"Allow", allow}}};
-}
-
 // The reason of a ban's body: none (empty body), or {"reason": "..."} and nothing else.
 std::string reason_of(const std::string& body) {
   if (body.size() > kMaxAdminBody) {
@@ -50,7 +34,8 @@ std::string reason_of(const std::string& body) {
   return reason;
 }
 
-// DELETE /v1/boards/{b}/{period}/members/{m}[?period_id=ID | ?all=true]
+}  // namespace
+
 std::string remove_member(std::string_view query, const std::string& board,
                           const std::string& period, const std::string& member,
                           service::Leaderboards& boards) {
@@ -89,47 +74,12 @@ std::string list_bans(const std::string& board, service::Leaderboards& boards) {
   return JsonLine().str("board", board).raw("bans", list + "]").done();
 }
 
-}  // namespace
-
-RouteShape shape_of(std::string_view method, std::string_view path) {
-  const auto segs = split(path, '/');
-  const std::size_t n = segs.size();
-  const bool boards = n >= 5 && segs[0].empty() && segs[1] == "v1" && segs[2] == "boards";
-  if (boards && n == 5 && is_bans(segs[4])) return {true, "GET, HEAD"};
-  if (boards && n == 6 && is_bans(segs[4])) return {true, "PUT, DELETE"};
-  if (boards && n == 7 && segs[5] == "members") return {method == "DELETE", "GET, HEAD, DELETE"};
-  if (boards && n == 6 && segs[5] == "members") return {false, "GET, HEAD, POST"};
-  return {};
-}
-
-std::optional<std::string> admin_answer(const Request& request,
-                                        const std::vector<std::string_view>& segs,
-                                        const std::string& board, std::string_view query,
-                                        service::Leaderboards& boards, std::string& route) {
-  const std::size_t n = segs.size();
-  if (n == 5 && is_bans(segs[4])) {
-    route = "bans";
-    require(request, "GET, HEAD");
-    parameters(query, {});
-    return list_bans(board, boards);
-  }
-  if (n == 6 && is_bans(segs[4])) {
-    route = request.method == "DELETE" ? "unban" : "ban";
-    require(request, "PUT, DELETE");
-    parameters(query, {});
-    const std::string member = member_of(segs[5], false);
-    if (request.method == "PUT") return ban_member(request, board, member, boards);
-    if (!request.body.empty()) bad("a DELETE request carries no body");
-    service::board_entry(boards.config(), board);
-    const bool unbanned = boards.moderation().unban(board, member);
-    return JsonLine().str("board", board).str("member", member).flag("unbanned", unbanned).done();
-  }
-  if (n == 7 && segs[5] == "members" && request.method == "DELETE") {
-    route = "remove";
-    const std::string period = decode(segs[4], false, "the period");
-    return remove_member(query, board, period, member_of(segs[6], false), boards);
-  }
-  return std::nullopt;
+std::string unban_member(const Request& request, const std::string& board,
+                         const std::string& member, service::Leaderboards& boards) {
+  if (!request.body.empty()) bad("a DELETE request carries no body");
+  service::board_entry(boards.config(), board);
+  const bool unbanned = boards.moderation().unban(board, member);
+  return JsonLine().str("board", board).str("member", member).flag("unbanned", unbanned).done();
 }
 
 std::string period_removal_json(const service::PeriodRemoval& p) {

@@ -19,22 +19,20 @@ namespace bk::api {
 inline constexpr std::size_t kMaxAdminBody = 4096;   // bytes of a PUT .../bans/{m} body
 inline constexpr std::size_t kMaxReasonBytes = 512;  // bytes of a ban's reason
 
-// What a /v1 path (still percent-encoded, no query) asks of its caller: an admin token or a
-// read token, and the methods it takes (the Allow header of a 405).
-struct RouteShape {
-  bool admin = false;
-  const char* allow = "GET, HEAD";
-};
-RouteShape shape_of(std::string_view method, std::string_view path);
-
-// The admin route a request names, answered (its route name for metrics in `route`):
-// nullopt when the request is not an admin route (a read: api.cpp answers it). `segs` are
-// the path's segments ("", "v1", "boards", board, ...), `board` the decoded, valid board.
-// Throws HttpError (and the service's errors) like the read routes.
-std::optional<std::string> admin_answer(const Request& request,
-                                        const std::vector<std::string_view>& segs,
-                                        const std::string& board, std::string_view query,
-                                        service::Leaderboards& boards, std::string& route);
+// The admin routes' answers (api/routes.h names them): `board` is decoded and valid, `member`
+// decoded. Each throws HttpError (and the service's errors) like the read routes.
+// GET /v1/boards/{b}/bans
+std::string list_bans(const std::string& board, service::Leaderboards& boards);
+// PUT /v1/boards/{b}/bans/{m}, body {"reason": "..."} or none
+std::string ban_member(const Request& request, const std::string& board, const std::string& member,
+                       service::Leaderboards& boards);
+// DELETE /v1/boards/{b}/bans/{m}
+std::string unban_member(const Request& request, const std::string& board,
+                         const std::string& member, service::Leaderboards& boards);
+// DELETE /v1/boards/{b}/{period}/members/{m}[?period_id=ID | ?all=true]
+std::string remove_member(std::string_view query, const std::string& board,
+                          const std::string& period, const std::string& member,
+                          service::Leaderboards& boards);
 
 // {"board", "period", "period_id", "archived", "hot", "cold", "history"}
 std::string period_removal_json(const service::PeriodRemoval& p);

@@ -107,33 +107,13 @@ class Route {
     const std::size_t q = target.find('?');
     const std::string_view path = target.substr(0, q);
     query_ = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
-    const auto segs = split(path, '/');  // "", "v1", "boards", board, ...
-    const std::size_t n = segs.size();
-    if (n < 5 || !segs[0].empty() || segs[1] != "v1" || segs[2] != "boards") {
-      throw HttpError{404, "no such route: " + quoted(path)};
-    }
-    board_ = decode(segs[3], false, "the board name");
+    const Matched m = match_route(request_.method, path);
+    if (m.allow.empty()) throw HttpError{404, "no such route: " + quoted(path)};
+    board_ = decode(m.board, false, "the board name");
     if (auto problem = board_name_problem(board_)) bad(*problem + ": " + json_string(board_));
-    if (auto admin = admin_answer(request_, segs, board_, query_, boards_, response_.route)) {
-      return done(std::move(*admin));
-    }
-    if (n == 5 && segs[4] == "periods") return get("periods", [&] { return periods(); });
-    const std::string period = decode(segs[4], false, "the period");
-    if (n == 6 && segs[5] == "top") return get("top", [&] { return top(period); });
-    if (n == 6 && segs[5] == "history") return get("history", [&] { return history(period); });
-    if (n == 6 && segs[5] == "members") {
-      response_.route = "members";
-      if (request_.method != "POST") require_get("GET, HEAD, POST");
-      return done(members(period));
-    }
-    if (n == 7 && segs[5] == "members") {
-      return get(
-          "member", [&] { return member(period, member_of(segs[6], false)); }, "GET, HEAD, DELETE");
-    }
-    if (n == 8 && segs[5] == "members" && segs[7] == "around") {
-      return get("around", [&] { return around(period, member_of(segs[6], false)); });
-    }
-    throw HttpError{404, "no such route: " + std::string(path)};
+    if (m.route == nullptr) throw method_not_allowed(request_.method, m.allow);
+    response_.route = m.route->name;
+    return done(answer(m));
   }
 
   Response response_;
@@ -146,18 +126,36 @@ class Route {
   std::string_view query_;
   std::string board_;
 
-  void require_get(const char* allow = "GET, HEAD") const {
-    if (request_.method != "GET" && request_.method != "HEAD") {
-      throw HttpError{405,
-                      "method " + quoted(request_.method) + " is not allowed here (" + allow + ")",
-                      {{"Allow", allow}}};
+  std::string answer(const Matched& m) {
+    const std::string period = m.period.empty() ? "" : decode(m.period, false, "the period");
+    const std::string member = m.member.empty() ? "" : member_of(m.member, false);
+    switch (m.route->id) {
+      case RouteId::periods:
+        return periods();
+      case RouteId::bans:
+        parameters(query_, {});
+        return list_bans(board_, boards_);
+      case RouteId::ban:
+        parameters(query_, {});
+        return ban_member(request_, board_, member, boards_);
+      case RouteId::unban:
+        parameters(query_, {});
+        return unban_member(request_, board_, member, boards_);
+      case RouteId::top:
+        return top(period);
+      case RouteId::history:
+        return history(period);
+      case RouteId::members:
+      case RouteId::members_post:
+        return members(period);
+      case RouteId::member:
+        return this->member(period, member);
+      case RouteId::remove:
+        return remove_member(query_, board_, period, member, boards_);
+      case RouteId::around:
+        return around(period, member);
     }
-  }
-  template <class F>
-  Response get(const char* route, F&& f, const char* allow = "GET, HEAD") {
-    response_.route = route;
-    require_get(allow);
-    return done(f());
+    throw HttpError{404, "no such route"};
   }
   Response done(std::string body) {
     response_.body = std::move(body);
@@ -322,24 +320,6 @@ bool Api::authorized(const std::string& authorization) const {
   return !refuse_access(false, authorization);
 }
 
-Lane lane_of(std::string_view method, std::string_view target) {
-  const std::string_view path = path_of(target);
-  if (shape_of(method, path).admin || method == "POST") return Lane::postgres;
-  const auto segs = split(path, '/');  // "", "v1", "boards", board, period or "periods", ...
-  if (segs.size() == 5 && segs[4] == "periods") return Lane::postgres;
-  if (segs.size() == 6 && segs[5] == "history") return Lane::postgres;
-  const std::string_view query = target.substr(path.size());
-  for (const std::string_view p : split(query.empty() ? query : query.substr(1), '&')) {
-    try {  // names as the routes read them: percent-decoded
-      const std::string name = decode(p.substr(0, p.find('=')), true, "a parameter's name");
-      if (name == "period_id" || name == "cursor" || name == "ids") return Lane::postgres;
-    } catch (const HttpError&) {
-      // answered 400 by the route, wherever it runs
-    }
-  }
-  return Lane::redis;
-}
-
 Response Api::unavailable(const Error& e, std::string route) {
   const char* server = e.backend() == Backend::redis      ? "Redis"
                        : e.backend() == Backend::postgres ? "PostgreSQL"
@@ -355,19 +335,11 @@ Response Api::unavailable(const Error& e, std::string route) {
 std::optional<Response> Api::refuse_before_body(const Request& head) const {
   const std::string_view path = path_of(head.target);
   if (path.rfind("/v1/", 0) != 0) return std::nullopt;  // answered (404) without a body
-  const RouteShape shape = shape_of(head.method, path);
-  if (auto refused = refuse_access(shape.admin, head.authorization)) return refused;
-  if (head.method == "GET" || head.method == "HEAD") return std::nullopt;
-  const std::string allow = shape.allow;
-  if (allow.find(head.method) == std::string::npos) {
-    return Response{
-        405,
-        error_body("method " + quoted(head.method) + " is not allowed here (" + allow + ")"),
-        "other",
-        {{"Allow", allow}},
-        shape.admin};
-  }
-  return std::nullopt;
+  const Matched m = match_route(head.method, path);
+  if (auto refused = refuse_access(m.access == Access::admin, head.authorization)) return refused;
+  if (m.route != nullptr || m.allow.empty()) return std::nullopt;
+  const HttpError e = method_not_allowed(head.method, m.allow);
+  return Response{e.status, error_body(e.message), "other", e.headers, m.access == Access::admin};
 }
 
 bool Api::fetch_cursor_key() const {
@@ -387,7 +359,8 @@ Response Api::handle(const Request& request, service::Leaderboards& boards) cons
   Route route(request, boards, *cursor_key_);
   try {
     if (request.target.rfind("/v1/", 0) == 0) {
-      const bool admin = shape_of(request.method, path_of(request.target)).admin;
+      const bool admin =
+          match_route(request.method, path_of(request.target)).access == Access::admin;
       route.response_.admin = admin;
       if (auto refused = refuse_access(admin, request.authorization)) return *refused;
     }

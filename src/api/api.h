@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/cursor.h"
+#include "api/routes.h"
 #include "core/error.h"
 #include "service/leaderboards.h"
 
@@ -43,16 +44,6 @@ struct Response {
 inline constexpr std::int64_t kMaxLimit = 1000;  // rows of one page
 inline constexpr std::int64_t kMaxIds = 1000;    // members of one members request
 inline constexpr std::int64_t kMaxK = 500;       // neighbours each side
-
-// serve's worker lanes (http/server.h, Options::lane): a read that Redis alone answers
-// as a rule (the first page of a period, a member and its neighbours) never waits for a
-// worker held by one that needs PostgreSQL as a rule (a past period: period_id; a cursor's
-// later pages; history; many ids at once; the periods list, whose counts of spilled periods
-// are PostgreSQL's; admin routes, which lock periods there). Decided from the target alone,
-// before any backend is asked. A read in the Redis lane that meets a spilled member still
-// asks PostgreSQL, under its deadline.
-enum class Lane : std::size_t { redis = 0, postgres = 1 };
-Lane lane_of(std::string_view method, std::string_view target);
 
 class Api {
  public:

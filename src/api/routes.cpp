@@ -1,0 +1,115 @@
+// The route table (api/routes.h).
+#include "api/routes.h"
+
+#include "api/split.h"
+#include "core/json.h"
+#include "core/percent.h"
+
+namespace bk::api {
+namespace {
+
+using R = RouteId;
+using M = Method;
+constexpr RouteEntry kRoutes[] = {
+    {R::periods, "periods", M::get, "periods", Access::read, Lane::postgres},
+    {R::bans, "bans", M::get, "bans", Access::admin, Lane::postgres},
+    {R::ban, "ban", M::put, "bans/{member}", Access::admin, Lane::postgres},
+    {R::unban, "unban", M::del, "bans/{member}", Access::admin, Lane::postgres},
+    {R::top, "top", M::get, "{period}/top", Access::read, Lane::redis},
+    {R::history, "history", M::get, "{period}/history", Access::read, Lane::postgres},
+    {R::members, "members", M::get, "{period}/members", Access::read, Lane::postgres},
+    {R::members_post, "members", M::post, "{period}/members", Access::read, Lane::postgres},
+    {R::member, "member", M::get, "{period}/members/{member}", Access::read, Lane::redis},
+    {R::remove, "remove", M::del, "{period}/members/{member}", Access::admin, Lane::postgres},
+    {R::around, "around", M::get, "{period}/members/{member}/around", Access::read, Lane::redis},
+};
+
+// Whether `segs` (after the board) fit `pattern`, naming what its placeholders took. A literal
+// is compared decoded ("%74op" is "top"), so `bans` can never be taken for a period.
+bool fits(std::string_view pattern, const std::vector<std::string_view>& segs, Matched& m) {
+  const auto want = split(pattern, '/');
+  if (want.size() != segs.size()) return false;
+  std::string_view period, member;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == "{period}") {
+      period = segs[i];
+    } else if (want[i] == "{member}") {
+      member = segs[i];
+    } else if (want[i] != segs[i]) {
+      const auto decoded = percent_decode(std::string(segs[i]));
+      if (!decoded || *decoded != want[i]) return false;
+    }
+  }
+  m.period = period;
+  m.member = member;
+  return true;
+}
+
+// As the Allow header names it (`get`: both).
+const char* allowed(Method m) {
+  switch (m) {
+    case Method::get:
+      return "GET, HEAD";
+    case Method::post:
+      return "POST";
+    case Method::put:
+      return "PUT";
+    case Method::del:
+      return "DELETE";
+  }
+  return "";
+}
+
+bool takes(const RouteEntry& r, std::string_view method) {
+  const std::string_view allow = allowed(r.method);  // "GET, HEAD": either
+  return r.method == Method::get ? method == allow.substr(0, 3) || method == allow.substr(5)
+                                 : method == allow;
+}
+
+}  // namespace
+
+Matched match_route(std::string_view method, std::string_view path) {
+  Matched m;
+  const auto segs = split(path, '/');  // "", "v1", "boards", board, ...
+  if (segs.size() < 5 || !segs[0].empty() || segs[1] != "v1" || segs[2] != "boards") return m;
+  m.board = segs[3];
+  const std::vector<std::string_view> rest(segs.begin() + 4, segs.end());
+  const char* pattern = nullptr;  // the first pattern that fits: the path's routes
+  bool all_admin = true;
+  for (const RouteEntry& r : kRoutes) {
+    if (pattern != nullptr ? std::string_view(pattern) != r.path : !fits(r.path, rest, m)) continue;
+    pattern = r.path;
+    m.allow += (m.allow.empty() ? "" : ", ") + std::string(allowed(r.method));
+    all_admin = all_admin && r.access == Access::admin;
+    if (m.route == nullptr && takes(r, method)) m.route = &r;
+  }
+  m.access = m.route != nullptr     ? m.route->access
+             : all_admin && pattern ? Access::admin
+                                    : Access::read;
+  return m;
+}
+
+HttpError method_not_allowed(std::string_view method, const std::string& allow) {
+  return {405,
+          "method " + quoted(std::string(method)) + " is not allowed here (" + allow + ")",
+          {{"Allow", allow}}};
+}
+
+Lane lane_of(std::string_view method, std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  const Matched m = match_route(method, path);
+  if (m.route == nullptr) return Lane::redis;  // a 404 or a 405: answered at once
+  if (m.route->lane == Lane::postgres) return Lane::postgres;
+  const std::string_view query = target.substr(path.size());
+  for (const std::string_view p : split(query.empty() ? query : query.substr(1), '&')) {
+    try {  // names as the routes read them: percent-decoded
+      const std::string name = decode(p.substr(0, p.find('=')), true, "a parameter's name");
+      if (name == "period_id" || name == "cursor" || name == "ids") return Lane::postgres;
+    } catch (const HttpError&) {
+      // answered 400 by the route, wherever it runs
+    }
+  }
+  return Lane::redis;
+}
+
+}  // namespace bk::api
