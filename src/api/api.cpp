@@ -111,6 +111,9 @@ class Route {
     if (m.allow.empty()) throw HttpError{404, "no such route: " + quoted(path)};
     board_ = decode(m.board, false, "the board name");
     if (auto problem = board_name_problem(board_)) bad(*problem + ": " + json_string(board_));
+    if (boards_.config().board_for(board_) == nullptr) {  // said here: the service's names the file
+      throw HttpError{404, "no board entry matches board " + quoted(board_)};
+    }
     if (m.route == nullptr) throw method_not_allowed(request_.method, m.allow);
     response_.route = m.route->name;
     return done(answer(m));

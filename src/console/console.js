@@ -188,6 +188,7 @@
       else show(el("p", {}, "No such page in the console. ", link("#/", "Start over")));
     } catch (e) {
       if (current()) {
+        show(); // nothing of the page before stays under this page's title
         fail(e);
         status("");
       }

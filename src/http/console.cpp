@@ -34,9 +34,7 @@ std::optional<HttpServer::Response> console_answer(const HttpServer::Request& re
   for (const Asset& asset : kAssets) {
     if (request.path != asset.path) continue;
     HttpServer::Response r;
-    r.headers = {{"Content-Security-Policy", kConsolePolicy},
-                 {"X-Content-Type-Options", "nosniff"},
-                 {"Referrer-Policy", "no-referrer"}};
+    r.headers = {{"Content-Security-Policy", kConsolePolicy}, {"Referrer-Policy", "no-referrer"}};
     if (request.method != "GET" && request.method != "HEAD") {
       r.status = 405;
       r.body = JsonLine()

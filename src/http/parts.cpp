@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 #include <ostream>  // before Beast's status.hpp, which needs it
 
@@ -16,6 +17,24 @@
 #include "core/json.h"
 
 namespace bk::http::parts {
+namespace {
+
+// The elements of a comma-separated header value, without the spaces around them; empty
+// elements skipped (RFC 9110 5.6.1).
+std::vector<std::string_view> split_list(std::string_view value) {
+  std::vector<std::string_view> out;
+  while (!value.empty()) {
+    const std::size_t comma = std::min(value.find(','), value.size());
+    std::string_view e = value.substr(0, comma);
+    const auto first = e.find_first_not_of(" \t");
+    if (first != std::string_view::npos)
+      out.push_back(e.substr(first, e.find_last_not_of(" \t") + 1 - first));
+    value.remove_prefix(std::min(comma + 1, value.size()));
+  }
+  return out;
+}
+
+}  // namespace
 
 void block_signals() {
   sigset_t all;
@@ -53,6 +72,32 @@ bool header_safe(const std::string& s) {
   return s.find_first_of("\r\n") == std::string::npos;
 }
 
+Refusal line_too_long(std::size_t max) {
+  return {414, "the request line is longer than " + std::to_string(max) + " bytes"};
+}
+
+Refusal head_too_large(std::size_t max) {
+  return {431, "the request headers are larger than " + std::to_string(max) + " bytes"};
+}
+
+int transfer_coding_status(const std::vector<std::string_view>& values) {
+  std::vector<std::string_view> codings;
+  for (const std::string_view v : values) {
+    for (std::string_view c : split_list(v)) codings.push_back(c);
+  }
+  const auto chunked = [](std::string_view c) {
+    return c.size() == 7 && std::equal(c.begin(), c.end(), "chunked", [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
+  };
+  if (codings.empty() || !chunked(codings.back())) return 400;
+  return codings.size() == 1 ? 0 : 501;
+}
+
+bool line_ends_within(std::string_view buffered, std::size_t max_line) {
+  return buffered.substr(0, max_line + 2).find("\r\n") != std::string_view::npos;
+}
+
 bool origin_allowed(const HttpServer::Options& options, const std::string& origin) {
   const auto& list = options.cors_origins;
   return !origin.empty() && std::any_of(list.begin(), list.end(), [&](const std::string& o) {
@@ -73,6 +118,8 @@ std::string serialize(const HttpServer::Response& r, const Exchange& x, bool clo
     out += "Content-Type: " + r.content_type +
            "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n";
   }
+  // Every answer: a browser never takes a body for another type than the one named.
+  out += "X-Content-Type-Options: nosniff\r\n";
   const bool cache = r.cacheable && x.read && r.status == 200 && options.cache_max_age.count() > 0;
   out += cache ? "Cache-Control: max-age=" + std::to_string(options.cache_max_age.count()) + "\r\n"
                : std::string("Cache-Control: no-store\r\n");

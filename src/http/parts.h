@@ -32,6 +32,25 @@ std::string seconds_text(std::chrono::milliseconds d);
 // No CR or LF: the text may go into a header line.
 bool header_safe(const std::string& s);
 
+// A request the HTTP layer answers itself, with a JSON error, then closes the connection.
+struct Refusal {
+  int status;
+  std::string message;
+  std::vector<std::pair<std::string, std::string>> headers{};
+};
+// The 414 of a request line longer than `max` bytes; the 431 of headers over `max` bytes.
+Refusal line_too_long(std::size_t max);
+Refusal head_too_large(std::size_t max);
+
+// What a request's Transfer-Encoding fields (their values, in order) allow: 0 when the body
+// is chunked alone; 400 when chunked is not the last coding (the body's end is unknown); 501
+// when another coding comes before it (gzip, ...), which nothing here undoes (RFC 9112 6.1).
+int transfer_coding_status(const std::vector<std::string_view>& values);
+
+// Whether `buffered` (the start of a request) holds the end of a request line of at most
+// `max_line` bytes.
+bool line_ends_within(std::string_view buffered, std::size_t max_line);
+
 // What an answer needs to know of its request.
 struct Exchange {
   bool head = false;        // HEAD: the answer has no body

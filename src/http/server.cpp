@@ -58,12 +58,7 @@ using parts::json_error;
 using parts::seconds_text;
 using parts::WorkerPool;
 
-// A request the HTTP layer answers itself, with a JSON error, then closes the connection.
-struct Refusal {
-  int status;
-  std::string message;
-  std::vector<std::pair<std::string, std::string>> headers{};
-};
+using parts::Refusal;
 
 std::string_view view(boost::beast::string_view s) {
   return {s.data(), s.size()};
@@ -205,6 +200,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::beast::flat_buffer buffer_;
   std::optional<Parser> parser_;
   std::size_t body_limit_ = 0;  // the body bound of the request being read
+  bool line_ended_ = false;     // the request being read has its request line whole
   Phase phase_ = Phase::head;
   bool reading_ = false;
   bool close_after_write_ = false;
@@ -251,8 +247,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (reading_ || phase_ == Phase::closed) return;
     const std::size_t room = std::min(kReadSize, buffer_.max_size() - buffer_.size());
     if (room == 0) {
-      refuse(
-          {431, "the request head is larger than " + std::to_string(kMaxHeaderBlock) + " bytes"});
+      refuse(parts::head_too_large(kMaxHeaderBlock));
       return;
     }
     reading_ = true;
@@ -288,6 +283,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         read();
         return;
       }
+      if (!line_ended_) line_ended_ = line_end_in_buffer();
       error_code ec;
       const std::size_t used = parser_->put(buffer_.data(), ec);
       buffer_.consume(used);
@@ -312,7 +308,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
       }
     }
   }
+  bool line_end_in_buffer() const {
+    const auto* data = static_cast<const char*>(buffer_.data().data());
+    return parts::line_ends_within({data, buffer_.size()}, kMaxRequestLine);
+  }
   void make_parser() {
+    line_ended_ = false;
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(kMaxRequestLine + kMaxHeaderBlock));
     parser_->body_limit(server_.options.max_body);
@@ -321,21 +322,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
   Refusal refusal_for(const error_code& ec) const {
     if (ec == beast_http::error::header_limit) {
-      // The head never ended: the request line, or the headers after it, are too long.
-      const auto* data = static_cast<const char*>(buffer_.data().data());
-      const std::string_view head(data, std::min(buffer_.size(), kMaxRequestLine + 2));
-      if (head.find("\r\n") == std::string_view::npos) return line_too_long();
-      return headers_too_large();
+      // The head never ended: the request line, or the headers after it, are too long. (The
+      // parser may have taken the line out of the buffer already: line_ended_ remembers it.)
+      return line_ended_ || line_end_in_buffer() ? parts::head_too_large(kMaxHeaderBlock)
+                                                 : parts::line_too_long(kMaxRequestLine);
     }
     if (ec == beast_http::error::body_limit) return body_too_large();
     return {400, "malformed request: " + ec.message()};
-  }
-  static Refusal line_too_long() {
-    return {414, "the request line is longer than " + std::to_string(kMaxRequestLine) + " bytes"};
-  }
-  static Refusal headers_too_large() {
-    return {431,
-            "the request headers are larger than " + std::to_string(kMaxHeaderBlock) + " bytes"};
   }
   Refusal body_too_large() const {
     return {413, "the request body is larger than " + std::to_string(body_limit_) + " bytes"};
@@ -382,7 +375,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
           405, "method not allowed (allowed: " + server_.allow + ")", {{"Allow", server_.allow}}};
     }
     const std::string_view target = view(m.target());
-    if (target.size() > kMaxRequestLine) return line_too_long();
+    if (target.size() > kMaxRequestLine) return parts::line_too_long(kMaxRequestLine);
     if (target.empty() || (target[0] != '/' && !(target == "*" && method == "OPTIONS"))) {
       return Refusal{400, "the request target must be a path starting with /"};
     }
@@ -390,16 +383,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (hosts > 1 || (hosts == 0 && m.version() >= 11)) {
       return Refusal{400, "an HTTP/1.1 request needs exactly one Host header"};
     }
+    if (m.count(beast_http::field::authorization) > 1) {
+      return Refusal{400, "a request carries one Authorization header at most"};
+    }
     std::size_t header_bytes = 0;
     for (const auto& field : m)
       header_bytes += field.name_string().size() + field.value().size() + 4;
-    if (header_bytes > kMaxHeaderBlock) return headers_too_large();
+    if (header_bytes > kMaxHeaderBlock) return parts::head_too_large(kMaxHeaderBlock);
     return body_problem(m, post || (write && method == "PUT"));
   }
   std::optional<Refusal> body_problem(const beast_http::request<beast_http::string_body>& m,
                                       bool post) {
-    if (m.count(beast_http::field::transfer_encoding) != 0 && !parser_->chunked()) {
-      return Refusal{400, "the only transfer coding accepted is chunked"};
+    std::vector<std::string_view> codings;
+    for (auto [it, end] = m.equal_range(beast_http::field::transfer_encoding); it != end; ++it)
+      codings.push_back(view(it->value()));
+    if (const int status = codings.empty() ? 0 : parts::transfer_coding_status(codings)) {
+      return Refusal{status, status == 501 ? "the only transfer coding accepted is chunked, alone"
+                                           : "the only transfer coding accepted is chunked"};
     }
     const bool has_body = parser_->chunked() || parser_->content_length().value_or(0) > 0;
     if (has_body && !post) {

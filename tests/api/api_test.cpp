@@ -107,6 +107,22 @@ const std::string kTop = "/v1/boards/points/daily/top";
 
 // ---- bodies ------------------------------------------------------------------------------
 
+// An unknown board is a 404 that names the board, never the config file's path (which the
+// service's message for the CLI does name).
+TEST_F(ApiTest, AnUnknownBoardIsA404ThatDoesNotNameTheConfigFile) {
+  for (const std::string& target :
+       {std::string("/v1/boards/nope/daily/top"), std::string("/v1/boards/nope/periods"),
+        std::string("/v1/boards/nope/daily/members/m1/around")}) {
+    const api::Response r = get(open, target);
+    EXPECT_EQ(r.status, 404) << target;
+    EXPECT_NE(error_of(r).find("'nope'"), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find("api_test.yaml"), std::string::npos) << r.body;
+  }
+  const api::Response r = post(kMembers.substr(0, 11) + "nope/daily/members", R"({"ids": ["a"]})");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.body.find("api_test.yaml"), std::string::npos) << r.body;
+}
+
 TEST_F(ApiTest, ADeeplyNestedBodyIsA400NotACrash) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   const api::Response in_ids = post(kMembers, R"({"ids":[)" + deep + "]}");

@@ -319,6 +319,14 @@ async function run(page) {
   check(dots === finishes.length, `member ${who}: the chart has one point per archived finish (${dots})`);
   await page.screenshot("member.png");
 
+  // A page whose read fails (an unknown board: 404) says so, and shows nothing of the page
+  // before it under its own title.
+  await page.go(`${base}#/board/${enc("no-such-board")}`);
+  const notFound = await page.waitFor("document.getElementById('error').textContent", "the 404 shown in words");
+  check(/404/.test(notFound), `an unknown board's page says 404: '${notFound}'`);
+  const leftOver = await page.eval("document.querySelectorAll('main table, main h2, main .chart').length");
+  check(leftOver === 0, `after the 404 nothing of the member page stays in main (${leftOver} tables, headings or charts)`);
+
   // On a phone: the page fits the screen's width (tables scroll inside their box).
   await page.cmd("Emulation.setDeviceMetricsOverride", { width: 390, height: 844, deviceScaleFactor: 2, mobile: true });
   await page.go(`${base}#/top/${enc(board)}/daily/${enc(daily.period_id)}`);

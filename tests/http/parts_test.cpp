@@ -24,9 +24,10 @@ TEST(HttpPartsTest, SerializeWritesStatusContentCachingAndTheHandlersSafeHeaders
   HttpServer::Response r;
   r.body = "{}\n";
   r.headers = {{"Retry-After", "2"}, {"X-Bad", "a\r\nInjected: 1"}};
-  EXPECT_EQ(without_date(serialize(r, Exchange{}, false, options)),
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 3\r\n"
-            "Cache-Control: no-store\r\nRetry-After: 2\r\n\r\n{}\n");
+  EXPECT_EQ(
+      without_date(serialize(r, Exchange{}, false, options)),
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 3\r\n"
+      "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nRetry-After: 2\r\n\r\n{}\n");
   EXPECT_NE(serialize(r, Exchange{}, false, options).find("\r\nDate: "), std::string::npos);
 }
 
@@ -39,17 +40,40 @@ TEST(HttpPartsTest, SerializeCachesOnlySuccessfulReadsAndOmitsTheBodyOfHead) {
   Exchange head;
   head.head = true;
   head.read = true;
-  EXPECT_EQ(without_date(serialize(r, head, true, options)),
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
-            "Cache-Control: max-age=30\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(
+      without_date(serialize(r, head, true, options)),
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+      "X-Content-Type-Options: nosniff\r\nCache-Control: max-age=30\r\nConnection: close\r\n\r\n");
   Exchange post;
   post.version = 10;
   EXPECT_EQ(without_date(serialize(r, post, false, options)),
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
-            "Cache-Control: no-store\r\nConnection: keep-alive\r\n\r\n{}");
+            "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: "
+            "keep-alive\r\n\r\n{}");
   r.status = 204;
   EXPECT_EQ(without_date(serialize(r, head, false, options)),
-            "HTTP/1.1 204 No Content\r\nCache-Control: no-store\r\n\r\n");
+            "HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: "
+            "no-store\r\n\r\n");
+}
+
+TEST(HttpPartsTest, ChunkedAloneIsTheOnlyTransferCodingTaken) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(transfer_coding_status(V{"chunked"}), 0);
+  EXPECT_EQ(transfer_coding_status(V{" Chunked "}), 0);
+  EXPECT_EQ(transfer_coding_status(V{"chunked,"}), 0);  // an empty element is no coding
+  EXPECT_EQ(transfer_coding_status(V{"gzip, chunked"}), 501);
+  EXPECT_EQ(transfer_coding_status(V{"gzip", "chunked"}), 501);  // two fields, one list
+  EXPECT_EQ(transfer_coding_status(V{"chunked, chunked"}), 501);
+  EXPECT_EQ(transfer_coding_status(V{"chunked, gzip"}), 400);  // the body's end is unknown
+  EXPECT_EQ(transfer_coding_status(V{"gzip"}), 400);
+  EXPECT_EQ(transfer_coding_status(V{""}), 400);
+  EXPECT_EQ(transfer_coding_status(V{"chunkedx"}), 400);
+}
+
+TEST(HttpPartsTest, ARequestLineEndsWithinItsBoundOrNot) {
+  EXPECT_TRUE(line_ends_within("GET / HTTP/1.1\r\nX-Big: aaaa", 16));
+  EXPECT_FALSE(line_ends_within("GET /aaaaaaaaaaaaaaaa HTTP/1.1\r\n", 16));
+  EXPECT_FALSE(line_ends_within("X-Big: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 16));
 }
 
 TEST(HttpPartsTest, CorsAnswersOnlyListedOrigins) {

@@ -272,6 +272,41 @@ TEST(HttpServer, HttpLayerErrorsAreJson) {
   EXPECT_EQ(app.served.load(), 0);
 }
 
+// Found by an attacker's pass: one header of 30 KB is a 431 (the line is short: not a 414);
+// a transfer coding other than chunked alone is a 501, never read as plain; two
+// Authorization headers are a 400, not the first one taken; and every answer says
+// X-Content-Type-Options: nosniff.
+TEST(HttpServer, HeadsAnAttackerMightSendAreRefusedForWhatTheyAre) {
+  FakeApp app;
+  HttpServer server("127.0.0.1:0", app.handler(), options_with());
+  const auto exchange = [&](const std::string& request) {
+    auto a = test::raw_exchange(port_of(server), request, kAnswerWithin);
+    return a ? *a : RawAnswer{};
+  };
+  expect_json_error(exchange(get("/healthz", "X-Big: " + std::string(30 * 1024, 'h') + "\r\n")),
+                    431);
+  const std::string chunk = "2\r\n{}\r\n0\r\n\r\n";
+  for (const char* coding : {"gzip, chunked", "chunked, chunked", "identity, chunked"}) {
+    expect_json_error(exchange("POST /v1/b HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: " +
+                               std::string(coding) + "\r\n\r\n" + chunk),
+                      501);
+  }
+  expect_json_error(exchange("POST /v1/b HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: gzip\r\n"
+                             "Transfer-Encoding: chunked\r\n\r\n" +
+                             chunk),
+                    501);
+  const RawAnswer chunked = exchange(
+      "POST /v1/b HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: Chunked\r\n\r\n" + chunk);
+  EXPECT_EQ(chunked.status, 200) << chunked.head;
+  expect_json_error(
+      exchange(get("/v1/b", "Authorization: Bearer one\r\nAuthorization: Bearer two\r\n")), 400);
+  EXPECT_EQ(app.served.load(), 1) << "only the plain chunked POST reached the handler";
+  for (const std::string& request :
+       {get("/v1/b"), get("/healthz"), get("/missing"), std::string("garbage\r\n\r\n")}) {
+    EXPECT_EQ(exchange(request).header("x-content-type-options"), "nosniff") << request;
+  }
+}
+
 TEST(HttpServer, PostIsA405WithAllowWhenNotEnabled) {
   FakeApp app;
   HttpServer::Options o = options_with();
