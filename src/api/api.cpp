@@ -16,6 +16,7 @@
 #include "api/ids_body.h"
 #include "api/request_parts.h"
 #include "api/split.h"
+#include "api/write.h"
 #include "core/json.h"
 #include "core/percent.h"
 #include "core/redact.h"
@@ -131,7 +132,7 @@ class Route {
 
   std::string answer(const Matched& m) {
     const std::string period = m.period.empty() ? "" : decode(m.period, false, "the period");
-    const std::string member = m.member.empty() ? "" : member_of(m.member, false);
+    const std::string member = m.names_member ? member_of(m.member, false) : "";
     switch (m.route->id) {
       case RouteId::periods:
         return periods();
@@ -144,6 +145,8 @@ class Route {
       case RouteId::unban:
         parameters(query_, {});
         return unban_member(request_, board_, member, boards_);
+      case RouteId::score:
+        return write_score(request_, board_, member, boards_);
       case RouteId::top:
         return top(period);
       case RouteId::history:
@@ -294,33 +297,70 @@ class Route {
 }  // namespace
 
 Api::Api(std::vector<std::string> tokens, std::function<std::string()> cursor_key,
-         std::vector<std::string> admin_tokens)
+         std::vector<std::string> admin_tokens, std::vector<WriteToken> write_tokens)
     : tokens_(std::move(tokens)),
       admin_tokens_(std::move(admin_tokens)),
-      cursor_key_(std::make_unique<CursorKey>(std::move(cursor_key))) {}
+      write_tokens_(std::move(write_tokens)),
+      cursor_key_(std::make_unique<CursorKey>(std::move(cursor_key))) {
+  for (const WriteToken& w : write_tokens_) write_token_names_.push_back(w.token);
+}
 
-std::optional<Response> Api::refuse_access(bool admin, const std::string& authorization) const {
-  const auto refuse = [](const HttpError& e) {
-    return Response{e.status, error_body(e.message), "other", e.headers, true};
-  };
+namespace {
+
+Response refused(const HttpError& e) {
+  return Response{e.status, error_body(e.message), "other", e.headers, true};
+}
+
+}  // namespace
+
+std::optional<Response> Api::refuse_access(const Matched& m,
+                                           const std::string& authorization) const {
+  const bool admin = m.access == Access::admin;
   if (admin && admin_tokens_.empty()) {
-    return refuse({403,
-                   "the admin routes are closed: serve has no admin token "
-                   "(BOARDKEEPER_SERVE_ADMIN_TOKENS, serve.admin_tokens_file)"});
+    return refused({403,
+                    "the admin routes are closed: serve has no admin token "
+                    "(BOARDKEEPER_SERVE_ADMIN_TOKENS, serve.admin_tokens_file)"});
   }
-  if (!admin && tokens_.empty()) return std::nullopt;
+  if (m.access == Access::write && write_tokens_.empty()) {
+    return refused({404,
+                    "writes are off: serve has no write token (BOARDKEEPER_SERVE_WRITE_TOKENS, "
+                    "serve.write_tokens_file)"});
+  }
+  if (m.access == Access::read && tokens_.empty()) return std::nullopt;
   const std::optional<std::string_view> given = bearer_token(authorization);
-  if (!given) return refuse(unauthorized(false));
+  if (!given) return refused(unauthorized(false));
+  if (m.access == Access::write) return refuse_write(m, *given);
   const bool is_admin = token_listed(admin_tokens_, *given);
   const bool is_reader = token_listed(tokens_, *given);
   if (is_admin) return std::nullopt;  // an admin token may read too
   if (!admin && is_reader) return std::nullopt;
-  if (is_reader) return refuse({403, "this token may read but not moderate: use an admin token"});
-  return refuse(unauthorized(true));
+  if (is_reader) return refused({403, "this token may read but not moderate: use an admin token"});
+  if (token_listed(write_token_names_, *given)) {
+    return refused({403, "this token may write scores but not read or moderate"});
+  }
+  return refused(unauthorized(true));
+}
+
+std::optional<Response> Api::refuse_write(const Matched& m, std::string_view given) const {
+  if (!token_listed(write_token_names_, given)) {
+    if (token_listed(tokens_, given) || token_listed(admin_tokens_, given)) {
+      return refused({403, "this token may not write scores: use a write token"});
+    }
+    return refused(unauthorized(true));
+  }
+  const auto w = std::find_if(write_tokens_.begin(), write_tokens_.end(),
+                              [&](const WriteToken& t) { return t.token == given; });
+  if (w->boards.empty()) return std::nullopt;
+  const auto board = percent_decode(std::string(m.board));
+  if (!board) return std::nullopt;  // the route answers 400
+  for (const std::string& glob : w->boards) {
+    if (board_matches(glob, *board)) return std::nullopt;
+  }
+  return refused({403, "this write token may not write board " + quoted(*board)});
 }
 
 bool Api::authorized(const std::string& authorization) const {
-  return !refuse_access(false, authorization);
+  return !refuse_access(Matched{}, authorization);
 }
 
 Response Api::unavailable(const Error& e, std::string route) {
@@ -339,7 +379,7 @@ std::optional<Response> Api::refuse_before_body(const Request& head) const {
   const std::string_view path = path_of(head.target);
   if (path.rfind("/v1/", 0) != 0) return std::nullopt;  // answered (404) without a body
   const Matched m = match_route(head.method, path);
-  if (auto refused = refuse_access(m.access == Access::admin, head.authorization)) return refused;
+  if (auto refusal = refuse_access(m, head.authorization)) return refusal;
   if (m.route != nullptr || m.allow.empty()) return std::nullopt;
   const HttpError e = method_not_allowed(head.method, m.allow);
   return Response{e.status, error_body(e.message), "other", e.headers, m.access == Access::admin};
@@ -362,10 +402,9 @@ Response Api::handle(const Request& request, service::Leaderboards& boards) cons
   Route route(request, boards, *cursor_key_);
   try {
     if (request.target.rfind("/v1/", 0) == 0) {
-      const bool admin =
-          match_route(request.method, path_of(request.target)).access == Access::admin;
-      route.response_.admin = admin;
-      if (auto refused = refuse_access(admin, request.authorization)) return *refused;
+      const Matched m = match_route(request.method, path_of(request.target));
+      route.response_.admin = m.access != Access::read;  // never cached
+      if (auto refusal = refuse_access(m, request.authorization)) return *refusal;
     }
     return route.run();
   } catch (const HttpError& e) {

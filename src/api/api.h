@@ -41,6 +41,12 @@ struct Response {
   Backend hung = Backend::none;
 };
 
+// A write token and the boards it may write: globs (core/validate.h); empty: every board.
+struct WriteToken {
+  std::string token;
+  std::vector<std::string> boards{};
+};
+
 inline constexpr std::int64_t kMaxLimit = 1000;  // rows of one page
 inline constexpr std::int64_t kMaxIds = 1000;    // members of one members request
 inline constexpr std::int64_t kMaxK = 500;       // neighbours each side
@@ -51,11 +57,14 @@ class Api {
   // deployment's cursor key (at least kMinCursorKeyBytes), asked for when a cursor is first
   // made or checked and kept once given (see CursorKey). `admin_tokens`: bearer tokens that
   // may use the admin routes (api/admin.h) and read; empty: the admin routes answer 403.
+  // `write_tokens`: bearer tokens that may write scores (api/write.h) on the boards their
+  // scope covers, and nothing else; empty: writes are off (their route answers 404).
   Api(std::vector<std::string> tokens, std::function<std::string()> cursor_key,
-      std::vector<std::string> admin_tokens = {});
+      std::vector<std::string> admin_tokens = {}, std::vector<WriteToken> write_tokens = {});
 
   // Any path: /v1/... is answered here; anything else is a 404. Errors are {"error": ...}
-  // with 400, 401 (WWW-Authenticate), 403 (an admin route without an admin token), 404, 405
+  // with 400, 401 (WWW-Authenticate), 403 (an admin route without an admin token, a write
+  // outside the write token's scope), 404 (also a write while writes are off), 405
   // (Allow), 413 (an admin body over 4 KiB) or 503 (Retry-After; Redis or
   // PostgreSQL unreachable: logged with its cause); an unexpected failure is thrown (the
   // server answers 500 without its text).
@@ -83,11 +92,15 @@ class Api {
   bool fetch_cursor_key() const;
 
  private:
-  // Why the Authorization header may not use a route (read or admin); nullopt: it may.
-  std::optional<Response> refuse_access(bool admin, const std::string& authorization) const;
+  // Why the Authorization header may not use the route `m` names (its access, and for a
+  // write its board); nullopt: it may.
+  std::optional<Response> refuse_access(const Matched& m, const std::string& authorization) const;
+  std::optional<Response> refuse_write(const Matched& m, std::string_view given) const;
 
   std::vector<std::string> tokens_;
   std::vector<std::string> admin_tokens_;
+  std::vector<WriteToken> write_tokens_;
+  std::vector<std::string> write_token_names_;  // write_tokens_' tokens, for token_listed
   std::unique_ptr<CursorKey> cursor_key_;
 };
 

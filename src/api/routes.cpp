@@ -15,6 +15,7 @@ constexpr RouteEntry kRoutes[] = {
     {R::bans, "bans", M::get, "bans", Access::admin, Lane::postgres},
     {R::ban, "ban", M::put, "bans/{member}", Access::admin, Lane::postgres},
     {R::unban, "unban", M::del, "bans/{member}", Access::admin, Lane::postgres},
+    {R::score, "write", M::post, "members/{member}/scores", Access::write, Lane::redis},
     {R::top, "top", M::get, "{period}/top", Access::read, Lane::redis},
     {R::history, "history", M::get, "{period}/history", Access::read, Lane::postgres},
     {R::members, "members", M::get, "{period}/members", Access::read, Lane::postgres},
@@ -30,11 +31,13 @@ bool fits(std::string_view pattern, const std::vector<std::string_view>& segs, M
   const auto want = split(pattern, '/');
   if (want.size() != segs.size()) return false;
   std::string_view period, member;
+  bool names_member = false;
   for (std::size_t i = 0; i < want.size(); ++i) {
     if (want[i] == "{period}") {
       period = segs[i];
     } else if (want[i] == "{member}") {
       member = segs[i];
+      names_member = true;
     } else if (want[i] != segs[i]) {
       const auto decoded = percent_decode(std::string(segs[i]));
       if (!decoded || *decoded != want[i]) return false;
@@ -42,6 +45,7 @@ bool fits(std::string_view pattern, const std::vector<std::string_view>& segs, M
   }
   m.period = period;
   m.member = member;
+  m.names_member = names_member;
   return true;
 }
 

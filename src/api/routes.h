@@ -17,6 +17,7 @@ enum class RouteId {
   bans,
   ban,
   unban,
+  score,
   top,
   history,
   members,
@@ -29,8 +30,9 @@ enum class RouteId {
 // A route's method; `get` takes HEAD too.
 enum class Method { get, post, put, del };
 
-// Who may use a route: a read token (or anyone when serve has none), an admin token.
-enum class Access { read, admin };
+// Who may use a route: a read token (or anyone when serve has none), a write token (whose
+// scope covers the board), an admin token.
+enum class Access { read, write, admin };
 
 // serve's worker lanes (http/server.h, Options::lane): a read that Redis alone answers as a
 // rule (the first page of a period, a member and its neighbours) never waits for a worker
@@ -58,6 +60,7 @@ struct Matched {
   std::string_view board;
   std::string_view period;
   std::string_view member;
+  bool names_member = false;  // the pattern has {member} (an empty segment is still one)
 };
 Matched match_route(std::string_view method, std::string_view path);
 

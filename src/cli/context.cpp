@@ -58,6 +58,7 @@ service::Leaderboards& Context::leaderboards() {
     boards_ = std::make_unique<service::Leaderboards>(
         config_, redis(), clock_,
         std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); }));
+    boards_->reads().read_history_from([this]() -> cold::History& { return archive(); });
   }
   return *boards_;
 }
@@ -80,16 +81,13 @@ redis::Connection& Context::redis_if_reachable() {
 }
 
 service::Reads& Context::reads() {
-  if (!reads_) {
-    if (!boards_) {
-      boards_ = std::make_unique<service::Leaderboards>(
-          config_, redis_if_reachable(), clock_,
-          std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); }));
-    }
+  if (!boards_) {
+    boards_ = std::make_unique<service::Leaderboards>(
+        config_, redis_if_reachable(), clock_,
+        std::function<cold::ColdStore&()>([this]() -> cold::ColdStore& { return cold(); }));
     boards_->reads().read_history_from([this]() -> cold::History& { return archive(); });
-    reads_ = &boards_->reads();
   }
-  return *reads_;
+  return boards_->reads();
 }
 
 void check_range(const char* flag, std::int64_t value, std::int64_t min, std::int64_t max,

@@ -52,7 +52,6 @@ class Context {
   bool deployment_verified_ = false;
   std::unique_ptr<cold::History> archive_;
   std::unique_ptr<service::Leaderboards> boards_;
-  service::Reads* reads_ = nullptr;  // boards_'s, once it reads archived periods
   // redis(), or with Redis down a connection that fails each command (exit 3).
   redis::Connection& redis_if_reachable();
 };

@@ -84,6 +84,12 @@ struct ServeConfig {
   // routes answer 403 to everyone.
   std::string admin_tokens_file;
   std::string admin_where;  // "FILE:LINE:COLUMN" of admin_tokens_file
+  // Write bearer tokens (POST .../members/{m}/scores: game servers, never players' devices),
+  // one a line, each optionally scoped to board globs: `TOKEN boards=game:*,cup`.
+  // BOARDKEEPER_SERVE_WRITE_TOKENS (comma-separated, unscoped) adds more. Distinct from the
+  // read and admin tokens. None: writes are off (their route answers 404).
+  std::string write_tokens_file;
+  std::string write_where;  // "FILE:LINE:COLUMN" of write_tokens_file
   // A request's head must arrive within header_timeout, its body within body_timeout
   // (else 408); a keep-alive connection idle for idle_timeout is closed. Each > 0.
   Millis header_timeout = std::chrono::seconds{10};

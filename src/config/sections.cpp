@@ -9,9 +9,9 @@ namespace bk::config_detail {
 namespace {
 
 const std::vector<std::string_view> kServeKeys{
-    "listen",       "tokens_file",   "admin_tokens_file", "header_timeout",
-    "body_timeout", "idle_timeout",  "read_timeout",      "max_connections",
-    "cors_origins", "cache_max_age", "console",           "cold_rank_memory_mb"};
+    "listen",        "tokens_file",  "admin_tokens_file",  "write_tokens_file", "header_timeout",
+    "body_timeout",  "idle_timeout", "read_timeout",       "max_connections",   "cors_origins",
+    "cache_max_age", "console",      "cold_rank_memory_mb"};
 const std::vector<std::string_view> kIngestKeys{"stream", "group",       "reclaim_idle",
                                                 "trim",   "dead_maxlen", "max_wait"};
 
@@ -208,6 +208,12 @@ void Loader::parse_serve(const Entry& entry, ServeConfig& serve) {
     if (const auto file = read_string(*e, "serve.admin_tokens_file")) {
       serve.admin_tokens_file = *file;
       serve.admin_where = where(e->pos());
+    }
+  }
+  if (const auto e = f.get("write_tokens_file")) {
+    if (const auto file = read_string(*e, "serve.write_tokens_file")) {
+      serve.write_tokens_file = *file;
+      serve.write_where = where(e->pos());
     }
   }
   parse_serve_limits(f, serve);

@@ -25,7 +25,7 @@ struct Answered {
   std::string route;
 };
 
-HttpServer::Response json(int status, std::string body) {
+inline HttpServer::Response json(int status, std::string body) {
   return {status, "application/json", std::move(body) + "\n"};
 }
 

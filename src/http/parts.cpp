@@ -80,7 +80,9 @@ Refusal head_too_large(std::size_t max) {
   return {431, "the request headers are larger than " + std::to_string(max) + " bytes"};
 }
 
-int transfer_coding_status(const std::vector<std::string_view>& values) {
+int transfer_coding_status(const std::vector<std::string_view>& values, unsigned version,
+                           bool parsed_chunked) {
+  if (version < 11) return 400;
   std::vector<std::string_view> codings;
   for (const std::string_view v : values) {
     for (std::string_view c : split_list(v)) codings.push_back(c);
@@ -91,7 +93,16 @@ int transfer_coding_status(const std::vector<std::string_view>& values) {
            });
   };
   if (codings.empty() || !chunked(codings.back())) return 400;
-  return codings.size() == 1 ? 0 : 501;
+  if (codings.size() > 1) return 501;
+  return parsed_chunked ? 0 : 400;
+}
+
+std::optional<Refusal> transfer_coding_refusal(const std::vector<std::string_view>& values,
+                                               unsigned version, bool parsed_chunked) {
+  const int status = values.empty() ? 0 : transfer_coding_status(values, version, parsed_chunked);
+  if (status == 0) return std::nullopt;
+  return Refusal{status, status == 501 ? "the only transfer coding accepted is chunked, alone"
+                                       : "the only transfer coding accepted is chunked (HTTP/1.1)"};
 }
 
 bool line_ends_within(std::string_view buffered, std::size_t max_line) {

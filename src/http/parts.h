@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,9 +44,16 @@ Refusal line_too_long(std::size_t max);
 Refusal head_too_large(std::size_t max);
 
 // What a request's Transfer-Encoding fields (their values, in order) allow: 0 when the body
-// is chunked alone; 400 when chunked is not the last coding (the body's end is unknown); 501
-// when another coding comes before it (gzip, ...), which nothing here undoes (RFC 9112 6.1).
-int transfer_coding_status(const std::vector<std::string_view>& values);
+// is chunked alone; 400 when chunked is not the last coding (the body's end is unknown), in
+// an HTTP/1.0 request (`version` 10: faulty framing), or when the parser did not take the
+// body as chunked (`parsed_chunked`: it and we must agree); 501 when another coding comes
+// before chunked (gzip, ...), which nothing here undoes (RFC 9112 6.1).
+int transfer_coding_status(const std::vector<std::string_view>& values, unsigned version = 11,
+                           bool parsed_chunked = true);
+
+// The refusal of those fields (none when there are none, or the status is 0).
+std::optional<Refusal> transfer_coding_refusal(const std::vector<std::string_view>& values,
+                                               unsigned version, bool parsed_chunked);
 
 // Whether `buffered` (the start of a request) holds the end of a request line of at most
 // `max_line` bytes.

@@ -132,7 +132,9 @@ int serve(const Config& config, Clock clock, const ServeOptions& args) {
   const std::string listen = args.listen.empty() ? config.serve.listen : args.listen;
   std::vector<std::string> tokens = load_read_tokens(config.serve);
   std::vector<std::string> admin_tokens = load_admin_tokens(config.serve, tokens);
-  const api::Api api(std::move(tokens), cursor_key_provider(config), std::move(admin_tokens));
+  std::vector<api::WriteToken> write_tokens = load_write_tokens(config.serve, tokens, admin_tokens);
+  const api::Api api(std::move(tokens), cursor_key_provider(config), std::move(admin_tokens),
+                     std::move(write_tokens));
   Readiness readiness(
       service::redis_options(config.redis), cold::parse_conninfo(config.postgres.url).conninfo,
       config.postgres.read_url.empty() ? std::string()

@@ -397,10 +397,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::vector<std::string_view> codings;
     for (auto [it, end] = m.equal_range(beast_http::field::transfer_encoding); it != end; ++it)
       codings.push_back(view(it->value()));
-    if (const int status = codings.empty() ? 0 : parts::transfer_coding_status(codings)) {
-      return Refusal{status, status == 501 ? "the only transfer coding accepted is chunked, alone"
-                                           : "the only transfer coding accepted is chunked"};
-    }
+    if (auto refusal = parts::transfer_coding_refusal(codings, m.version(), parser_->chunked()))
+      return refusal;
     const bool has_body = parser_->chunked() || parser_->content_length().value_or(0) > 0;
     if (has_body && !post) {
       return Refusal{400, "a " + std::string(m.method_string()) + " request carries no body"};

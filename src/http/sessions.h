@@ -30,7 +30,7 @@ constexpr std::chrono::seconds kAdminLockWait{5};
 // Redis as reads need it: no command (the handshake included) waits past the read's
 // deadline, so a frozen server costs a read serve.read_timeout, not the 10 s of a command;
 // and one shun for every worker's connection, so that it costs one read, not each.
-redis::Options read_redis_options(const Config& c) {
+inline redis::Options read_redis_options(const Config& c) {
   redis::Options o = service::redis_options(c.redis);
   o.command_timeout = c.serve.read_timeout;
   o.connect_timeout = std::min(o.connect_timeout, c.serve.read_timeout);

@@ -1,11 +1,13 @@
 // serve's bearer tokens, read when serve starts and registered as secrets (core/redact.h)
-// before anything can print them: read tokens (the /v1 reads) and admin tokens (the
-// moderation routes of src/api/admin.h). Every source that is set must name a token (else
-// UsageError: exit 2): a typo never serves without authentication.
+// before anything can print them: read tokens (the /v1 reads), admin tokens (the moderation
+// routes of src/api/admin.h) and write tokens (the score writes, src/api/write.h). Every source
+// that is set must name a token (else UsageError: exit 2): a typo never serves without
+// authentication.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "api/api.h"
 #include "config/config.h"
 
 namespace bk::http {
@@ -21,5 +23,14 @@ std::vector<std::string> load_read_tokens(const ServeConfig& config);
 // message never shows a token.
 std::vector<std::string> load_admin_tokens(const ServeConfig& config,
                                            const std::vector<std::string>& read_tokens);
+
+// BOARDKEEPER_SERVE_WRITE_TOKENS (comma-separated, each for every board) and
+// serve.write_tokens_file (one a line: `TOKEN` for every board, or `TOKEN boards=GLOB,...`).
+// Neither set: none, and writes are off. A token that is also a read or admin token, a line
+// whose scope is not `boards=` with valid globs, is a UsageError naming the file's line,
+// never the token.
+std::vector<api::WriteToken> load_write_tokens(const ServeConfig& config,
+                                               const std::vector<std::string>& read_tokens,
+                                               const std::vector<std::string>& admin_tokens);
 
 }  // namespace bk::http

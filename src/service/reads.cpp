@@ -161,6 +161,7 @@ std::optional<Standing> Reads::member(const PeriodView& view, const std::string&
 std::vector<std::optional<Standing>> Reads::ranks(const PeriodView& view,
                                                   const std::vector<std::string>& members) {
   if (view.state == PeriodState::open) return live_.ranks(view.ref, members);
+  check_bound(view.ref, "members", static_cast<std::int64_t>(members.size()), kMaxReadRows);
   std::unordered_map<std::string, Standing> found;
   for (const auto& h : archive().history_of(key_of(view.ref), members))
     found.emplace(h.member, standing(h));
@@ -177,6 +178,7 @@ std::vector<Standing> Reads::members(const PeriodView& view,
                                      const std::vector<std::string>& members) {
   std::vector<Standing> out;
   if (view.state == PeriodState::archived) {
+    check_bound(view.ref, "members", static_cast<std::int64_t>(members.size()), kMaxReadRows);
     for (const auto& h : archive().history_of(key_of(view.ref), members))
       out.push_back(standing(h));
     return out;

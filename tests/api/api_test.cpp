@@ -123,6 +123,15 @@ TEST_F(ApiTest, AnUnknownBoardIsA404ThatDoesNotNameTheConfigFile) {
   EXPECT_EQ(r.body.find("api_test.yaml"), std::string::npos) << r.body;
 }
 
+// An empty member segment is a malformed member id (400), never a read of member "".
+TEST_F(ApiTest, AnEmptyMemberSegmentIsA400) {
+  for (const std::string& target : {std::string("/v1/boards/points/daily/members/"),
+                                    std::string("/v1/boards/points/daily/members//around")}) {
+    const api::Response r = get(open, target);
+    EXPECT_EQ(r.status, 400) << target << ": " << r.body;
+  }
+}
+
 TEST_F(ApiTest, ADeeplyNestedBodyIsA400NotACrash) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   const api::Response in_ids = post(kMembers, R"({"ids":[)" + deep + "]}");

@@ -30,6 +30,7 @@ TEST(RoutesTest, EachPathAndMethodNamesOneRouteAndItsAccess) {
       {"GET", kPeriod + "/members/m1", RouteId::member, Access::read},
       {"DELETE", kPeriod + "/members/m1", RouteId::remove, Access::admin},
       {"GET", kPeriod + "/members/m1/around", RouteId::around, Access::read},
+      {"POST", "/v1/boards/pts/members/m1/scores", RouteId::score, Access::write},
   };
   for (const Case& c : cases) {
     const Matched m = match_route(c.method, c.path);

@@ -68,6 +68,8 @@ TEST(HttpPartsTest, ChunkedAloneIsTheOnlyTransferCodingTaken) {
   EXPECT_EQ(transfer_coding_status(V{"gzip"}), 400);
   EXPECT_EQ(transfer_coding_status(V{""}), 400);
   EXPECT_EQ(transfer_coding_status(V{"chunkedx"}), 400);
+  EXPECT_EQ(transfer_coding_status(V{"chunked"}, 10), 400);         // HTTP/1.0: faulty framing
+  EXPECT_EQ(transfer_coding_status(V{"chunked"}, 11, false), 400);  // the parser disagrees
 }
 
 TEST(HttpPartsTest, ARequestLineEndsWithinItsBoundOrNot) {

@@ -1,0 +1,191 @@
+// The score write (api/write.h).
+#include "api/write.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <vector>
+
+#include "api/request_parts.h"
+#include "core/json.h"
+#include "core/time.h"
+
+namespace bk::api {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::string_view kShape =
+    R"(the body must be {"value": N, "at"?: RFC 3339 or epoch ms, "id"?: "...", "name"?: "...", "metadata"?: {...}})";
+
+// How deep arrays and objects nest in `body` (strings skipped), counted before any parser
+// recurses into it.
+int nesting(std::string_view body) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : body) {
+    if (in_string) {
+      escaped = !escaped && c == '\\';
+      if (c == '"' && !escaped) in_string = false;
+      if (c != '\\') escaped = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+std::optional<Instant> time_of(const json& at) {
+  if (at.is_string()) {
+    const auto t = parse_rfc3339(at.get<std::string>());
+    if (!t) bad("at must be an RFC 3339 time (2026-11-28T12:00:00Z) or epoch milliseconds");
+    return t;
+  }
+  if (at.is_number_integer()) return from_epoch_ms(at.get<std::int64_t>());
+  bad("at must be an RFC 3339 time (a string) or epoch milliseconds (a whole number)");
+}
+
+// The event the body describes.
+service::Update update_of(const std::string& body, const std::string& board,
+                          const std::string& member) {
+  if (body.size() > kMaxWriteBody) {
+    throw HttpError{413, "the body is larger than " + std::to_string(kMaxWriteBody) + " bytes"};
+  }
+  if (nesting(body) > kMaxWriteNesting) {
+    bad("the body nests arrays and objects more than " + std::to_string(kMaxWriteNesting) +
+        " deep");
+  }
+  const json doc = json::parse(body, nullptr, false);
+  if (doc.is_discarded()) bad("the body is not valid JSON (UTF-8): " + std::string(kShape));
+  if (!doc.is_object()) bad(std::string(kShape));
+  service::Update u{board, member, 0, std::nullopt, ""};
+  bool has_value = false;
+  for (const auto& [key, v] : doc.items()) {
+    if (key == "value") {
+      if (!v.is_number_integer()) bad("value must be a whole number within ±2^53");
+      u.value = v.get<std::int64_t>();
+      has_value = true;
+    } else if (key == "at") {
+      u.at = time_of(v);
+    } else if (key == "id" || key == "name") {
+      if (!v.is_string()) bad(key + " must be a string");
+      if (key == "id") {
+        u.event_id = v.get<std::string>();
+      } else {
+        u.name = v.get<std::string>();
+      }
+    } else if (key == "metadata") {
+      if (!v.is_object()) bad("metadata must be a JSON object");
+      u.meta = v.dump();
+    } else {
+      bad("unknown field " + json_string(key) + " (known: value, at, id, name, metadata)");
+    }
+  }
+  if (!has_value) bad("value is missing: " + std::string(kShape));
+  return u;
+}
+
+struct Before {
+  service::PeriodRef ref;
+  std::optional<service::Standing> standing;
+};
+
+// The member's standing in each period of the board that contains the event's time, before
+// it is applied (for previous_rank and improved).
+std::vector<Before> standings_before(service::Leaderboards& boards, const service::Update& u) {
+  std::vector<Before> out;
+  const BoardConfig& c = service::board_entry(boards.config(), u.board);
+  const Instant at = u.at.value_or(boards.now());
+  for (const PeriodSpec& spec : c.periods) {
+    service::PeriodRef ref;
+    try {
+      ref = service::resolve_period(boards.config(), u.board, spec.name, std::nullopt, at);
+    } catch (const UsageError&) {
+      continue;  // no period of this kind contains the time: the update refuses or skips it
+    }
+    auto found = boards.reads().ranks({ref}, {u.member});
+    out.push_back({std::move(ref), std::move(found.front())});
+  }
+  return out;
+}
+
+std::string period_json(const Before& before, const std::optional<service::Standing>& now,
+                        bool applied) {
+  JsonLine p;
+  p.str("period", before.ref.spec->name).str("period_id", before.ref.period.id);
+  p.raw("points", now ? std::to_string(now->points) : "null");
+  p.raw("rank", now ? std::to_string(now->rank) : "null");
+  if (applied && before.standing) p.num("previous_rank", before.standing->rank);
+  if (applied && before.ref.config->policy == Policy::best) {
+    p.flag("improved", now && (!before.standing || before.standing->points != now->points));
+  }
+  return p.done();
+}
+
+}  // namespace
+
+int refusal_status(service::Refusal refusal) {
+  using R = service::Refusal;
+  switch (refusal) {
+    case R::unknown_board:
+      return 404;
+    case R::banned:
+      return 403;
+    case R::closed:
+    case R::expired:
+    case R::no_period:
+      return 409;
+    case R::cold_tier:
+      return 503;
+    case R::invalid_board:
+    case R::invalid_member:
+    case R::invalid_event_id:
+      return 400;
+    case R::none:
+    case R::invalid_value:
+    case R::too_early:
+    case R::out_of_range:
+    case R::invalid_profile:
+    case R::invalid_time:
+      return 422;
+  }
+  return 422;
+}
+
+std::string write_score(const Request& request, const std::string& board, const std::string& member,
+                        service::Leaderboards& boards) {
+  const service::Update u = update_of(request.body, board, member);
+  const std::vector<Before> before = standings_before(boards, u);
+  const service::UpdateResult r = boards.apply(u);
+  if (r.status == service::UpdateStatus::refused) {
+    throw HttpError{
+        refusal_status(r.refusal),
+        std::string("refused (") + service::refusal_label(r.refusal) + "): " + r.reason};
+  }
+  if (r.status != service::UpdateStatus::applied && r.status != service::UpdateStatus::duplicate) {
+    if (r.status == service::UpdateStatus::failed) throw Error(r.reason);  // 500, logged
+    throw HttpError{503, "not applied, try again: " + r.reason, {{"Retry-After", "1"}}};
+  }
+  const bool applied = r.status == service::UpdateStatus::applied;
+  std::string list = "[";
+  for (const Before& b : before) {
+    // The periods the event touched: those it applied to, or for a duplicate all of them.
+    const bool touched =
+        !applied || std::any_of(r.points.begin(), r.points.end(), [&](const auto& p) {
+          return p.period == b.ref.spec->name && p.period_id == b.ref.period.id;
+        });
+    if (!touched) continue;
+    const auto now = boards.reads().ranks({b.ref}, {member}).front();
+    list += (list.size() > 1 ? "," : "") + period_json(b, now, applied);
+  }
+  JsonLine out;
+  out.str("board", board).str("member", member).flag("applied", applied);
+  if (!applied) out.flag("duplicate", true);
+  return out.raw("periods", list + "]").done();
+}
+
+}  // namespace bk::api

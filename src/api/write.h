@@ -1,0 +1,29 @@
+// The score write of the HTTP API (docs/http-api.md, "Writes"): POST
+// /v1/boards/{board}/members/{member}/scores applies one event through the service's update
+// path, as `add` and `ingest` do, and answers the member's standing in every period it
+// touched. Needs a write token (Api checks it, and its board scope, before the body).
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "api/api.h"
+#include "service/leaderboards.h"
+
+namespace bk::api {
+
+inline constexpr std::size_t kMaxWriteBody = 8192;  // bytes of one write's body
+inline constexpr int kMaxWriteNesting = 8;          // arrays and objects inside each other
+
+// The write's answer: {"board", "member", "applied", "duplicate"?, "periods": [{"period",
+// "period_id", "points", "rank", "previous_rank"?, "improved"?}]}. `board` is decoded and
+// valid, `member` decoded. A body that is not the documented object is a 400 (413 over
+// kMaxWriteBody); a refused event an HttpError whose status names the reason (409 closed
+// period, 403 banned member, 422 a value, time or profile out of bounds, ...) with nothing
+// applied; a backend down a 503.
+std::string write_score(const Request& request, const std::string& board, const std::string& member,
+                        service::Leaderboards& boards);
+
+// The status of a refused write, by its reason (service::Refusal).
+int refusal_status(service::Refusal refusal);
+
+}  // namespace bk::api

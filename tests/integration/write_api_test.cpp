@@ -1,0 +1,246 @@
+// Scores in over HTTP: POST /v1/boards/{board}/members/{member}/scores through a running
+// serve with real Redis and PostgreSQL. The answer is the member's standing in every period
+// the event touched, exact against the reads also for spilled members; a refused event is a
+// 4xx naming its reason with nothing applied; an event id applies once; write tokens are
+// their own kind, scoped to boards, and writes are off without them.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "served.h"
+
+namespace bk {
+namespace {
+
+using json = nlohmann::json;
+using test::Answer;
+using test::Served;
+
+const char* kBoards = R"(  - name: pts
+    periods: [daily, weekly]
+    max_points: 1000
+    hot_keep: 2
+    display: 2
+    retention: {default: 30d}
+  - name: best
+    periods: [daily]
+    update: best
+    max_points: 1000
+    retention: {default: 30d}
+  - name: other
+    periods: [daily]
+    max_points: 1000
+    retention: {default: 30d}
+)";
+
+constexpr const char* kNow = "2026-11-25T12:00:00Z";
+const std::string kWriter = "writer-token-7f3a";
+const std::string kScoped = "scoped-writer-91c2";
+const std::string kReader = "reader-token-0b4d";
+const std::string kAdmin = "admin-token-5e61";
+
+class WriteApiTest : public ::testing::Test {
+ protected:
+  std::string prefix = test::unique_prefix();
+  std::string tokens_file = "/tmp/" + prefix + "-write-tokens";
+  std::string config_path;
+  std::string log = "/tmp/" + prefix + "-serve.log";
+
+  void SetUp() override {
+    std::ofstream(tokens_file) << "# write tokens\n" << kScoped << " boards=best,oth*\n";
+    config_path =
+        test::write_text_config(prefix, test::config_text(prefix, kBoards) +
+                                            "serve:\n  write_tokens_file: " + tokens_file + "\n");
+    ASSERT_EQ(test::run_cli({"--config", config_path, "migrate"}).exit_code, 0);
+  }
+  Served serve() {
+    return Served(config_path, log, kNow,
+                  {{"BOARDKEEPER_SERVE_TOKENS", kReader},
+                   {"BOARDKEEPER_SERVE_ADMIN_TOKENS", kAdmin},
+                   {"BOARDKEEPER_SERVE_WRITE_TOKENS", kWriter}});
+  }
+  static httplib::Headers as(const std::string& token) {
+    return {{"Authorization", "Bearer " + token}};
+  }
+  static Answer write(Served& s, const std::string& board, const std::string& member,
+                      const json& body, const std::string& token = kWriter) {
+    return s.post("/v1/boards/" + board + "/members/" + member + "/scores", body.dump(), as(token));
+  }
+  static json period_of(const Answer& a, const std::string& period) {
+    for (const json& p : a.body.at("periods")) {
+      if (p.at("period") == period) return p;
+    }
+    ADD_FAILURE() << "no " << period << " in " << a.text;
+    return json::object();
+  }
+  // The member's rank as the read API says it.
+  static json read_rank(Served& s, const std::string& board, const std::string& period,
+                        const std::string& member) {
+    const Answer a =
+        s.get("/v1/boards/" + board + "/" + period + "/members/" + member, as(kReader));
+    return a.status == 200 ? a.body.at("rank") : json(nullptr);
+  }
+};
+
+TEST_F(WriteApiTest, AWriteAnswersTheStandingInEveryPeriodItTouched) {
+  Served s = serve();
+  ASSERT_EQ(write(s, "pts", "ann", {{"value", 10}}).status, 200);
+  ASSERT_EQ(write(s, "pts", "bob", {{"value", 20}, {"name", "Bob"}}).status, 200);
+  const Answer a = write(s, "pts", "ann", {{"value", 15}, {"metadata", {{"lvl", 3}}}});
+  ASSERT_EQ(a.status, 200) << a.text;
+  EXPECT_EQ(a.body.at("board"), "pts");
+  EXPECT_EQ(a.body.at("member"), "ann");
+  EXPECT_EQ(a.body.at("applied"), true);
+  EXPECT_FALSE(a.body.contains("duplicate"));
+  ASSERT_EQ(a.body.at("periods").size(), 2U) << a.text;
+  for (const char* period : {"daily", "weekly"}) {
+    const json p = period_of(a, period);
+    EXPECT_EQ(p.at("points"), 25);
+    EXPECT_EQ(p.at("rank"), 1);
+    EXPECT_EQ(p.at("previous_rank"), 2);
+    EXPECT_FALSE(p.contains("improved"));  // an increment board
+    EXPECT_EQ(p.at("rank"), read_rank(s, "pts", period, "ann"));
+  }
+  EXPECT_EQ(period_of(a, "daily").at("period_id"), "2026-11-25");
+  EXPECT_EQ(period_of(a, "weekly").at("period_id"), "2026-W48");
+  const Answer first = write(s, "pts", "cat", {{"value", 1}});
+  EXPECT_FALSE(period_of(first, "daily").contains("previous_rank")) << first.text;
+}
+
+TEST_F(WriteApiTest, RanksAreExactForSpilledMembersAndAroundThem) {
+  Served s = serve();
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_EQ(write(s, "pts", "m" + std::to_string(i), {{"value", 100 + 10 * i}}).status, 200);
+  }
+  ASSERT_EQ(test::run_cli({"--config", config_path, "--now", kNow, "tick"}).exit_code, 0);
+  // m0..m5 spilled (hot_keep 2): m1 scores again, rehydrated, to 115: between m1 and m2.
+  const Answer a = write(s, "pts", "m1", {{"value", 5}});
+  ASSERT_EQ(a.status, 200) << a.text;
+  const json daily = period_of(a, "daily");
+  EXPECT_EQ(daily.at("points"), 115);
+  EXPECT_EQ(daily.at("previous_rank"), 7);
+  EXPECT_EQ(daily.at("rank"), 7);
+  EXPECT_EQ(daily.at("rank"), read_rank(s, "pts", "daily", "m1"));
+  // m0, spilled, to 160: past m5 (150), and before m6 (160 at the same instant: "m0" < "m6").
+  const Answer b = write(s, "pts", "m0", {{"value", 60}});
+  EXPECT_EQ(period_of(b, "daily").at("rank"), 2) << b.text;
+  EXPECT_EQ(period_of(b, "daily").at("previous_rank"), 8) << b.text;
+  EXPECT_EQ(read_rank(s, "pts", "daily", "m0"), 2);
+}
+
+TEST_F(WriteApiTest, ABestBoardSaysWhetherTheEventRaisedTheBest) {
+  Served s = serve();
+  EXPECT_EQ(period_of(write(s, "best", "ann", {{"value", 50}}), "daily").at("improved"), true);
+  const Answer lower = write(s, "best", "ann", {{"value", 40}});
+  EXPECT_EQ(period_of(lower, "daily").at("improved"), false) << lower.text;
+  EXPECT_EQ(period_of(lower, "daily").at("points"), 50);
+  EXPECT_EQ(period_of(write(s, "best", "ann", {{"value", 70}}), "daily").at("improved"), true);
+}
+
+TEST_F(WriteApiTest, AnEventIdAppliesOnceAndARetryGetsTheStanding) {
+  Served s = serve();
+  const json body = {{"value", 7}, {"id", "match-41"}};
+  ASSERT_EQ(write(s, "pts", "ann", body).body.at("applied"), true);
+  const Answer again = write(s, "pts", "ann", body);
+  ASSERT_EQ(again.status, 200) << again.text;
+  EXPECT_EQ(again.body.at("applied"), false);
+  EXPECT_EQ(again.body.at("duplicate"), true);
+  EXPECT_EQ(period_of(again, "daily").at("points"), 7);
+  EXPECT_EQ(period_of(again, "daily").at("rank"), 1);
+}
+
+TEST_F(WriteApiTest, ARefusedEventIsA4xxNamingItsReasonAndAppliesNothing) {
+  Served s = serve();
+  ASSERT_EQ(write(s, "pts", "ann", {{"value", 10}}).status, 200);
+  ASSERT_EQ(s.put("/v1/boards/pts/bans/cheat", as(kAdmin), R"({"reason": "aimbot"})").status, 200);
+  struct Case {
+    std::string member;
+    json body;
+    int status;
+    const char* reason;
+  };
+  const std::vector<Case> cases = {
+      {"ann", {{"value", 10}, {"at", "2026-11-01T12:00:00Z"}}, 409, "closed"},
+      {"ann", {{"value", 5000}}, 422, "out_of_range"},
+      {"ann", {{"value", 1}, {"at", "2026-11-25T13:00:00Z"}}, 422, "too_early"},
+      {"cheat", {{"value", 1}}, 403, "banned"},
+      {"ann",
+       {{"value", 1}, {"metadata", {{"x", std::string(3000, 'x')}}}},
+       422,
+       "invalid_profile"},
+  };
+  for (const Case& c : cases) {
+    const Answer a = write(s, "pts", c.member, c.body);
+    EXPECT_EQ(a.status, c.status) << c.body.dump() << ": " << a.text;
+    EXPECT_NE(test::error_of(a).find(std::string("(") + c.reason + ")"), std::string::npos)
+        << a.text;
+  }
+  EXPECT_EQ(read_rank(s, "pts", "daily", "cheat"), nullptr);
+  const Answer ann = s.get("/v1/boards/pts/daily/members/ann", as(kReader));
+  EXPECT_EQ(ann.body.at("points"), 10) << ann.text;
+  EXPECT_EQ(write(s, "nope", "ann", {{"value", 1}}).status, 404);
+  for (const std::string& body :
+       {std::string("{}"), std::string(R"({"value": 1.5})"), std::string(R"({"value": "1"})"),
+        std::string(R"({"value": 1, "extra": 2})"), std::string(R"({"value": 1, "at": true})"),
+        std::string("[1]"), std::string("{"),
+        std::string(R"({"value": 1, "metadata": [)") + std::string(20, '[') + std::string(20, ']') +
+            "]}"}) {
+    const Answer a = s.post("/v1/boards/pts/members/ann/scores", body, as(kWriter));
+    EXPECT_EQ(a.status, 400) << body << ": " << a.text;
+  }
+  EXPECT_EQ(s.get("/v1/boards/pts/daily/members/ann", as(kReader)).body.at("points"), 10);
+}
+
+TEST_F(WriteApiTest, WriteTokensAreTheirOwnKindAndKeepToTheirBoards) {
+  Served s = serve();
+  EXPECT_EQ(write(s, "pts", "ann", {{"value", 1}}, kReader).status, 403);
+  EXPECT_EQ(write(s, "pts", "ann", {{"value", 1}}, kAdmin).status, 403);
+  EXPECT_EQ(write(s, "pts", "ann", {{"value", 1}}, "made-up").status, 401);
+  EXPECT_EQ(s.post("/v1/boards/pts/members/ann/scores", R"({"value": 1})").status, 401);
+  EXPECT_EQ(s.get("/v1/boards/pts/daily/top", as(kWriter)).status, 403);  // writes only
+  const Answer outside = write(s, "pts", "ann", {{"value", 1}}, kScoped);
+  EXPECT_EQ(outside.status, 403) << outside.text;
+  EXPECT_NE(test::error_of(outside).find("'pts'"), std::string::npos) << outside.text;
+  EXPECT_EQ(write(s, "best", "ann", {{"value", 1}}, kScoped).status, 200);
+  EXPECT_EQ(write(s, "other", "ann", {{"value", 1}}, kScoped).status, 200);
+  EXPECT_EQ(read_rank(s, "pts", "daily", "ann"), nullptr) << "refused writes applied nothing";
+  const std::string text = test::read_file(log);
+  for (const std::string& secret : {kWriter, kScoped, kReader, kAdmin})
+    EXPECT_EQ(text.find(secret), std::string::npos) << secret;
+}
+
+TEST_F(WriteApiTest, WritesAreOffWithoutWriteTokensAndASourceWithoutOneStopsServe) {
+  const std::string plain =
+      test::write_text_config(prefix + "-plain", test::config_text(prefix, kBoards));
+  {
+    Served s(plain, log, kNow);
+    const Answer a = s.post("/v1/boards/pts/members/ann/scores", R"({"value": 1})");
+    EXPECT_EQ(a.status, 404) << a.text;
+    EXPECT_NE(test::error_of(a).find("writes are off"), std::string::npos) << a.text;
+  }
+  std::ofstream(tokens_file) << "# nothing\n";
+  test::RunResult r = test::run_cli({"--config", config_path, "serve", "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("names no token"), std::string::npos) << r.err;
+  r = test::run_cli({"--config", plain, "serve", "--listen", "127.0.0.1:0"},
+                    {"BOARDKEEPER_SERVE_WRITE_TOKENS= , "});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  std::ofstream(tokens_file) << kWriter << " scope=pts\n";
+  r = test::run_cli({"--config", config_path, "serve", "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(tokens_file + ":1"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(kWriter), std::string::npos) << r.err;
+  r = test::run_cli(
+      {"--config", plain, "serve", "--listen", "127.0.0.1:0"},
+      {"BOARDKEEPER_SERVE_WRITE_TOKENS=" + kReader, "BOARDKEEPER_SERVE_TOKENS=" + kReader});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find(kReader), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace bk
