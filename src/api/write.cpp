@@ -89,43 +89,6 @@ service::Update update_of(const std::string& body, const std::string& board,
   return u;
 }
 
-struct Before {
-  service::PeriodRef ref;
-  std::optional<service::Standing> standing;
-};
-
-// The member's standing in each period of the board that contains the event's time, before
-// it is applied (for previous_rank and improved).
-std::vector<Before> standings_before(service::Leaderboards& boards, const service::Update& u) {
-  std::vector<Before> out;
-  const BoardConfig& c = service::board_entry(boards.config(), u.board);
-  const Instant at = u.at.value_or(boards.now());
-  for (const PeriodSpec& spec : c.periods) {
-    service::PeriodRef ref;
-    try {
-      ref = service::resolve_period(boards.config(), u.board, spec.name, std::nullopt, at);
-    } catch (const UsageError&) {
-      continue;  // no period of this kind contains the time: the update refuses or skips it
-    }
-    auto found = boards.reads().ranks({ref}, {u.member});
-    out.push_back({std::move(ref), std::move(found.front())});
-  }
-  return out;
-}
-
-std::string period_json(const Before& before, const std::optional<service::Standing>& now,
-                        bool applied) {
-  JsonLine p;
-  p.str("period", before.ref.spec->name).str("period_id", before.ref.period.id);
-  p.raw("points", now ? std::to_string(now->points) : "null");
-  p.raw("rank", now ? std::to_string(now->rank) : "null");
-  if (applied && before.standing) p.num("previous_rank", before.standing->rank);
-  if (applied && before.ref.config->policy == Policy::best) {
-    p.flag("improved", now && (!before.standing || before.standing->points != now->points));
-  }
-  return p.done();
-}
-
 }  // namespace
 
 int refusal_status(service::Refusal refusal) {
@@ -156,36 +119,41 @@ int refusal_status(service::Refusal refusal) {
   return 422;
 }
 
-std::string write_score(const Request& request, const std::string& board, const std::string& member,
-                        service::Leaderboards& boards) {
-  const service::Update u = update_of(request.body, board, member);
-  const std::vector<Before> before = standings_before(boards, u);
-  const service::UpdateResult r = boards.apply(u);
-  if (r.status == service::UpdateStatus::refused) {
-    throw HttpError{
-        refusal_status(r.refusal),
-        std::string("refused (") + service::refusal_label(r.refusal) + "): " + r.reason};
-  }
-  if (r.status != service::UpdateStatus::applied && r.status != service::UpdateStatus::duplicate) {
-    if (r.status == service::UpdateStatus::failed) throw Error(r.reason);  // 500, logged
-    throw HttpError{503, "not applied, try again: " + r.reason, {{"Retry-After", "1"}}};
-  }
-  const bool applied = r.status == service::UpdateStatus::applied;
+std::string written_json(const std::string& board, const std::string& member,
+                         const service::Written& w) {
+  const bool applied = w.result.status == service::UpdateStatus::applied;
   std::string list = "[";
-  for (const Before& b : before) {
-    // The periods the event touched: those it applied to, or for a duplicate all of them.
-    const bool touched =
-        !applied || std::any_of(r.points.begin(), r.points.end(), [&](const auto& p) {
-          return p.period == b.ref.spec->name && p.period_id == b.ref.period.id;
-        });
-    if (!touched) continue;
-    const auto now = boards.reads().ranks({b.ref}, {member}).front();
-    list += (list.size() > 1 ? "," : "") + period_json(b, now, applied);
+  for (const service::PeriodStanding& p : w.periods) {
+    JsonLine line;
+    line.str("period", p.period).str("period_id", p.period_id);
+    line.raw("points", p.after ? std::to_string(p.after->points) : "null");
+    line.raw("rank", p.after ? std::to_string(p.after->rank) : "null");
+    if (applied && p.before) line.num("previous_rank", p.before->rank);
+    if (applied && p.best) {
+      line.flag("improved", p.after && (!p.before || p.before->points != p.after->points));
+    }
+    list += (list.size() > 1 ? "," : "") + line.done();
   }
   JsonLine out;
   out.str("board", board).str("member", member).flag("applied", applied);
   if (!applied) out.flag("duplicate", true);
   return out.raw("periods", list + "]").done();
+}
+
+std::string write_score(const Request& request, const std::string& board, const std::string& member,
+                        service::Leaderboards& boards) {
+  const service::Written w = boards.write(update_of(request.body, board, member));
+  const service::UpdateResult& r = w.result;
+  if (r.status == service::UpdateStatus::refused) {
+    throw HttpError{
+        refusal_status(r.refusal),
+        std::string("refused (") + service::refusal_label(r.refusal) + "): " + r.reason};
+  }
+  if (r.status == service::UpdateStatus::failed) throw Error(r.reason);  // 500, logged
+  if (r.status != service::UpdateStatus::applied && r.status != service::UpdateStatus::duplicate) {
+    throw HttpError{503, "not applied, try again: " + r.reason, {{"Retry-After", "1"}}};
+  }
+  return written_json(board, member, w);
 }
 
 }  // namespace bk::api

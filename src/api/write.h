@@ -23,6 +23,10 @@ inline constexpr int kMaxWriteNesting = 8;          // arrays and objects inside
 std::string write_score(const Request& request, const std::string& board, const std::string& member,
                         service::Leaderboards& boards);
 
+// The write's answer for an applied or duplicate update (also what `add --json` prints).
+std::string written_json(const std::string& board, const std::string& member,
+                         const service::Written& written);
+
 // The status of a refused write, by its reason (service::Refusal).
 int refusal_status(service::Refusal refusal);
 

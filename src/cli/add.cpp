@@ -4,6 +4,7 @@
 #include <charconv>
 #include <iostream>
 
+#include "api/write.h"
 #include "cli/output.h"
 
 namespace bk::cli {
@@ -16,20 +17,10 @@ JsonLine answer(std::string_view status, const service::Update& u) {
   return line;
 }
 
-std::string applied_text(const service::Update& u, const service::UpdateResult& r, bool json) {
-  if (json) {
-    std::string points = "[";
-    for (const auto& p : r.points) {
-      points += (points.size() > 1 ? "," : "") + JsonLine()
-                                                     .str("period", p.period)
-                                                     .str("period_id", p.period_id)
-                                                     .num("points", p.points)
-                                                     .done();
-    }
-    return answer("applied", u).raw("periods", points + "]").done() + "\n";
-  }
+std::string applied_text(const service::Update& u, const service::Written& w, bool json) {
+  if (json) return api::written_json(u.board, u.member, w) + "\n";
   std::string text = "applied to " + u.board + " / " + printable(u.member) + ":";
-  for (const auto& p : r.points) {
+  for (const auto& p : w.result.points) {
     text += "  " + p.period + " " + p.period_id + " = " + std::to_string(p.points);
   }
   return text + "\n";
@@ -69,14 +60,15 @@ service::Update update_from(const AddArgs& args) {
   return u;
 }
 
-AddReport report_of(const service::Update& u, const service::UpdateResult& r, bool json) {
+AddReport report_of(const service::Update& u, const service::Written& w, bool json) {
+  const service::UpdateResult& r = w.result;
   switch (r.status) {
     case service::UpdateStatus::applied:
-      return AddReport{applied_text(u, r, json), "", 0};
+      return AddReport{applied_text(u, w, json), "", 0};
     case service::UpdateStatus::duplicate:
-      return AddReport{
-          json ? answer("duplicate", u).done() + "\n" : "not applied again: " + r.reason + "\n", "",
-          0};
+      return AddReport{json ? api::written_json(u.board, u.member, w) + "\n"
+                            : "not applied again: " + r.reason + "\n",
+                       "", 0};
     case service::UpdateStatus::refused:
       break;
     case service::UpdateStatus::failed:  // the board's keys refused it: lasting (exit 1)
@@ -93,8 +85,11 @@ int add(Context& ctx, const AddArgs& args) {
   // A board no entry of the config covers is a configuration matter (exit 2), not a
   // refused event.
   service::board_entry(ctx.config(), u.board);
-  const service::UpdateResult r = ctx.leaderboards().apply(u);
-  const AddReport report = report_of(u, r, ctx.format() == Format::json);
+  // With --json, the member's standings too, as the HTTP write answers them.
+  const bool json = ctx.format() == Format::json;
+  const service::Written w =
+      json ? ctx.leaderboards().write(u) : service::Written{ctx.leaderboards().apply(u), {}};
+  const AddReport report = report_of(u, w, json);
   std::cout << report.out;
   std::cerr << report.err;
   return report.exit_code;

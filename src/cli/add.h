@@ -19,6 +19,8 @@ struct AddReport {
 };
 
 // Throws UnavailableError for an outcome that is not lasting (unavailable, waiting): exit 3.
-AddReport report_of(const service::Update& update, const service::UpdateResult& result, bool json);
+// `--json` prints for an applied or duplicate update what the HTTP write answers (its
+// standings: api/write.h), and for a refusal {"status", "board", "member", "reason"}.
+AddReport report_of(const service::Update& update, const service::Written& written, bool json);
 
 }  // namespace bk::cli

@@ -219,6 +219,40 @@ UpdateResult Leaderboards::apply(const Update& update) {
   return apply(std::vector<Update>{update}).front();
 }
 
+Written Leaderboards::write(const Update& update) {
+  struct Touched {
+    PeriodRef ref;
+    std::optional<Standing> before;
+  };
+  std::vector<Touched> touched;  // the board's periods that contain the event's time
+  if (const BoardConfig* c = config_.board_for(update.board)) {
+    const Instant at = update.at.value_or(now());
+    for (const PeriodSpec& spec : c->periods) {
+      try {
+        touched.push_back(
+            {resolve_period(config_, update.board, spec.name, std::nullopt, at), std::nullopt});
+      } catch (const UsageError&) {
+        continue;  // no period of this kind contains the time
+      }
+      touched.back().before = reads().ranks({touched.back().ref}, {update.member}).front();
+    }
+  }
+  Written w{apply(update), {}};
+  const bool applied = w.result.status == UpdateStatus::applied;
+  if (!applied && w.result.status != UpdateStatus::duplicate) return w;
+  for (Touched& t : touched) {
+    const auto& pts = w.result.points;
+    const bool hit = std::any_of(pts.begin(), pts.end(), [&](const PeriodPoints& p) {
+      return p.period == t.ref.spec->name && p.period_id == t.ref.period.id;
+    });
+    if (applied && !hit) continue;
+    w.periods.push_back({t.ref.spec->name, t.ref.period.id, std::move(t.before),
+                         reads().ranks({t.ref}, {update.member}).front(),
+                         t.ref.config->policy == Policy::best});
+  }
+  return w;
+}
+
 const PeriodSpec& period_spec(const BoardConfig& c, const std::string& board,
                               const std::string& period) {
   if (const PeriodSpec* spec = c.period(period)) return *spec;

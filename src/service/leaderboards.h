@@ -57,6 +57,10 @@ class Leaderboards {
   std::vector<UpdateResult> apply(const std::vector<Update>& updates,
                                   Detail detail = Detail::points);
   UpdateResult apply(const Update& update);
+  // apply() of one update, with the member's standing in each period it touched before and
+  // right after it (a read per period each side; a write by someone else in between may move
+  // the ranks): what the HTTP write and `add --json` answer.
+  Written write(const Update& update);
 
   // apply() in two steps, for a caller that overlaps its own work with the server's:
   // prepare() validates and plans without a round trip (refusals are decided here, against

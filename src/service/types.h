@@ -169,6 +169,23 @@ struct Following {
   std::optional<std::int64_t> total;
 };
 
+// A member's standing in one period an update touched (Leaderboards::write): before the
+// update and read right after it.
+struct PeriodStanding {
+  std::string period;
+  std::string period_id;
+  std::optional<Standing> before;
+  std::optional<Standing> after;
+  bool best = false;  // the board keeps each member's best (update: best)
+};
+
+// An update applied with the member's standings (Leaderboards::write): the periods it
+// applied to, or for a duplicate those that contain its time; none for other outcomes.
+struct Written {
+  UpdateResult result;
+  std::vector<PeriodStanding> periods;
+};
+
 // Statistics of a Leaderboards' life, for logs and metrics.
 struct Counters {
   std::int64_t rehydrated = 0;    // member periods brought back from the cold tier

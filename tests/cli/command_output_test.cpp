@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "cli/add.h"
+
+#include "api/write.h"
 #include "cli/output.h"
 #include "config/config.h"
 #include "core/error.h"
@@ -58,32 +60,44 @@ service::UpdateResult result(service::UpdateStatus status, std::string reason = 
   return r;
 }
 
-TEST(AddCommandTest, AddPrintsAnAppliedUpdatePerPeriodAsTextOrJson) {
+service::Standing standing(std::int64_t rank, std::int64_t points) {
+  return service::Standing{rank, "alice", points, std::nullopt};
+}
+
+TEST(AddCommandTest, AddPrintsAnAppliedUpdatePerPeriodAsTextOrJsonAsTheHttpWriteAnswers) {
   const service::Update u = update_of("5");
-  service::UpdateResult r = result(service::UpdateStatus::applied);
-  r.points = {{"daily", "2026-11-22", 15}, {"alltime", "alltime", 40}};
-  const AddReport text = report_of(u, r, false);
+  service::Written w{result(service::UpdateStatus::applied), {}};
+  w.result.points = {{"daily", "2026-11-22", 15}, {"alltime", "alltime", 40}};
+  w.periods = {{"daily", "2026-11-22", standing(4, 10), standing(2, 15), false},
+               {"alltime", "alltime", std::nullopt, standing(9, 40), true}};
+  const AddReport text = report_of(u, w, false);
   EXPECT_EQ(text.out, "applied to points / alice:  daily 2026-11-22 = 15  alltime alltime = 40\n");
   EXPECT_EQ(text.err, "");
   EXPECT_EQ(text.exit_code, 0);
-  const AddReport json = report_of(u, r, true);
+  const AddReport json = report_of(u, w, true);
   EXPECT_EQ(json.out,
-            "{\"status\":\"applied\",\"board\":\"points\",\"member\":\"alice\",\"periods\":["
-            "{\"period\":\"daily\",\"period_id\":\"2026-11-22\",\"points\":15},"
-            "{\"period\":\"alltime\",\"period_id\":\"alltime\",\"points\":40}]}\n");
+            "{\"board\":\"points\",\"member\":\"alice\",\"applied\":true,\"periods\":["
+            "{\"period\":\"daily\",\"period_id\":\"2026-11-22\",\"points\":15,\"rank\":2,"
+            "\"previous_rank\":4},"
+            "{\"period\":\"alltime\",\"period_id\":\"alltime\",\"points\":40,\"rank\":9,"
+            "\"improved\":true}]}\n");
+  EXPECT_EQ(json.out, api::written_json("points", "alice", w) + "\n");
   EXPECT_EQ(json.exit_code, 0);
 }
 
 TEST(AddCommandTest, AddPrintsADuplicateAsDoneAndARefusalOrFailureAsExitOne) {
   const service::Update u = update_of("5");
-  const auto dup = result(service::UpdateStatus::duplicate, "event e1 was applied before");
+  service::Written dup{result(service::UpdateStatus::duplicate, "event e1 was applied before"),
+                       {{"daily", "2026-11-22", std::nullopt, standing(1, 5), false}}};
   EXPECT_EQ(report_of(u, dup, false).out, "not applied again: event e1 was applied before\n");
   EXPECT_EQ(report_of(u, dup, true).out,
-            "{\"status\":\"duplicate\",\"board\":\"points\",\"member\":\"alice\"}\n");
+            "{\"board\":\"points\",\"member\":\"alice\",\"applied\":false,\"duplicate\":"
+            "true,\"periods\":[{\"period\":\"daily\",\"period_id\":\"2026-11-22\",\"points\":"
+            "5,\"rank\":1}]}\n");
   EXPECT_EQ(report_of(u, dup, true).exit_code, 0);
   for (const auto& [status, word] : {std::pair{service::UpdateStatus::refused, "refused"},
                                      std::pair{service::UpdateStatus::failed, "failed"}}) {
-    const auto r = result(status, "because");
+    const service::Written r{result(status, "because"), {}};
     const AddReport text = report_of(u, r, false);
     EXPECT_EQ(text.out, "");
     EXPECT_EQ(text.err, std::string(word) + ": because\n");
@@ -100,7 +114,8 @@ TEST(AddCommandTest, AddPrintsADuplicateAsDoneAndARefusalOrFailureAsExitOne) {
 TEST(AddCommandTest, AddThrowsUnavailableWhenTheOutcomeIsNotLasting) {
   const service::Update u = update_of("5");
   for (const auto status : {service::UpdateStatus::unavailable, service::UpdateStatus::waiting}) {
-    EXPECT_THROW(report_of(u, result(status, "redis down"), false), UnavailableError);
+    EXPECT_THROW(report_of(u, service::Written{result(status, "redis down"), {}}, false),
+                 UnavailableError);
   }
 }
 

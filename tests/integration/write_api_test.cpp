@@ -133,6 +133,25 @@ TEST_F(WriteApiTest, RanksAreExactForSpilledMembersAndAroundThem) {
   EXPECT_EQ(read_rank(s, "pts", "daily", "m0"), 2);
 }
 
+// The CLI and the API agree: add --json prints the object the write answers.
+TEST_F(WriteApiTest, AddJsonPrintsWhatTheWriteAnswers) {
+  Served s = serve();
+  ASSERT_EQ(write(s, "pts", "bob", {{"value", 30}}).status, 200);
+  const test::RunResult r = test::run_cli(
+      {"--config", config_path, "--now", kNow, "add", "pts", "ann", "20", "--id", "e7", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json cli = json::parse(r.out);
+  EXPECT_EQ(cli.at("applied"), true);
+  EXPECT_EQ(cli.at("periods").at(0).at("rank"), 2) << r.out;
+  const Answer again = write(s, "pts", "ann", {{"value", 20}, {"id", "e7"}});
+  EXPECT_EQ(again.body.at("duplicate"), true) << again.text;
+  json expected = cli;
+  expected["applied"] = false;
+  expected["duplicate"] = true;
+  for (json& p : expected["periods"]) p.erase("previous_rank");
+  EXPECT_EQ(again.body, expected);
+}
+
 TEST_F(WriteApiTest, ABestBoardSaysWhetherTheEventRaisedTheBest) {
   Served s = serve();
   EXPECT_EQ(period_of(write(s, "best", "ann", {{"value", 50}}), "daily").at("improved"), true);
