@@ -146,7 +146,7 @@ class Route {
         parameters(query_, {});
         return unban_member(request_, board_, member, boards_);
       case RouteId::score:
-        return write_score(request_, board_, member, boards_);
+        return write_score(request_, board_, member, boards_, response_);
       case RouteId::top:
         return top(period);
       case RouteId::history:

@@ -33,6 +33,11 @@ struct Response {
   // on 503, ...), as name and value.
   std::vector<std::pair<std::string, std::string>> headers{};
   bool admin = false;  // an admin route's answer: never cached
+  // A score write's outcome (for metrics): "applied", "duplicate", "refused", "unavailable"
+  // or "failed", with the refusal's reason (service::refusal_label); "" for other routes
+  // and for writes refused before they reached the service (bad body, token).
+  std::string outcome{};
+  std::string reason{};
   // A 503 because another operation held a lock too long (BusyError), not because a server
   // is unreachable: the connections are fine, so it is not retried on fresh ones.
   bool busy = false;

@@ -89,6 +89,23 @@ service::Update update_of(const std::string& body, const std::string& board,
   return u;
 }
 
+const char* outcome_label(service::UpdateStatus status) {
+  switch (status) {
+    case service::UpdateStatus::applied:
+      return "applied";
+    case service::UpdateStatus::duplicate:
+      return "duplicate";
+    case service::UpdateStatus::refused:
+      return "refused";
+    case service::UpdateStatus::failed:
+      return "failed";
+    case service::UpdateStatus::unavailable:
+    case service::UpdateStatus::waiting:
+      break;
+  }
+  return "unavailable";
+}
+
 }  // namespace
 
 int refusal_status(service::Refusal refusal) {
@@ -141,10 +158,12 @@ std::string written_json(const std::string& board, const std::string& member,
 }
 
 std::string write_score(const Request& request, const std::string& board, const std::string& member,
-                        service::Leaderboards& boards) {
+                        service::Leaderboards& boards, Response& answer) {
   const service::Written w = boards.write(update_of(request.body, board, member));
   const service::UpdateResult& r = w.result;
+  answer.outcome = outcome_label(r.status);
   if (r.status == service::UpdateStatus::refused) {
+    answer.reason = service::refusal_label(r.refusal);
     throw HttpError{
         refusal_status(r.refusal),
         std::string("refused (") + service::refusal_label(r.refusal) + "): " + r.reason};

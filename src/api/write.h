@@ -20,8 +20,9 @@ inline constexpr int kMaxWriteNesting = 8;          // arrays and objects inside
 // kMaxWriteBody); a refused event an HttpError whose status names the reason (409 closed
 // period, 403 banned member, 422 a value, time or profile out of bounds, ...) with nothing
 // applied; a backend down a 503.
+// `answer` gets the write's outcome and reason (Response::outcome), also when it throws.
 std::string write_score(const Request& request, const std::string& board, const std::string& member,
-                        service::Leaderboards& boards);
+                        service::Leaderboards& boards, Response& answer);
 
 // The write's answer for an applied or duplicate update (also what `add --json` prints).
 std::string written_json(const std::string& board, const std::string& member,

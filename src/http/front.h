@@ -23,6 +23,8 @@ namespace bk::http {
 struct Answered {
   HttpServer::Response response;
   std::string route;
+  std::string outcome{};  // a score write's (api::Response::outcome) and its reason
+  std::string reason{};
 };
 
 inline HttpServer::Response json(int status, std::string body) {
@@ -56,7 +58,9 @@ class ApiOnWorkers {
     }
     if (!a.unavailable && !a.broken) sessions_.give_back(lane, std::move(lease.session));
     std::string route = a.response.route;
-    return {to_http(request, std::move(a.response)), std::move(route)};
+    std::string outcome = std::move(a.response.outcome), reason = std::move(a.response.reason);
+    return {to_http(request, std::move(a.response)), std::move(route), std::move(outcome),
+            std::move(reason)};
   }
 
  private:
@@ -123,6 +127,7 @@ class Front {
     Answered a = route(request);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
     metrics_.observe(a.route, a.response.status, took.count());
+    if (!a.outcome.empty()) metrics_.observe_write(a.outcome, a.reason);
     return std::move(a.response);
   }
 

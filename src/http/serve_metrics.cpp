@@ -19,11 +19,18 @@ ServeMetrics::ServeMetrics(std::shared_ptr<service::ColdIndexes> cold_ranks,
                                   "HTTP requests answered, by route and status code.")),
       latency_(registry_.histogram(
           "boardkeeper_http_request_duration_seconds", "Time to answer an HTTP request, by route.",
-          {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5})) {}
+          {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5})),
+      writes_(registry_.counter("boardkeeper_http_writes_total",
+                                "Score writes that reached the update path, by outcome (applied, "
+                                "duplicate, refused, unavailable, failed) and refusal reason.")) {}
 
 void ServeMetrics::observe(const std::string& route, int status, double seconds) {
   requests_.add(1, {{"route", route}, {"code", std::to_string(status)}});
   latency_.observe(seconds, {{"route", route}});
+}
+
+void ServeMetrics::observe_write(const std::string& outcome, const std::string& reason) {
+  writes_.add(1, {{"outcome", outcome}, {"reason", reason}});
 }
 
 std::string ServeMetrics::render() {

@@ -20,6 +20,8 @@ class ServeMetrics {
                std::shared_ptr<service::ReplicaReads> replica_reads,
                std::shared_ptr<redis::SharedLink> link, const Readiness& readiness);
   void observe(const std::string& route, int status, double seconds);
+  // A score write that reached the service: its outcome and, refused, its reason.
+  void observe_write(const std::string& outcome, const std::string& reason);
   std::string render();
 
  private:
@@ -33,6 +35,7 @@ class ServeMetrics {
   metrics::Registry registry_;
   metrics::Family& requests_;
   metrics::Family& latency_;
+  metrics::Family& writes_;
 
   void render_cold_ranks();
   void render_replica();

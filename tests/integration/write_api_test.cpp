@@ -213,6 +213,14 @@ TEST_F(WriteApiTest, ARefusedEventIsA4xxNamingItsReasonAndAppliesNothing) {
     EXPECT_EQ(a.status, 400) << body << ": " << a.text;
   }
   EXPECT_EQ(s.get("/v1/boards/pts/daily/members/ann", as(kReader)).body.at("points"), 10);
+  // Each write that reached the update path is counted by outcome and reason.
+  const std::string metrics = s.get("/metrics").text;
+  for (const std::string& line :
+       {std::string(R"(boardkeeper_http_writes_total{outcome="applied",reason=""} 1)"),
+        std::string(R"(boardkeeper_http_writes_total{outcome="refused",reason="closed"} 1)"),
+        std::string(R"(boardkeeper_http_writes_total{outcome="refused",reason="banned"} 1)")}) {
+    EXPECT_NE(metrics.find(line), std::string::npos) << line << "\n" << metrics;
+  }
 }
 
 TEST_F(WriteApiTest, WriteTokensAreTheirOwnKindAndKeepToTheirBoards) {
