@@ -146,6 +146,7 @@ class Route {
         parameters(query_, {});
         return unban_member(request_, board_, member, boards_);
       case RouteId::score:
+        parameters(query_, {});
         return write_score(request_, board_, member, boards_, response_);
       case RouteId::top:
         return top(period);
@@ -428,7 +429,10 @@ Response Api::handle(const Request& request, service::Leaderboards& boards) cons
     if (!e.transient()) throw;  // the server logs it and answers 500
     spdlog::warn("serve: {} {}: {}", escape_control(request.method, false),
                  escape_control(path_of(request.target), false), redact(e.what()));
-    return unavailable(e, route.response_.route.empty() ? "other" : route.response_.route);
+    Response r = unavailable(e, route.response_.route.empty() ? "other" : route.response_.route);
+    r.outcome = route.response_.outcome;
+    r.reason = route.response_.reason;
+    return r;
   }
   if (route.response_.route.empty()) route.response_.route = "other";
   return route.response_;

@@ -1,13 +1,17 @@
 // The score write (api/write.h).
 #include "api/write.h"
 
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
+
+#include <cstdint>
 
 #include <optional>
 #include <vector>
 
 #include "api/request_parts.h"
 #include "core/json.h"
+#include "core/redact.h"
 #include "core/time.h"
 
 namespace bk::api {
@@ -25,9 +29,13 @@ int nesting(std::string_view body) {
   bool in_string = false, escaped = false;
   for (const char c : body) {
     if (in_string) {
-      escaped = !escaped && c == '\\';
-      if (c == '"' && !escaped) in_string = false;
-      if (c != '\\') escaped = false;
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -39,13 +47,19 @@ int nesting(std::string_view body) {
   return deepest;
 }
 
+// A whole number that fits in 64 signed bits (nlohmann keeps 2^63 .. 2^64-1 unsigned).
+bool whole(const json& v) {
+  return v.is_number_integer() && (!v.is_number_unsigned() ||
+                                   v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX));
+}
+
 std::optional<Instant> time_of(const json& at) {
   if (at.is_string()) {
     const auto t = parse_rfc3339(at.get<std::string>());
     if (!t) bad("at must be an RFC 3339 time (2026-11-28T12:00:00Z) or epoch milliseconds");
     return t;
   }
-  if (at.is_number_integer()) return from_epoch_ms(at.get<std::int64_t>());
+  if (at.is_number_integer() && whole(at)) return from_epoch_ms(at.get<std::int64_t>());
   bad("at must be an RFC 3339 time (a string) or epoch milliseconds (a whole number)");
 }
 
@@ -66,7 +80,7 @@ service::Update update_of(const std::string& body, const std::string& board,
   bool has_value = false;
   for (const auto& [key, v] : doc.items()) {
     if (key == "value") {
-      if (!v.is_number_integer()) bad("value must be a whole number within ±2^53");
+      if (!whole(v)) bad("value must be a whole number within ±2^53");
       u.value = v.get<std::int64_t>();
       has_value = true;
     } else if (key == "at") {
@@ -75,6 +89,7 @@ service::Update update_of(const std::string& body, const std::string& board,
       if (!v.is_string()) bad(key + " must be a string");
       if (key == "id") {
         u.event_id = v.get<std::string>();
+        if (u.event_id.empty()) bad("id is empty: leave it out, or give the event's id");
       } else {
         u.name = v.get<std::string>();
       }
@@ -168,7 +183,12 @@ std::string write_score(const Request& request, const std::string& board, const 
         refusal_status(r.refusal),
         std::string("refused (") + service::refusal_label(r.refusal) + "): " + r.reason};
   }
-  if (r.status == service::UpdateStatus::failed) throw Error(r.reason);  // 500, logged
+  if (r.status == service::UpdateStatus::failed) {
+    spdlog::error("serve: a write to {} failed: {}", board, redact(r.reason));
+    throw HttpError{500,
+                    "the board's keys refuse updates (logged); the points may have been applied: "
+                    "send it again with an id"};
+  }
   if (r.status != service::UpdateStatus::applied && r.status != service::UpdateStatus::duplicate) {
     throw HttpError{503, "not applied, try again: " + r.reason, {{"Retry-After", "1"}}};
   }

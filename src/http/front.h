@@ -49,7 +49,11 @@ class ApiOnWorkers {
     const api::Lane lane = api::lane_of(request.method, request.target);
     Sessions::Lease lease = sessions_.take(lane);
     Attempt a = attempt(*lease.session, request);
-    if (a.unavailable && lease.reused && a.response.hung == Backend::none &&
+    // A write is never sent twice by the server (it may have been applied before it failed).
+    const bool write =
+        api::match_route(request.method, request.target.substr(0, request.target.find('?')))
+            .access == api::Access::write;
+    if (a.unavailable && lease.reused && !write && a.response.hung == Backend::none &&
         std::chrono::steady_clock::now() < deadline) {
       // A restart kills idle connections: that alone is no outage. The old session goes.
       // A backend that did not answer in time is not asked again: the deadline is spent.

@@ -169,7 +169,17 @@ std::vector<api::WriteToken> load_write_tokens(const ServeConfig& config,
                                   ? std::string("BOARDKEEPER_SERVE_WRITE_TOKENS")
                                   : config.write_tokens_file + ":" + std::to_string(lines[i]);
     // The variable's entries are tokens alone (a comma separates them, not a scope).
+    if (lines[i] == 0 && entries[i].find_first_of(" \t") != std::string::npos) {
+      throw UsageError(where +
+                       ": a token holds a space; scopes (boards=) go in "
+                       "serve.write_tokens_file");
+    }
     tokens.push_back(lines[i] == 0 ? api::WriteToken{entries[i]} : write_token(entries[i], where));
+    for (std::size_t j = 0; j + 1 < tokens.size(); ++j) {
+      if (tokens[j].token == tokens.back().token) {
+        throw UsageError(where + ": a write token listed twice (each with one scope)");
+      }
+    }
     const char* sources = "BOARDKEEPER_SERVE_WRITE_TOKENS, serve.write_tokens_file";
     check_distinct(tokens.back().token, read_tokens, "write", sources);
     check_distinct(tokens.back().token, admin_tokens, "write", sources);

@@ -225,8 +225,10 @@ Written Leaderboards::write(const Update& update) {
     std::optional<Standing> before;
   };
   std::vector<Touched> touched;  // the board's periods that contain the event's time
-  if (const BoardConfig* c = config_.board_for(update.board)) {
-    const Instant at = update.at.value_or(now());
+  const Instant at = update.at.value_or(now());
+  const BoardConfig* c = config_.board_for(update.board);
+  // A time apply() refuses (invalid_time) is not looked up in any period (no arithmetic on it).
+  if (c != nullptr && at >= kEarliestEventTime && at <= kLatestEventTime) {
     for (const PeriodSpec& spec : c->periods) {
       try {
         touched.push_back(
@@ -246,8 +248,13 @@ Written Leaderboards::write(const Update& update) {
       return p.period == t.ref.spec->name && p.period_id == t.ref.period.id;
     });
     if (applied && !hit) continue;
-    w.periods.push_back({t.ref.spec->name, t.ref.period.id, std::move(t.before),
-                         reads().ranks({t.ref}, {update.member}).front(),
+    std::optional<Standing> after;
+    try {  // the update is applied: a read that fails now leaves its rank unknown, no more
+      after = reads().ranks({t.ref}, {update.member}).front();
+    } catch (const Error& e) {
+      if (!e.transient()) throw;
+    }
+    w.periods.push_back({t.ref.spec->name, t.ref.period.id, std::move(t.before), std::move(after),
                          t.ref.config->policy == Policy::best});
   }
   return w;

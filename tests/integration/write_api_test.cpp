@@ -203,15 +203,27 @@ TEST_F(WriteApiTest, ARefusedEventIsA4xxNamingItsReasonAndAppliesNothing) {
   const Answer ann = s.get("/v1/boards/pts/daily/members/ann", as(kReader));
   EXPECT_EQ(ann.body.at("points"), 10) << ann.text;
   EXPECT_EQ(write(s, "nope", "ann", {{"value", 1}}).status, 404);
+  // A time no period can hold is refused, before any period arithmetic is done on it.
+  const Answer far = s.post("/v1/boards/pts/members/ann/scores",
+                            R"({"value": 1, "at": 9223372036854775807})", as(kWriter));
+  EXPECT_EQ(far.status, 422) << far.text;
+  EXPECT_NE(test::error_of(far).find("(invalid_time)"), std::string::npos) << far.text;
   for (const std::string& body :
        {std::string("{}"), std::string(R"({"value": 1.5})"), std::string(R"({"value": "1"})"),
         std::string(R"({"value": 1, "extra": 2})"), std::string(R"({"value": 1, "at": true})"),
         std::string("[1]"), std::string("{"),
+        std::string(R"({"value": 18446744073709551615})"),  // not -1
+        std::string(R"({"value": 1, "at": 18446744073709551615})"),
+        std::string(R"({"value": 1, "id": ""})"),
+        std::string(R"({"value": 1, "metadata": {"a": "\"", "b": )") + std::string(20, '[') +
+            std::string(20, ']') + "}}",  // an escaped quote does not end the string
         std::string(R"({"value": 1, "metadata": [)") + std::string(20, '[') + std::string(20, ']') +
             "]}"}) {
     const Answer a = s.post("/v1/boards/pts/members/ann/scores", body, as(kWriter));
     EXPECT_EQ(a.status, 400) << body << ": " << a.text;
   }
+  EXPECT_EQ(s.post("/v1/boards/pts/members/ann/scores?x=1", R"({"value": 1})", as(kWriter)).status,
+            400);
   EXPECT_EQ(s.get("/v1/boards/pts/daily/members/ann", as(kReader)).body.at("points"), 10);
   // Each write that reached the update path is counted by outcome and reason.
   const std::string metrics = s.get("/metrics").text;
@@ -262,6 +274,12 @@ TEST_F(WriteApiTest, WritesAreOffWithoutWriteTokensAndASourceWithoutOneStopsServ
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find(tokens_file + ":1"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find(kWriter), std::string::npos) << r.err;
+  for (const std::string& env : {"BOARDKEEPER_SERVE_WRITE_TOKENS=" + kWriter + " boards=pts",
+                                 "BOARDKEEPER_SERVE_WRITE_TOKENS=" + kWriter + "," + kWriter}) {
+    r = test::run_cli({"--config", plain, "serve", "--listen", "127.0.0.1:0"}, {env});
+    EXPECT_EQ(r.exit_code, 2) << env << ": " << r.err;
+    EXPECT_EQ(r.err.find(kWriter), std::string::npos) << r.err;
+  }
   r = test::run_cli(
       {"--config", plain, "serve", "--listen", "127.0.0.1:0"},
       {"BOARDKEEPER_SERVE_WRITE_TOKENS=" + kReader, "BOARDKEEPER_SERVE_TOKENS=" + kReader});
