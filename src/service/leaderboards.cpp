@@ -236,7 +236,11 @@ Written Leaderboards::write(const Update& update) {
       } catch (const UsageError&) {
         continue;  // no period of this kind contains the time
       }
-      touched.back().before = reads().ranks({touched.back().ref}, {update.member}).front();
+      try {  // a standing that cannot be read now is left out; the update is not held up
+        touched.back().before = reads().ranks({touched.back().ref}, {update.member}).front();
+      } catch (const Error& e) {
+        if (!e.transient()) throw;
+      }
     }
   }
   Written w{apply(update), {}};

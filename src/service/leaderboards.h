@@ -59,7 +59,8 @@ class Leaderboards {
   UpdateResult apply(const Update& update);
   // apply() of one update, with the member's standing in each period it touched before and
   // right after it (a read per period each side; a write by someone else in between may move
-  // the ranks): what the HTTP write and `add --json` answer.
+  // the ranks; a standing a backend cannot give right then is left out, and the update is
+  // applied all the same): what the HTTP write and `add --json` answer.
   Written write(const Update& update);
 
   // apply() in two steps, for a caller that overlaps its own work with the server's:
