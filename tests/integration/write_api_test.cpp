@@ -118,7 +118,11 @@ TEST_F(WriteApiTest, RanksAreExactForSpilledMembersAndAroundThem) {
     ASSERT_EQ(write(s, "pts", "m" + std::to_string(i), {{"value", 100 + 10 * i}}).status, 200);
   }
   ASSERT_EQ(test::run_cli({"--config", config_path, "--now", kNow, "tick"}).exit_code, 0);
-  // m0..m5 spilled (hot_keep 2): m1 scores again, rehydrated, to 115: between m1 and m2.
+  // m0..m5 spilled (hot_keep 2), as the periods route says: the ranks below are of spilled
+  // members. m1 scores again, rehydrated, to 115: between m0 (100) and m2 (120).
+  const Answer periods = s.get("/v1/boards/pts/periods", as(kReader));
+  ASSERT_EQ(periods.status, 200) << periods.text;
+  EXPECT_EQ(periods.body.at("periods").at(0).at("cold_members"), 6) << periods.text;
   const Answer a = write(s, "pts", "m1", {{"value", 5}});
   ASSERT_EQ(a.status, 200) << a.text;
   const json daily = period_of(a, "daily");
