@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -55,7 +56,9 @@ void update_process_metrics(metrics::Registry& registry) {
   const double cpu = (std::stod(f[13]) + std::stod(f[14])) / ticks;
   metrics::Family& cpu_total = registry.counter("process_cpu_seconds_total",
                                                 "Total user and system CPU time spent in seconds.");
-  if (cpu > cpu_total.value()) cpu_total.add(cpu - cpu_total.value());
+  // Added even when 0 (a process that has used less than a clock tick): the series exists
+  // from the first render.
+  cpu_total.add(std::max(0.0, cpu - cpu_total.value()));
   registry.gauge("process_resident_memory_bytes", "Resident memory size in bytes.")
       .set(std::stod(f[23]) * page);
   registry.gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.")
