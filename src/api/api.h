@@ -19,10 +19,12 @@
 namespace bk::api {
 
 struct Request {
-  std::string method;         // GET, HEAD, POST, or PUT and DELETE (admin routes)
-  std::string target;         // path and query as sent (still percent-encoded)
-  std::string authorization;  // the Authorization header, "" when absent
-  std::string body;           // POST, PUT
+  std::string method;             // GET, HEAD, POST, or PUT and DELETE (admin routes)
+  std::string target;             // path and query as sent (still percent-encoded)
+  std::string authorization;      // the Authorization header, "" when absent
+  std::string body;               // POST, PUT
+  std::string idempotency_key{};  // the Idempotency-Key header as sent, "" when absent
+  std::string content_type{};     // the Content-Type header, "" when absent
 };
 
 struct Response {

@@ -85,8 +85,9 @@ class ApiOnWorkers {
       reconnect_redis(s);
       // The API answers a backend's failure itself: 503 naming its kind, Retry-After, the
       // detail in the log.
-      a.response = api_.handle(
-          {request.method, request.target, request.authorization, request.body}, s.boards);
+      a.response = api_.handle({request.method, request.target, request.authorization, request.body,
+                                request.idempotency_key, request.content_type},
+                               s.boards);
       a.unavailable = a.response.status == 503 && !a.response.busy;
     } catch (const std::exception& e) {
       a.response = unexpected(request, e);

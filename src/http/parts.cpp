@@ -80,6 +80,10 @@ Refusal head_too_large(std::size_t max) {
   return {431, "the request headers are larger than " + std::to_string(max) + " bytes"};
 }
 
+Refusal body_too_large(std::size_t max) {
+  return {413, "the request body is larger than " + std::to_string(max) + " bytes"};
+}
+
 int transfer_coding_status(const std::vector<std::string_view>& values, unsigned version,
                            bool parsed_chunked) {
   if (version < 11) return 400;

@@ -39,9 +39,11 @@ struct Refusal {
   std::string message;
   std::vector<std::pair<std::string, std::string>> headers{};
 };
-// The 414 of a request line longer than `max` bytes; the 431 of headers over `max` bytes.
+// The 414 of a request line longer than `max` bytes; the 431 of headers over `max` bytes; the
+// 413 of a body over `max` bytes.
 Refusal line_too_long(std::size_t max);
 Refusal head_too_large(std::size_t max);
+Refusal body_too_large(std::size_t max);
 
 // What a request's Transfer-Encoding fields (their values, in order) allow: 0 when the body
 // is chunked alone; 400 when chunked is not the last coding (the body's end is unknown), in

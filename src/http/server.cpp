@@ -296,7 +296,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       if (parser_->is_done()) {
         // A chunked body that arrived with its head was read before on_head set its bound.
         if (parser_->get().body().size() > body_limit_) {
-          refuse(body_too_large());
+          refuse(parts::body_too_large(body_limit_));
           return;
         }
         dispatch();
@@ -327,11 +327,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return line_ended_ || line_end_in_buffer() ? parts::head_too_large(kMaxHeaderBlock)
                                                  : parts::line_too_long(kMaxRequestLine);
     }
-    if (ec == beast_http::error::body_limit) return body_too_large();
+    if (ec == beast_http::error::body_limit) return parts::body_too_large(body_limit_);
     return {400, "malformed request: " + ec.message()};
-  }
-  Refusal body_too_large() const {
-    return {413, "the request body is larger than " + std::to_string(body_limit_) + " bytes"};
   }
 
   // The head arrived: checked, then the body is waited for. False when refused.
@@ -383,8 +380,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (hosts > 1 || (hosts == 0 && m.version() >= 11)) {
       return Refusal{400, "an HTTP/1.1 request needs exactly one Host header"};
     }
-    if (m.count(beast_http::field::authorization) > 1) {
-      return Refusal{400, "a request carries one Authorization header at most"};
+    for (const auto* name : {"Authorization", "Idempotency-Key", "Content-Type"}) {
+      if (m.count(name) > 1)
+        return Refusal{400, std::string("a request carries one ") + name + " header at most"};
     }
     std::size_t header_bytes = 0;
     for (const auto& field : m)
@@ -405,7 +403,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     if (m.method() == beast_http::verb::put) {  // a small body: its bound is checked now
       body_limit_ = server_.options.max_write_body;
-      if (parser_->content_length().value_or(0) > body_limit_) return body_too_large();
+      if (parser_->content_length().value_or(0) > body_limit_)
+        return parts::body_too_large(body_limit_);
       parser_->body_limit(body_limit_);  // a chunked one
     }
     return std::nullopt;
@@ -454,9 +453,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     r.target = std::string(m.target());
     const std::string raw_path = r.target.substr(0, r.target.find('?'));
     r.path = percent_decode(raw_path).value_or(raw_path);
-    if (const auto it = m.find(beast_http::field::authorization); it != m.end()) {
-      r.authorization = std::string(it->value());
-    }
+    const auto field = [&m](const char* name) {
+      const auto it = m.find(name);
+      return it == m.end() ? std::string() : std::string(it->value());
+    };
+    r.authorization = field("Authorization");
+    r.idempotency_key = field("Idempotency-Key");
+    r.content_type = field("Content-Type");
     return r;
   }
 

@@ -16,11 +16,13 @@ namespace bk::http {
 class HttpServer {
  public:
   struct Request {
-    std::string method;         // GET, HEAD, POST, PUT, DELETE (OPTIONS: the server answers)
-    std::string path;           // percent-decoded (as sent when it does not decode), no query
-    std::string target;         // as sent: path and query, still percent-encoded
-    std::string authorization;  // the Authorization header, "" when absent
-    std::string body;           // POST, PUT
+    std::string method;             // GET, HEAD, POST, PUT, DELETE (OPTIONS: the server answers)
+    std::string path;               // percent-decoded (as sent when it does not decode), no query
+    std::string target;             // as sent: path and query, still percent-encoded
+    std::string authorization;      // the Authorization header, "" when absent
+    std::string body;               // POST, PUT
+    std::string idempotency_key{};  // the Idempotency-Key header as sent, "" when absent
+    std::string content_type{};     // the Content-Type header, "" when absent
   };
   struct Response {
     int status = 200;

@@ -43,7 +43,12 @@ struct FakeApp {
       }
       HttpServer::Response out;
       out.status = r.path == "/missing" ? 404 : 200;
-      out.body = nlohmann::json{{"path", r.path}, {"method", r.method}, {"body", r.body}}.dump();
+      out.body = nlohmann::json{{"path", r.path},
+                                {"method", r.method},
+                                {"body", r.body},
+                                {"idempotency_key", r.idempotency_key},
+                                {"content_type", r.content_type}}
+                     .dump();
       out.cacheable = r.path == "/v1/cached";
       if (r.path == "/v1/retry") out.headers.emplace_back("Retry-After", "1");
       return out;
@@ -295,8 +300,8 @@ TEST(HttpServer, HeadsAnAttackerMightSendAreRefusedForWhatTheyAre) {
                              "Transfer-Encoding: chunked\r\n\r\n" +
                              chunk),
                     501);
-  const RawAnswer chunked = exchange(
-      "POST /v1/b HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: Chunked\r\n\r\n" + chunk);
+  const RawAnswer chunked =
+      exchange("POST /v1/b HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: Chunked\r\n\r\n" + chunk);
   EXPECT_EQ(chunked.status, 200) << chunked.head;
   expect_json_error(
       exchange(get("/v1/b", "Authorization: Bearer one\r\nAuthorization: Bearer two\r\n")), 400);
@@ -305,6 +310,31 @@ TEST(HttpServer, HeadsAnAttackerMightSendAreRefusedForWhatTheyAre) {
        {get("/v1/b"), get("/healthz"), get("/missing"), std::string("garbage\r\n\r\n")}) {
     EXPECT_EQ(exchange(request).header("x-content-type-options"), "nosniff") << request;
   }
+}
+
+// A write's Idempotency-Key and Content-Type reach the handler as sent; either twice in one
+// request is a 400 (which one would count?), as for Authorization.
+TEST(HttpServer, IdempotencyKeyAndContentTypeReachTheHandlerOnceEach) {
+  FakeApp app;
+  HttpServer server("127.0.0.1:0", app.handler(), options_with());
+  const auto exchange = [&](const std::string& request) {
+    auto a = test::raw_exchange(port_of(server), request, kAnswerWithin);
+    return a ? *a : RawAnswer{};
+  };
+  const RawAnswer sent = exchange(
+      "POST /v1/b HTTP/1.1\r\nHost: test\r\nIdempotency-Key: \"k-1\"\r\n"
+      "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+  ASSERT_EQ(sent.status, 200) << sent.head;
+  const auto seen = nlohmann::json::parse(sent.body);
+  EXPECT_EQ(seen["idempotency_key"], "\"k-1\"");
+  EXPECT_EQ(seen["content_type"], "application/json");
+  expect_json_error(exchange("POST /v1/b HTTP/1.1\r\nHost: test\r\nIdempotency-Key: a\r\n"
+                             "Idempotency-Key: b\r\nContent-Length: 2\r\n\r\n{}"),
+                    400);
+  expect_json_error(exchange("POST /v1/b HTTP/1.1\r\nHost: test\r\nContent-Type: a/b\r\n"
+                             "Content-Type: c/d\r\nContent-Length: 2\r\n\r\n{}"),
+                    400);
+  EXPECT_EQ(app.served.load(), 1);
 }
 
 TEST(HttpServer, PostIsA405WithAllowWhenNotEnabled) {
