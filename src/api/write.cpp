@@ -1,11 +1,12 @@
 // The score write (api/write.h).
 #include "api/write.h"
 
+#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
-#include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cstdint>
-
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
@@ -63,7 +64,7 @@ std::optional<Instant> time_of(const json& at) {
   bad("at must be an RFC 3339 time (a string) or epoch milliseconds (a whole number)");
 }
 
-// The event the body describes.
+// The event the body describes (its fields only: see keyed()).
 service::Update update_of(const std::string& body, const std::string& board,
                           const std::string& member) {
   if (body.size() > kMaxWriteBody) {
@@ -104,6 +105,22 @@ service::Update update_of(const std::string& body, const std::string& board,
   return u;
 }
 
+// The first 16 bytes of the SHA-256 of `text`, in hex.
+std::string digest(const std::string& text) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (EVP_Digest(text.data(), text.size(), md, &n, EVP_sha256(), nullptr) != 1 || n < 16) {
+    throw Error("write: OpenSSL's SHA-256 failed");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < 16; ++i) {
+    out += kHex[md[i] >> 4];
+    out += kHex[md[i] & 15];
+  }
+  return out;
+}
+
 const char* outcome_label(service::UpdateStatus status) {
   switch (status) {
     case service::UpdateStatus::applied:
@@ -122,6 +139,48 @@ const char* outcome_label(service::UpdateStatus status) {
 }
 
 }  // namespace
+
+void require_json(const Request& request) {
+  std::string type = request.content_type.substr(0, request.content_type.find(';'));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.pop_back();
+  for (char& c : type) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (type != "application/json") {
+    throw HttpError{415, request.content_type.empty()
+                             ? "a write needs Content-Type: application/json"
+                             : "a write's body must be Content-Type: application/json"};
+  }
+}
+
+std::optional<std::string> idempotency_key(const std::string& header) {
+  if (header.empty()) return std::nullopt;
+  std::string key;
+  const bool quoted = header.size() >= 2 && header.front() == '"' && header.back() == '"';
+  for (std::size_t i = quoted ? 1 : 0; i < header.size() - (quoted ? 1 : 0); ++i) {
+    char c = header[i];
+    if (quoted && c == '\\' && i + 2 < header.size()) c = header[++i];
+    if (c < 0x21 || c > 0x7e || (!quoted && c == '"')) {
+      bad("Idempotency-Key must be a string of printable ASCII (\"...\", RFC 8941)");
+    }
+    key += c;
+  }
+  if (key.empty() || key.size() > kMaxIdempotencyKey) {
+    bad("Idempotency-Key must hold 1 to " + std::to_string(kMaxIdempotencyKey) + " characters");
+  }
+  return key;
+}
+
+void keyed(service::Update& u, const std::optional<std::string>& key) {
+  if (key && !u.event_id.empty() && *key != u.event_id) {
+    bad("the Idempotency-Key header and the body's id differ: send one, or the same");
+  }
+  if (key) u.event_id = *key;
+  if (u.event_id.empty()) return;
+  json canonical = json::array({u.board, u.member, u.value});
+  canonical.push_back(u.at ? json(to_epoch_ms(*u.at)) : json());
+  canonical.push_back(u.name ? json(*u.name) : json());
+  canonical.push_back(u.meta ? json::parse(*u.meta) : json());
+  u.fingerprint = digest(canonical.dump());
+}
 
 int refusal_status(service::Refusal refusal) {
   using R = service::Refusal;
@@ -146,6 +205,7 @@ int refusal_status(service::Refusal refusal) {
     case R::out_of_range:
     case R::invalid_profile:
     case R::invalid_time:
+    case R::key_reused:
       return 422;
   }
   return 422;
@@ -174,7 +234,10 @@ std::string written_json(const std::string& board, const std::string& member,
 
 std::string write_score(const Request& request, const std::string& board, const std::string& member,
                         service::Leaderboards& boards, Response& answer) {
-  const service::Written w = boards.write(update_of(request.body, board, member));
+  require_json(request);
+  service::Update update = update_of(request.body, board, member);
+  keyed(update, idempotency_key(request.idempotency_key));
+  const service::Written w = boards.write(update);
   const service::UpdateResult& r = w.result;
   answer.outcome = outcome_label(r.status);
   if (r.status == service::UpdateStatus::refused) {

@@ -4,6 +4,7 @@
 // touched. Needs a write token (Api checks it, and its board scope, before the body).
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "api/api.h"
@@ -30,5 +31,22 @@ std::string written_json(const std::string& board, const std::string& member,
 
 // The status of a refused write, by its reason (service::Refusal).
 int refusal_status(service::Refusal refusal);
+
+inline constexpr std::size_t kMaxIdempotencyKey = 255;  // characters of an Idempotency-Key
+
+// A 415 unless the request says Content-Type: application/json (parameters such as charset
+// allowed).
+void require_json(const Request& request);
+
+// The key an Idempotency-Key header carries: an RFC 8941 string (in quotes, backslash
+// escapes) or, leniently, the bare characters; 1 to kMaxIdempotencyKey printable ASCII
+// characters without spaces, else a 400. nullopt without the header.
+std::optional<std::string> idempotency_key(const std::string& header);
+
+// Binds `u` to its idempotency key: the header's key (which must equal the body's id when
+// both are sent, else a 400) becomes its event id, and an update with an event id gets the
+// fingerprint of its request (board, member, value, at as sent, name, metadata), so that the
+// key sent again with another request is refused (service::Refusal::key_reused, a 422).
+void keyed(service::Update& u, const std::optional<std::string>& key);
 
 }  // namespace bk::api

@@ -50,6 +50,10 @@ std::string BoardKeys::ids(std::int64_t bucket) const {
   return base_ + "ids:" + std::to_string(bucket);
 }
 
+std::string BoardKeys::fingerprints(std::int64_t bucket) const {
+  return base_ + "keys:" + std::to_string(bucket);
+}
+
 std::string BoardKeys::inflight(std::string_view stream) const {
   return base_ + "inflight:" + std::string(stream);
 }

@@ -38,6 +38,9 @@ class BoardKeys {
   // <prefix>:{<board>}:ids:<bucket> (SET: the event ids applied while the clock was in time
   // bucket <bucket> = epoch ms / (dedupe_window / 4); see hot/protocol.h)
   std::string ids(std::int64_t bucket) const;
+  // <prefix>:{<board>}:keys:<bucket> (HASH: idempotency key -> its request's fingerprint, for
+  // the keys claimed in that bucket; see hot/idempotency.h)
+  std::string fingerprints(std::int64_t bucket) const;
   // <prefix>:{<board>}:inflight:<stream> (ZSET: entries of the stream applied to the board
   // and perhaps not yet acknowledged; score: the entry id's milliseconds)
   std::string inflight(std::string_view stream) const;

@@ -52,6 +52,8 @@ const char* refusal_label(Refusal refusal) {
       return "invalid_event_id";
     case Refusal::invalid_time:
       return "invalid_time";
+    case Refusal::key_reused:
+      return "key_reused";
     case Refusal::banned:
       return "banned";
   }
@@ -82,7 +84,8 @@ Leaderboards::UpdatePath::UpdatePath(Leaderboards& lb)
           },
           [&lb](const std::vector<Update>& batch, std::vector<UpdateResult>& results) {
             lb.write_profiles(batch, results);  // the facade's: reads and profiles live there
-          }) {}
+          }),
+      idempotency(lb.config_.redis.key_prefix) {}
 
 Leaderboards::~Leaderboards() = default;
 
@@ -151,7 +154,10 @@ Leaderboards::Prepared& Leaderboards::Prepared::operator=(Prepared&&) noexcept =
 Leaderboards::Prepared::~Prepared() = default;
 
 std::vector<UpdateResult> Leaderboards::apply(const std::vector<Update>& updates, Detail detail) {
-  return apply(prepare(updates, detail));
+  const bool keyed = std::any_of(updates.begin(), updates.end(), [](const Update& u) {
+    return !u.fingerprint.empty() && !u.event_id.empty();
+  });
+  return keyed ? apply_keyed(updates, detail) : apply(prepare(updates, detail));
 }
 
 Leaderboards::Prepared Leaderboards::prepare(const std::vector<Update>& updates, Detail detail) {

@@ -159,6 +159,9 @@ class Leaderboards {
   bool has_cold() const { return cold_ != nullptr || cold_provider_ != nullptr; }
   cold::ColdStore& cold_store();
   void write_profiles(const std::vector<Update>& updates, std::vector<UpdateResult>& results);
+  // apply() of updates some of which carry a fingerprint: their keys are claimed first
+  // (service/keyed_updates.cpp).
+  std::vector<UpdateResult> apply_keyed(const std::vector<Update>& updates, Detail detail);
 
   std::unique_ptr<ReadUnits> reads_;
 };

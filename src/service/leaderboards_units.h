@@ -4,6 +4,7 @@
 #pragma once
 #include <optional>
 
+#include "hot/idempotency.h"
 #include "service/leaderboards.h"
 #include "service/live_reads.h"
 #include "service/profiles.h"
@@ -20,6 +21,7 @@ struct Leaderboards::UpdatePath {
   RedisUpdateTier hot;
   std::optional<PostgresUpdateTier> cold;
   Updates updates;
+  hot::Idempotency idempotency;  // the fingerprints of keyed updates
 };
 
 // The units refer to each other and to the facade's connection, board scripts, cold store and

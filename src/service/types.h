@@ -32,6 +32,12 @@ struct Update {
   // update.
   std::optional<std::string> name{};
   std::optional<std::string> meta{};  // a JSON object
+  // With event_id (an idempotency key): a fingerprint of the request that carried the update
+  // (api/write.h makes it). The same key with another fingerprint within the board's
+  // dedupe_window is refused (key_reused) instead of being answered as a duplicate; a key
+  // is bound to its request once the update passed validation (hot/idempotency.h). Checked
+  // by Leaderboards::apply(updates) and write(); prepare() ignores it.
+  std::string fingerprint{};
 };
 
 // unavailable: not applied because PostgreSQL (needed to rehydrate the member, or to sync a
@@ -79,9 +85,10 @@ enum class Refusal {
   invalid_event_id,  // more than 512 bytes
   invalid_time,      // an event time outside 1970-01-01 .. 9999-12-31 (UTC)
   banned,            // the member is banned from the board (service/moderation.h)
+  key_reused,        // its idempotency key was bound to another request (Update::fingerprint)
 };
 // The last enumerator (for code that walks every reason): keep it the last.
-inline constexpr Refusal kLastRefusal = Refusal::banned;
+inline constexpr Refusal kLastRefusal = Refusal::key_reused;
 // "closed", "out_of_range", ...: the enumerator's name ("none" for none).
 const char* refusal_label(Refusal refusal);
 

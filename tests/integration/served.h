@@ -65,6 +65,11 @@ class Served {
               const httplib::Headers& headers = {}) {
     return answer_of(client_.Post(target.c_str(), headers, body, "application/json"));
   }
+  // A POST whose body says it is `content_type`.
+  Answer post_typed(const std::string& target, const std::string& body,
+                    const httplib::Headers& headers, const std::string& content_type) {
+    return answer_of(client_.Post(target.c_str(), headers, body, content_type.c_str()));
+  }
   Answer put(const std::string& target, const httplib::Headers& headers,
              const std::string& body = "") {
     return answer_of(client_.Put(target.c_str(), headers, body, "application/json"));
