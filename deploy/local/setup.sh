@@ -47,6 +47,9 @@ bk_install_test_tools() {
   command -v debootstrap >/dev/null || missing+=(debootstrap)
   # tests/console: the console in Debian's headless chromium (never a downloaded browser).
   command -v chromium >/dev/null || missing+=(chromium)
+  # tests/openapi: answers validated against docs/openapi.yaml (JSON Schema 2020-12) by
+  # Debian's python3 with Debian's modules.
+  /usr/bin/python3 -c 'import jsonschema, yaml' 2>/dev/null || missing+=(python3-jsonschema python3-yaml)
   bk_apt_install "${missing[@]}"
 }
 
