@@ -6,8 +6,8 @@
 # tests/deploy also needs node, npm and systemd-analyze (installed when missing) and the
 # npm registry (its packages go into the build directory); tests/deploy/image.sh, run after
 # ctest, builds and runs the container image with podman (and a Debian mirror).
-# tests/openapi also needs Debian's python3-jsonschema and @redocly/cli from the npm registry
-# (into ~/.cache/boardkeeper, outside the checkout).
+# tests/openapi also needs Debian's python3-jsonschema, and @redocly/cli and openapi-typescript
+# from the npm registry (into ~/.cache/boardkeeper, outside the checkout).
 # tests/console drives the web console in Debian's headless chromium (installed when
 # missing; console.browser skips with a line saying why where it cannot start).
 #   BK_SANITIZE=1 tests/run.sh    also builds and runs everything under ASan + UBSan
@@ -29,7 +29,8 @@ fi
 bk_build "$build_dir" -DBK_WERROR=ON "${extra[@]}"
 # tests/deploy's pinned npm packages (from the npm registry, once per build directory).
 bash "$BK_ROOT/tests/deploy/npm-ci.sh" "$build_dir/tests/deploy/npm"
-# @redocly/cli for openapi.lint (pinned in tests/openapi; into ~/.cache, once).
+# openapi.lint's npm packages (@redocly/cli, openapi-typescript: pinned in tests/openapi; into
+# ~/.cache/boardkeeper, once).
 bash "$BK_ROOT/tests/openapi/lint.sh" --install
 bk_start_redis
 bk_start_redis_cluster
