@@ -255,6 +255,11 @@ void OpenapiTest::errors_of_writes_and_admin() {
   send({"GET", kScores, ann, kReader, 405});
   write("pts", "ann", {{"value", 1}, {"at", "2026-11-01T12:00:00Z"}}, 409);
   write("pts", "ann", {{"value", 5000}}, 422);
+  send({"POST", kScores, ann, kWriter, 200, R"({"value": 2})", {"Idempotency-Key: \"oa-1\""}});
+  send({"POST", kScores, ann, kWriter, 422, R"({"value": 3})", {"Idempotency-Key: \"oa-1\""}});
+  exchange({"POST", kScores, ann, kWriter, 415},
+           "POST " + ann + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + kWriter +
+               "\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
   write("pts", "ann", {{"value", 1}, {"name", std::string(9000, 'n')}}, 413);
   const std::string ban = "/v1/boards/pts/bans/mallory";
   send({"PUT", kBan, ban, "", 401, R"({"reason": "x"})"});
