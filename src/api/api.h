@@ -40,6 +40,7 @@ struct Response {
   // and for writes refused before they reached the service (bad body, token).
   std::string outcome{};
   std::string reason{};
+  std::vector<std::pair<std::string, std::string>> outcomes{};  // a batch's, one per event
   // A 503 because another operation held a lock too long (BusyError), not because a server
   // is unreachable: the connections are fine, so it is not retried on fresh ones.
   bool busy = false;

@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -64,22 +65,30 @@ std::optional<Instant> time_of(const json& at) {
   bad("at must be an RFC 3339 time (a string) or epoch milliseconds (a whole number)");
 }
 
-// The event the body describes (its fields only: see keyed()).
-service::Update update_of(const std::string& body, const std::string& board,
-                          const std::string& member) {
-  if (body.size() > kMaxWriteBody) {
-    throw HttpError{413, "the body is larger than " + std::to_string(kMaxWriteBody) + " bytes"};
+// The body as a JSON object: at most `max` bytes (else 413), nested at most kMaxWriteNesting
+// deep, valid JSON, an object (else 400 with `shape`).
+json body_of(const std::string& body, std::size_t max, std::string_view shape) {
+  if (body.size() > max) {
+    throw HttpError{413, "the body is larger than " + std::to_string(max) + " bytes"};
   }
   if (nesting(body) > kMaxWriteNesting) {
     bad("the body nests arrays and objects more than " + std::to_string(kMaxWriteNesting) +
         " deep");
   }
   const json doc = json::parse(body, nullptr, false);
-  if (doc.is_discarded()) bad("the body is not valid JSON (UTF-8): " + std::string(kShape));
-  if (!doc.is_object()) bad(std::string(kShape));
+  if (doc.is_discarded()) bad("the body is not valid JSON (UTF-8): " + std::string(shape));
+  if (!doc.is_object()) bad(std::string(shape));
+  return doc;
+}
+
+// The event an object describes (its fields only: see keyed()). `named`: the object names
+// its board and member too (a batch's event; they are read by the caller).
+service::Update event_of(const json& doc, const std::string& board, const std::string& member,
+                         bool named = false) {
   service::Update u{board, member, 0, std::nullopt, ""};
   bool has_value = false;
   for (const auto& [key, v] : doc.items()) {
+    if (named && (key == "board" || key == "member")) continue;
     if (key == "value") {
       if (!whole(v)) bad("value must be a whole number within ±2^53");
       u.value = v.get<std::int64_t>();
@@ -98,7 +107,8 @@ service::Update update_of(const std::string& body, const std::string& board,
       if (!v.is_object()) bad("metadata must be a JSON object");
       u.meta = v.dump();
     } else {
-      bad("unknown field " + json_string(key) + " (known: value, at, id, name, metadata)");
+      bad("unknown field " + json_string(key) + " (known: " + (named ? "board, member, " : "") +
+          "value, at, id, name, metadata)");
     }
   }
   if (!has_value) bad("value is missing: " + std::string(kShape));
@@ -235,7 +245,7 @@ std::string written_json(const std::string& board, const std::string& member,
 std::string write_score(const Request& request, const std::string& board, const std::string& member,
                         service::Leaderboards& boards, Response& answer) {
   require_json(request);
-  service::Update update = update_of(request.body, board, member);
+  service::Update update = event_of(body_of(request.body, kMaxWriteBody, kShape), board, member);
   keyed(update, idempotency_key(request.idempotency_key));
   const service::Written w = boards.write(update);
   const service::UpdateResult& r = w.result;
@@ -256,6 +266,114 @@ std::string write_score(const Request& request, const std::string& board, const 
     throw HttpError{503, "not applied, try again: " + r.reason, {{"Retry-After", "1"}}};
   }
   return written_json(board, member, w);
+}
+
+namespace {
+
+constexpr std::string_view kBatchShape =
+    R"(the body must be {"events": [{"board": "...", "member": "...", "value": N, ...}, ...]})";
+
+// The batch's events, in order: each names its board and member (a valid member id), each
+// board one `may_write` allows (else its HttpError, naming the event). An event that is not
+// the documented object is a 400 naming its index; nothing is applied then.
+std::vector<service::Update> events_of(const Request& request, const MayWrite& may_write) {
+  const json doc = body_of(request.body, kMaxBatchBody, kBatchShape);
+  const auto events = doc.find("events");
+  if (doc.size() != 1 || events == doc.end() || !events->is_array()) bad(std::string(kBatchShape));
+  if (events->empty() || events->size() > kMaxBatchEvents) {
+    bad("a batch holds 1 to " + std::to_string(kMaxBatchEvents) + " events, not " +
+        std::to_string(events->size()));
+  }
+  const std::optional<std::string> key = idempotency_key(request.idempotency_key);
+  std::vector<service::Update> out;
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    const std::string where = "events[" + std::to_string(i) + "]: ";
+    try {
+      const json& e = (*events)[i];
+      if (!e.is_object()) bad("not an object");
+      const auto board = e.find("board"), member = e.find("member");
+      if (board == e.end() || !board->is_string()) bad("board is missing or not a string");
+      if (member == e.end() || !member->is_string()) bad("member is missing or not a string");
+      if (auto refused = may_write(board->get<std::string>())) throw std::move(*refused);
+      service::Update u = event_of(e, board->get<std::string>(), member->get<std::string>(), true);
+      // The header's key names the batch: an event without its own id is keyed by its place.
+      keyed(u, key && u.event_id.empty() ? std::optional(*key + ":" + std::to_string(i))
+                                         : std::nullopt);
+      out.push_back(std::move(u));
+    } catch (HttpError& e) {
+      e.message = where + e.message;
+      throw;
+    }
+  }
+  return out;
+}
+
+// One event's entry of the batch's answer.
+std::string result_json(const service::Update& u, const service::Written& w, bool standings) {
+  using S = service::UpdateStatus;
+  const service::UpdateResult& r = w.result;
+  JsonLine line;
+  line.str("board", u.board).str("member", u.member).flag("applied", r.status == S::applied);
+  if (r.status == S::duplicate) line.flag("duplicate", true);
+  if (r.status != S::applied && r.status != S::duplicate) {
+    const bool refused = r.status == S::refused;
+    line.num("status", refused ? refusal_status(r.refusal) : r.status == S::failed ? 500 : 503);
+    line.str("reason", refused ? service::refusal_label(r.refusal) : outcome_label(r.status));
+    line.str("error", r.reason);
+    return line.done();
+  }
+  std::string list = "[";
+  if (standings) {
+    for (const service::PeriodStanding& p : w.periods) {
+      JsonLine period;
+      period.str("period", p.period).str("period_id", p.period_id);
+      period.raw("points", p.after ? std::to_string(p.after->points) : "null");
+      period.raw("rank", p.after ? std::to_string(p.after->rank) : "null");
+      list += (list.size() > 1 ? "," : "") + period.done();
+    }
+  } else {
+    for (const service::PeriodPoints& p : r.points) {
+      list += (list.size() > 1 ? "," : "") + JsonLine()
+                                                 .str("period", p.period)
+                                                 .str("period_id", p.period_id)
+                                                 .num("points", p.points)
+                                                 .done();
+    }
+  }
+  return line.raw("periods", list + "]").done();
+}
+
+}  // namespace
+
+std::string write_events(const Request& request, service::Leaderboards& boards,
+                         const MayWrite& may_write, Response& answer) {
+  require_json(request);
+  const std::string_view target = request.target;
+  const std::size_t q = target.find('?');
+  const auto params =
+      parameters(q == std::string_view::npos ? "" : target.substr(q + 1), {"standings"});
+  bool standings = false;
+  if (const auto it = params.find("standings"); it != params.end()) {
+    if (it->second != "true" && it->second != "false") bad("standings must be true or false");
+    standings = it->second == "true";
+  }
+  const std::vector<service::Update> events = events_of(request, may_write);
+  const std::vector<service::Written> written = boards.write_batch(events, standings);
+  std::string list = "[";
+  std::map<std::string, std::int64_t> counts;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const service::UpdateResult& r = written[i].result;
+    list += (i > 0 ? "," : "") + result_json(events[i], written[i], standings);
+    ++counts[outcome_label(r.status)];
+    answer.outcomes.emplace_back(outcome_label(r.status), r.status == service::UpdateStatus::refused
+                                                              ? service::refusal_label(r.refusal)
+                                                              : "");
+  }
+  JsonLine out;
+  for (const char* kind : {"applied", "duplicate", "refused", "unavailable", "failed"}) {
+    out.num(kind, counts[kind]);
+  }
+  return out.raw("results", list + "]").done();
 }
 
 }  // namespace bk::api

@@ -4,6 +4,7 @@
 // touched. Needs a write token (Api checks it, and its board scope, before the body).
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -24,6 +25,27 @@ inline constexpr int kMaxWriteNesting = 8;          // arrays and objects inside
 // `answer` gets the write's outcome and reason (Response::outcome), also when it throws.
 std::string write_score(const Request& request, const std::string& board, const std::string& member,
                         service::Leaderboards& boards, Response& answer);
+
+inline constexpr std::size_t kMaxBatchBody = std::size_t{1024} * 1024;  // bytes of a batch
+inline constexpr std::size_t kMaxBatchEvents = 1000;                    // events of a batch
+
+// Whether the request's write token may write `board`: nullopt, or the 403 naming it.
+using MayWrite = std::function<std::optional<HttpError>(const std::string& board)>;
+
+// The batch write (docs/http-api.md, "Batches"): POST /v1/events[?standings=true] with
+// {"events": [{"board", "member", "value", "at"?, "id"?, "name"?, "metadata"?}, ...]} (1 to
+// kMaxBatchEvents events, at most kMaxBatchBody bytes) applies the events as one batch, in
+// order (a member's events keep their order), and answers {"applied", "duplicate",
+// "refused", "unavailable", "failed" (counts), "results": [...]}, one result per event in
+// order: {"board", "member", "applied", "duplicate"?, "periods"?} with each period's points
+// (and, with standings=true, the member's rank after the whole batch), or {"board", "member",
+// "applied": false, "status", "reason", "error"} for an event not applied (the status its
+// single write would answer). An event that is not the documented object, or whose board
+// `may_write` refuses, refuses the whole batch (400 or 403 naming events[i]) with nothing
+// applied. An Idempotency-Key header keys each event without an id as "<key>:<index>".
+// `answer.outcomes` gets each event's outcome and reason (metrics).
+std::string write_events(const Request& request, service::Leaderboards& boards,
+                         const MayWrite& may_write, Response& answer);
 
 // The write's answer for an applied or duplicate update (also what `add --json` prints).
 std::string written_json(const std::string& board, const std::string& member,

@@ -25,6 +25,7 @@ struct Answered {
   std::string route;
   std::string outcome{};  // a score write's (api::Response::outcome) and its reason
   std::string reason{};
+  std::vector<std::pair<std::string, std::string>> outcomes{};  // a batch's, per event
 };
 
 inline HttpServer::Response json(int status, std::string body) {
@@ -63,8 +64,9 @@ class ApiOnWorkers {
     if (!a.unavailable && !a.broken) sessions_.give_back(lane, std::move(lease.session));
     std::string route = a.response.route;
     std::string outcome = std::move(a.response.outcome), reason = std::move(a.response.reason);
+    auto outcomes = std::move(a.response.outcomes);
     return {to_http(request, std::move(a.response)), std::move(route), std::move(outcome),
-            std::move(reason)};
+            std::move(reason), std::move(outcomes)};
   }
 
  private:
@@ -133,6 +135,7 @@ class Front {
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
     metrics_.observe(a.route, a.response.status, took.count());
     if (!a.outcome.empty()) metrics_.observe_write(a.outcome, a.reason);
+    for (const auto& [outcome, reason] : a.outcomes) metrics_.observe_write(outcome, reason);
     return std::move(a.response);
   }
 

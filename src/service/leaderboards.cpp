@@ -225,51 +225,6 @@ UpdateResult Leaderboards::apply(const Update& update) {
   return apply(std::vector<Update>{update}).front();
 }
 
-Written Leaderboards::write(const Update& update) {
-  struct Touched {
-    PeriodRef ref;
-    std::optional<Standing> before;
-  };
-  std::vector<Touched> touched;  // the board's periods that contain the event's time
-  const Instant at = update.at.value_or(now());
-  const BoardConfig* c = config_.board_for(update.board);
-  // A time apply() refuses (invalid_time) is not looked up in any period (no arithmetic on it).
-  if (c != nullptr && at >= kEarliestEventTime && at <= kLatestEventTime) {
-    for (const PeriodSpec& spec : c->periods) {
-      try {
-        touched.push_back(
-            {resolve_period(config_, update.board, spec.name, std::nullopt, at), std::nullopt});
-      } catch (const UsageError&) {
-        continue;  // no period of this kind contains the time
-      }
-      try {  // a standing that cannot be read now is left out; the update is not held up
-        touched.back().before = reads().ranks({touched.back().ref}, {update.member}).front();
-      } catch (const Error& e) {
-        if (!e.transient()) throw;
-      }
-    }
-  }
-  Written w{apply(update), {}};
-  const bool applied = w.result.status == UpdateStatus::applied;
-  if (!applied && w.result.status != UpdateStatus::duplicate) return w;
-  for (Touched& t : touched) {
-    const auto& pts = w.result.points;
-    const bool hit = std::any_of(pts.begin(), pts.end(), [&](const PeriodPoints& p) {
-      return p.period == t.ref.spec->name && p.period_id == t.ref.period.id;
-    });
-    if (applied && !hit) continue;
-    std::optional<Standing> after;
-    try {  // the update is applied: a read that fails now leaves its rank unknown, no more
-      after = reads().ranks({t.ref}, {update.member}).front();
-    } catch (const Error& e) {
-      if (!e.transient()) throw;
-    }
-    w.periods.push_back({t.ref.spec->name, t.ref.period.id, std::move(t.before), std::move(after),
-                         t.ref.config->policy == Policy::best});
-  }
-  return w;
-}
-
 const PeriodSpec& period_spec(const BoardConfig& c, const std::string& board,
                               const std::string& period) {
   if (const PeriodSpec* spec = c.period(period)) return *spec;

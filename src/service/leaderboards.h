@@ -62,6 +62,12 @@ class Leaderboards {
   // the ranks; a standing a backend cannot give right then is left out, and the update is
   // applied all the same): what the HTTP write and `add --json` answer.
   Written write(const Update& update);
+  // apply() of many updates (in order; refusals per update), each answered as write() does
+  // with `standings`, but after the whole batch: the standing of each applied or duplicate
+  // update's member in each period its event touched, read after the last update (one read
+  // per period touched, whatever the number of members), without `before`. Without
+  // `standings`: the results alone (Written::periods empty).
+  std::vector<Written> write_batch(const std::vector<Update>& updates, bool standings);
 
   // apply() in two steps, for a caller that overlaps its own work with the server's:
   // prepare() validates and plans without a round trip (refusals are decided here, against

@@ -1,0 +1,113 @@
+// Writes answered with standings (Leaderboards::write, write_batch): the update path's
+// apply(), then the member's standing read in each period the event touched.
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "service/leaderboards.h"
+
+namespace bk::service {
+namespace {
+
+// The board's periods that contain the update's time; none for a board the config lacks or
+// a time apply() refuses (invalid_time: no arithmetic on it).
+std::vector<PeriodRef> periods_at(const Config& config, const Update& update, Instant now) {
+  std::vector<PeriodRef> out;
+  const Instant at = update.at.value_or(now);
+  const BoardConfig* c = config.board_for(update.board);
+  if (c == nullptr || at < kEarliestEventTime || at > kLatestEventTime) return out;
+  for (const PeriodSpec& spec : c->periods) {
+    try {
+      out.push_back(resolve_period(config, update.board, spec.name, std::nullopt, at));
+    } catch (const UsageError&) {
+      continue;  // no period of this kind contains the time
+    }
+  }
+  return out;
+}
+
+bool touched(const UpdateResult& result, const PeriodRef& ref) {
+  return std::any_of(result.points.begin(), result.points.end(), [&](const PeriodPoints& p) {
+    return p.period == ref.spec->name && p.period_id == ref.period.id;
+  });
+}
+
+// A standing that cannot be read right now is left out: the update is applied all the same.
+template <class Read>
+auto tolerant(Read read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const Error& e) {
+    if (!e.transient()) throw;
+  }
+  return {};
+}
+
+}  // namespace
+
+Written Leaderboards::write(const Update& update) {
+  const std::vector<PeriodRef> refs = periods_at(config_, update, now());
+  std::vector<std::optional<Standing>> before;
+  for (const PeriodRef& ref : refs) {
+    before.push_back(tolerant([&] { return reads().ranks({ref}, {update.member}).front(); }));
+  }
+  Written w{apply(update), {}};
+  const bool applied = w.result.status == UpdateStatus::applied;
+  if (!applied && w.result.status != UpdateStatus::duplicate) return w;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    if (applied && !touched(w.result, refs[i])) continue;
+    std::optional<Standing> after =
+        tolerant([&] { return reads().ranks({refs[i]}, {update.member}).front(); });
+    w.periods.push_back({refs[i].spec->name, refs[i].period.id, std::move(before[i]),
+                         std::move(after), refs[i].config->policy == Policy::best});
+  }
+  return w;
+}
+
+std::vector<Written> Leaderboards::write_batch(const std::vector<Update>& updates, bool standings) {
+  std::vector<Written> out;
+  for (UpdateResult& r : apply(updates)) out.push_back({std::move(r), {}});
+  if (!standings) return out;
+  // Per period touched, the members to read there, then one ranks() read each.
+  using Key = std::tuple<std::string, std::string, std::string>;  // board, period, period id
+  std::map<Key, std::pair<PeriodRef, std::vector<std::string>>> reads_of;
+  std::vector<std::vector<Key>> keys_of(updates.size());
+  const Instant at = now();
+  for (std::size_t i = 0; i < updates.size(); ++i) {
+    const UpdateStatus status = out[i].result.status;
+    if (status != UpdateStatus::applied && status != UpdateStatus::duplicate) continue;
+    for (const PeriodRef& ref : periods_at(config_, updates[i], at)) {
+      if (status == UpdateStatus::applied && !touched(out[i].result, ref)) continue;
+      const Key key{updates[i].board, ref.spec->name, ref.period.id};
+      auto& entry = reads_of.try_emplace(key, ref, std::vector<std::string>{}).first->second;
+      entry.second.push_back(updates[i].member);
+      keys_of[i].push_back(key);
+    }
+  }
+  std::map<Key, std::map<std::string, Standing>> read;
+  for (auto& [key, entry] : reads_of) {
+    std::vector<std::string>& members = entry.second;
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    const auto ranks = tolerant([&] { return reads().ranks({entry.first}, members); });
+    for (std::size_t m = 0; m < ranks.size(); ++m) {
+      if (ranks[m]) read[key].emplace(members[m], *ranks[m]);
+    }
+  }
+  for (std::size_t i = 0; i < updates.size(); ++i) {
+    for (const Key& key : keys_of[i]) {
+      const PeriodRef& ref = reads_of.at(key).first;
+      PeriodStanding p{std::get<1>(key), std::get<2>(key), std::nullopt, std::nullopt,
+                       ref.config->policy == Policy::best};
+      const auto found = read.find(key);
+      if (found != read.end()) {
+        const auto m = found->second.find(updates[i].member);
+        if (m != found->second.end()) p.after = m->second;
+      }
+      out[i].periods.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+}  // namespace bk::service
