@@ -3,9 +3,12 @@
 
 1. No Redis command is spelled outside src/hot and src/redis: callers use named functions
    with typed replies (docs/architecture.md, "One home per protocol").
-2. No source file is longer than MAX_FILE_LINES lines.
+2. No source file (C++, Lua, JavaScript) is longer than MAX_FILE_LINES lines.
 3. No function body is longer than MAX_FUNCTION_LINES lines, except the tables listed in
-   ALLOWED_LONG (each with its reason).
+   ALLOWED_LONG (each with its reason). C++: functions at namespace or class scope (lambdas
+   count in the function around them); Lua: `function ... end`; JavaScript: functions,
+   methods and arrow functions with a block body. In Lua and JavaScript a function inside
+   another counts in the outer one, as a lambda does in C++.
 4. No file of src/ or tests/ includes <regex>: GCC 12 warns inside std::regex when it is built
    under ASan (-Wmaybe-uninitialized), which fails CI's second, sanitized build only.
 
@@ -15,6 +18,8 @@ Usage: check_house.py <source root>   (exit 1 listing every breach; 0 when the h
 import pathlib
 import re
 import sys
+
+import script_functions  # Lua and JavaScript (tests/support/script_functions.py)
 
 MAX_FILE_LINES = 700
 MAX_FUNCTION_LINES = 60
@@ -144,32 +149,47 @@ def functions(code):
     return found
 
 
+def functions_of(path, text):
+    """(name, first line, lines) of the functions of a C++, Lua or JavaScript source."""
+    if path.suffix == ".lua":
+        return script_functions.lua_functions(script_functions.strip_lua(text))
+    if path.suffix == ".js":
+        return script_functions.js_functions(script_functions.strip_js(text))
+    return functions(strip_code(text))
+
+
 def breaches(root):
     problems = []
     for path in sorted((root / "src").rglob("*")):
-        if path.suffix not in (".cpp", ".h"):
+        if path.suffix not in (".cpp", ".h", ".lua", ".js"):
             continue
         rel = path.relative_to(root).as_posix()
         text = path.read_text(encoding="utf-8")
         lines = text.count("\n")
         if lines > MAX_FILE_LINES:
             problems.append(f"{rel}: {lines} lines (at most {MAX_FILE_LINES}): split it by concern")
-        if not rel.startswith(("src/hot/", "src/redis/")):
-            for number, source in enumerate(text.splitlines(), 1):
-                code = source.split("//")[0]
-                for m in COMMAND_RE.finditer(code):
-                    if HTTP_CONTEXT.search(code):
-                        continue
-                    problems.append(
-                        f"{rel}:{number}: spells the Redis command {m.group(1)}: call a named function of src/hot")
-        problems += includes_regex(rel, text)
-        for name, start, length in functions(strip_code(text)):
+        if path.suffix in (".cpp", ".h"):
+            problems += spelled_commands(rel, text) + includes_regex(rel, text)
+        for name, start, length in functions_of(path, text):
             if length > MAX_FUNCTION_LINES and f"{rel}:{name}" not in ALLOWED_LONG:
                 problems.append(
                     f"{rel}:{start}: {name} is {length} lines (at most {MAX_FUNCTION_LINES}): read it as named steps")
     for path in sorted((root / "tests").rglob("*")):
         if path.suffix in (".cpp", ".h"):
             problems += includes_regex(path.relative_to(root).as_posix(), path.read_text(encoding="utf-8"))
+    return problems
+
+
+def spelled_commands(rel, text):
+    if rel.startswith(("src/hot/", "src/redis/")):
+        return []
+    problems = []
+    for number, source in enumerate(text.splitlines(), 1):
+        code = source.split("//")[0]
+        for m in COMMAND_RE.finditer(code):
+            if HTTP_CONTEXT.search(code):
+                continue
+            problems.append(f"{rel}:{number}: spells the Redis command {m.group(1)}: call a named function of src/hot")
     return problems
 
 
@@ -197,6 +217,25 @@ def self_test():
         "  int a_, b_;\n};\n}  // namespace n\n",
         "src/core/big.h": "// big\n" + "int v;\n" * (MAX_FILE_LINES + 1),
         "tests/core/scan_test.cpp": "// no <regex> in a comment\n#include <string>\n#include <regex>\n",
+        "src/hot/big.lua": "-- big\n" + "x = 1\n" * (MAX_FILE_LINES + 1),
+        # Lua: keywords in comments and strings are not code; a data table is no function; a
+        # nested function counts in its outer one; repeat ... until has no end.
+        "src/hot/long.lua": "--[[ function g()\nend ]] -- function f() end\nlocal T = {\n"
+        + "\n".join(f"  {i}," for i in range(80)) + "\n}\nlocal function long_one(x)\n"
+        "  local s, t = [[ end\nend function ]], 'end' .. \"function\"\n"
+        "  local inner = function(y) return y end\n  if x then x = 1 end\n"
+        "  for i = 1, 2 do x = x + i end\n  repeat x = x - 1 until x < 0\n"
+        + "\n".join(f"  x = x + {i}" for i in range(MAX_FUNCTION_LINES - 8)) + "\n  return x\nend\n"
+        "local function short() return 1 end\n",
+        # JavaScript: braces in a regular expression, strings and template text are not code; a
+        # data object is no function; an arrow function and a method with block bodies are.
+        "src/console/long.js": "const re = /[{}]/g;\nconst s = \"function () {\";\n"
+        "const tpl = `${s} { ${ {a: 1}.a } }`;\nconst T = {\n"
+        + "\n".join(f"  k{i}: {i}," for i in range(80)) + "\n};\nconst longArrow = (x) => {\n"
+        + "\n".join(f"  x += {i};" for i in range(MAX_FUNCTION_LINES - 2)) + "\n  return x;\n};\n"
+        "class C {\n  method(a) {\n    if (a) {\n      a = [1].map((v) => { return v; });\n    }\n"
+        + "\n".join(f"    a += {i};" for i in range(MAX_FUNCTION_LINES - 4)) + "\n  }\n}\n"
+        "const short = (y) => y + 1;\nfunction named() { return [1].map((v) => { return v; }); }\n",
     }
     with tempfile.TemporaryDirectory() as d:
         for rel, text in files.items():
@@ -205,8 +244,12 @@ def self_test():
             path.write_text(text)
         found = breaches(pathlib.Path(d))
     expected = [
+        f"src/console/long.js:86: longArrow is {MAX_FUNCTION_LINES + 1} lines",
+        f"src/console/long.js:148: method is {MAX_FUNCTION_LINES + 1} lines",
         f"src/core/big.h: {MAX_FILE_LINES + 2} lines",
         f"src/core/long.cpp:2: long_one is {MAX_FUNCTION_LINES + 3} lines",
+        f"src/hot/big.lua: {MAX_FILE_LINES + 2} lines",
+        f"src/hot/long.lua:85: long_one is {MAX_FUNCTION_LINES + 1} lines",
         "src/service/spells.cpp:2: spells the Redis command ZADD",
         "tests/core/scan_test.cpp:3: includes <regex>",
     ]
