@@ -110,10 +110,13 @@ class Route {
     query_ = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
     const Matched m = match_route(request_.method, path);
     if (m.allow.empty()) throw HttpError{404, "no such route: " + quoted(path)};
-    board_ = decode(m.board, false, "the board name");
-    if (auto problem = board_name_problem(board_)) bad(*problem + ": " + json_string(board_));
-    if (boards_.config().board_for(board_) == nullptr) {  // said here: the service's names the file
-      throw HttpError{404, "no board entry matches board " + quoted(board_)};
+    if (m.names_board) {
+      board_ = decode(m.board, false, "the board name");
+      if (auto problem = board_name_problem(board_)) bad(*problem + ": " + json_string(board_));
+      // Said here: the service's message names the config file.
+      if (boards_.config().board_for(board_) == nullptr) {
+        throw HttpError{404, "no board entry matches board " + quoted(board_)};
+      }
     }
     if (m.route == nullptr) throw method_not_allowed(request_.method, m.allow);
     response_.route = m.route->name;
@@ -134,6 +137,8 @@ class Route {
     const std::string period = m.period.empty() ? "" : decode(m.period, false, "the period");
     const std::string member = m.names_member ? member_of(m.member, false) : "";
     switch (m.route->id) {
+      case RouteId::boards:
+        return boards();
       case RouteId::periods:
         return periods();
       case RouteId::bans:
@@ -167,6 +172,47 @@ class Route {
   Response done(std::string body) {
     response_.body = std::move(body);
     return response_;
+  }
+
+  // The boards the config names and Redis holds, by name; the cursor is the last board listed
+  // (base64url): the next page lists the boards after it.
+  std::string boards() {
+    const auto params = parameters(query_, {"limit", "cursor"});
+    const std::int64_t limit = number(params, "limit", 100, 1, kMaxLimit);
+    const service::BoardsPage page = reads_.boards(name_cursor(params, "a boards page"), limit);
+    std::string list = "[";
+    for (const service::BoardListing& b : page.boards) {
+      if (list.size() > 1) list += ',';
+      std::string periods = "[";
+      if (b.entry != nullptr) {
+        for (const PeriodSpec& p : b.entry->periods) {
+          periods += (periods.size() > 1 ? "," : "") + json_string(p.name);
+        }
+      }
+      list += JsonLine()
+                  .str("board", b.board)
+                  .flag("configured", b.entry != nullptr)
+                  .raw("entry", b.entry != nullptr ? json_string(b.entry->pattern) : "null")
+                  .raw("periods", periods + "]")
+                  .flag("in_redis", b.in_redis)
+                  .done();
+    }
+    return JsonLine()
+        .raw("boards", list + "]")
+        .raw("next_cursor", page.next ? json_string(base64url(*page.next)) : std::string("null"))
+        .done();
+  }
+
+  // A cursor that names where a page of names (boards, period ids) ended: base64url of the
+  // last name listed. Nothing is signed: a made-up one only starts the listing elsewhere.
+  static std::optional<std::string> name_cursor(
+      const std::map<std::string, std::string_view>& params, const char* handed_out_by) {
+    const auto it = params.find("cursor");
+    if (it == params.end()) return std::nullopt;
+    std::optional<std::string> name = unbase64url(decode(it->second, true, "cursor"));
+    if (!name || name->empty())
+      bad(std::string("cursor is not one that ") + handed_out_by + " handed out");
+    return name;
   }
 
   std::string periods() {
@@ -228,12 +274,8 @@ class Route {
   std::string history(const std::string& period) {
     const auto params = parameters(query_, {"limit", "cursor"});
     const std::int64_t limit = number(params, "limit", 20, 1, kMaxLimit);
-    std::optional<std::string> before;
-    if (const auto it = params.find("cursor"); it != params.end()) {
-      before = unbase64url(decode(it->second, true, "cursor"));
-      if (!before || before->empty()) bad("cursor is not one that a history page handed out");
-    }
-    const service::ArchivedPage page = reads_.archived(board_, period, before, limit);
+    const service::ArchivedPage page =
+        reads_.archived(board_, period, name_cursor(params, "a history page"), limit);
     std::string list = "[";
     for (const auto& p : page.periods) {
       if (list.size() > 1) list += ',';

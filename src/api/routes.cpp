@@ -11,41 +11,53 @@ namespace {
 using R = RouteId;
 using M = Method;
 constexpr RouteEntry kRoutes[] = {
-    {R::periods, "periods", M::get, "periods", Access::read, Lane::postgres},
-    {R::bans, "bans", M::get, "bans", Access::admin, Lane::postgres},
-    {R::ban, "ban", M::put, "bans/{member}", Access::admin, Lane::postgres},
-    {R::unban, "unban", M::del, "bans/{member}", Access::admin, Lane::postgres},
-    {R::score, "write", M::post, "members/{member}/scores", Access::write, Lane::redis},
-    {R::top, "top", M::get, "{period}/top", Access::read, Lane::redis},
-    {R::history, "history", M::get, "{period}/history", Access::read, Lane::postgres},
-    {R::members, "members", M::get, "{period}/members", Access::read, Lane::postgres},
-    {R::members_post, "members", M::post, "{period}/members", Access::read, Lane::postgres},
-    {R::member, "member", M::get, "{period}/members/{member}", Access::read, Lane::redis},
-    {R::remove, "remove", M::del, "{period}/members/{member}", Access::admin, Lane::postgres},
-    {R::around, "around", M::get, "{period}/members/{member}/around", Access::read, Lane::redis},
+    {R::boards, "boards", M::get, "boards", Access::read, Lane::redis},
+    {R::periods, "periods", M::get, "boards/{board}/periods", Access::read, Lane::postgres},
+    {R::bans, "bans", M::get, "boards/{board}/bans", Access::admin, Lane::postgres},
+    {R::ban, "ban", M::put, "boards/{board}/bans/{member}", Access::admin, Lane::postgres},
+    {R::unban, "unban", M::del, "boards/{board}/bans/{member}", Access::admin, Lane::postgres},
+    {R::score, "write", M::post, "boards/{board}/members/{member}/scores", Access::write,
+     Lane::redis},
+    {R::top, "top", M::get, "boards/{board}/{period}/top", Access::read, Lane::redis},
+    {R::history, "history", M::get, "boards/{board}/{period}/history", Access::read,
+     Lane::postgres},
+    {R::members, "members", M::get, "boards/{board}/{period}/members", Access::read,
+     Lane::postgres},
+    {R::members_post, "members", M::post, "boards/{board}/{period}/members", Access::read,
+     Lane::postgres},
+    {R::member, "member", M::get, "boards/{board}/{period}/members/{member}", Access::read,
+     Lane::redis},
+    {R::remove, "remove", M::del, "boards/{board}/{period}/members/{member}", Access::admin,
+     Lane::postgres},
+    {R::around, "around", M::get, "boards/{board}/{period}/members/{member}/around", Access::read,
+     Lane::redis},
 };
 
-// Whether `segs` (after the board) fit `pattern`, naming what its placeholders took. A literal
-// is compared decoded ("%74op" is "top"), so `bans` can never be taken for a period.
+// Whether `segs` (after /v1/) fit `pattern`, naming what its placeholders took. A literal is
+// compared decoded ("%74op" is "top"), so `bans` can never be taken for a period.
 bool fits(std::string_view pattern, const std::vector<std::string_view>& segs, Matched& m) {
   const auto want = split(pattern, '/');
   if (want.size() != segs.size()) return false;
-  std::string_view period, member;
-  bool names_member = false;
+  Matched named;
   for (std::size_t i = 0; i < want.size(); ++i) {
-    if (want[i] == "{period}") {
-      period = segs[i];
+    if (want[i] == "{board}") {
+      named.board = segs[i];
+      named.names_board = true;
+    } else if (want[i] == "{period}") {
+      named.period = segs[i];
     } else if (want[i] == "{member}") {
-      member = segs[i];
-      names_member = true;
+      named.member = segs[i];
+      named.names_member = true;
     } else if (want[i] != segs[i]) {
       const auto decoded = percent_decode(std::string(segs[i]));
       if (!decoded || *decoded != want[i]) return false;
     }
   }
-  m.period = period;
-  m.member = member;
-  m.names_member = names_member;
+  m.board = named.board;
+  m.period = named.period;
+  m.member = named.member;
+  m.names_board = named.names_board;
+  m.names_member = named.names_member;
   return true;
 }
 
@@ -74,10 +86,9 @@ bool takes(const RouteEntry& r, std::string_view method) {
 
 Matched match_route(std::string_view method, std::string_view path) {
   Matched m;
-  const auto segs = split(path, '/');  // "", "v1", "boards", board, ...
-  if (segs.size() < 5 || !segs[0].empty() || segs[1] != "v1" || segs[2] != "boards") return m;
-  m.board = segs[3];
-  const std::vector<std::string_view> rest(segs.begin() + 4, segs.end());
+  const auto segs = split(path, '/');  // "", "v1", "boards", ...
+  if (segs.size() < 3 || !segs[0].empty() || segs[1] != "v1") return m;
+  const std::vector<std::string_view> rest(segs.begin() + 2, segs.end());
   const char* pattern = nullptr;  // the first pattern that fits: the path's routes
   bool all_admin = true;
   for (const RouteEntry& r : kRoutes) {

@@ -13,6 +13,7 @@
 namespace bk::api {
 
 enum class RouteId {
+  boards,
   periods,
   bans,
   ban,
@@ -43,7 +44,7 @@ struct RouteEntry {
   RouteId id;
   const char* name;  // for metrics: "top", "member", "ban"...
   Method method;
-  // The segments after /v1/boards/{board}/: a literal ("top"), or {period} / {member}.
+  // The segments after /v1/: a literal ("boards"), or {board} / {period} / {member}.
   const char* path;
   Access access;
   Lane lane;  // as a rule; lane_of moves a request to PostgreSQL's by its parameters
@@ -60,7 +61,8 @@ struct Matched {
   std::string_view board;
   std::string_view period;
   std::string_view member;
-  bool names_member = false;  // the pattern has {member} (an empty segment is still one)
+  bool names_board = false;   // the pattern has {board} (an empty segment is still one)
+  bool names_member = false;  // the pattern has {member} (likewise)
 };
 Matched match_route(std::string_view method, std::string_view path);
 

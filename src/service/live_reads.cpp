@@ -5,9 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "cold/call_deadline.h"
+#include "core/validate.h"
 #include "service/read_steps.h"
 
 namespace bk::service {
@@ -225,6 +227,30 @@ std::vector<PeriodStatus> LiveReads::periods(const std::string& board) {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+BoardsPage LiveReads::boards(const std::optional<std::string>& after, std::int64_t limit) {
+  if (limit < 1 || limit > kMaxReadRows) {
+    throw UsageError("a list of boards: limit " + std::to_string(limit) + " is outside [1, " +
+                     std::to_string(kMaxReadRows) + "]");
+  }
+  const auto listed = [&](const std::string& b) { return !after || b > *after; };
+  std::map<std::string, bool> names;  // board -> Redis holds it
+  for (const BoardConfig& c : config_.boards) {
+    if (!board_name_problem(c.pattern) && listed(c.pattern)) names.emplace(c.pattern, false);
+  }
+  for (std::string& b : hot_.known_boards(config_.redis.key_prefix)) {
+    if (listed(b)) names[std::move(b)] = true;
+  }
+  BoardsPage page;
+  for (const auto& [board, in_redis] : names) {
+    if (static_cast<std::int64_t>(page.boards.size()) == limit) {
+      page.next = page.boards.back().board;
+      break;
+    }
+    page.boards.push_back(BoardListing{board, config_.board_for(board), in_redis});
+  }
+  return page;
 }
 
 std::int64_t LiveReads::count(const PeriodRef& ref) {

@@ -33,6 +33,7 @@ class LiveReads {
                                              const std::vector<std::string>& members);
   std::vector<Standing> around(const PeriodRef& ref, const std::string& member, std::int64_t k);
   std::vector<PeriodStatus> periods(const std::string& board);
+  BoardsPage boards(const std::optional<std::string>& after, std::int64_t limit);
   std::int64_t count(const PeriodRef& ref);
   Counted first_page(const PeriodRef& ref, std::int64_t count);
   std::int64_t listing_score(const PeriodRef& ref, const Standing& s) const;

@@ -70,6 +70,10 @@ std::vector<PeriodStatus> Reads::periods(const std::string& board) {
   return live_.periods(board);
 }
 
+BoardsPage Reads::boards(const std::optional<std::string>& after, std::int64_t limit) {
+  return live_.boards(after, limit);
+}
+
 PeriodView Reads::locate(const std::string& board, const std::string& period,
                          const std::optional<std::string>& period_id) {
   const Instant now = clock_.now();

@@ -112,6 +112,10 @@ class Reads {
   // Per period kind of `board`: the current period, its members (hot + cold), live and due
   // period counts.
   std::vector<PeriodStatus> periods(const std::string& board);
+  // Up to `limit` (in [1, kMaxReadRows]) boards named after `after` (from the first without
+  // it), by name: those a config entry names and those Redis holds, each once. One Redis
+  // round trip; the work grows with the number of boards (each page reads the whole set).
+  BoardsPage boards(const std::optional<std::string>& after, std::int64_t limit);
   // Up to `limit` archived periods of `board` and `period` (a kind or cron name) whose rows
   // are kept, newest first, with ids before `before` (a period id of that kind: UsageError
   // otherwise). Pruned and lost periods are not listed.

@@ -139,6 +139,10 @@ std::vector<hot::LivePeriod> RedisTier::live_periods(const hot::BoardKeys& board
   return hot::live_periods(conn_, board);
 }
 
+std::vector<std::string> RedisTier::known_boards(const std::string& prefix) {
+  return hot::known_boards(conn_, prefix);
+}
+
 hot::StoredProfiles RedisTier::read_profiles(const hot::BoardKeys& board,
                                              const std::vector<std::string>& members) {
   return hot::read_profiles(conn_, board, members);

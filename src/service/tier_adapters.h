@@ -37,6 +37,7 @@ class RedisTier final : public HotTier {
   std::vector<ScoredMember> slice(const hot::PeriodKeys& keys, std::int64_t start,
                                   std::int64_t count) override;
   std::vector<hot::LivePeriod> live_periods(const hot::BoardKeys& board) override;
+  std::vector<std::string> known_boards(const std::string& prefix) override;
   hot::StoredProfiles read_profiles(const hot::BoardKeys& board,
                                     const std::vector<std::string>& members) override;
   std::map<std::string, std::string> write_profiles(

@@ -60,6 +60,8 @@ class HotTier {
 
   // The board's registry of live periods.
   virtual std::vector<hot::LivePeriod> live_periods(const hot::BoardKeys& board) = 0;
+  // The boards Redis holds under `prefix` (hot::known_boards), in no particular order.
+  virtual std::vector<std::string> known_boards(const std::string& prefix) = 0;
 
   // The profile hashes (hot/profiles.h).
   virtual hot::StoredProfiles read_profiles(const hot::BoardKeys& board,

@@ -132,6 +132,21 @@ struct PeriodStatus {
   std::int64_t due = 0;   // of those, past end + grace (waiting for archive)
 };
 
+// A board the service knows (Reads::boards): one a config entry names (an entry without glob
+// characters) or one Redis holds (it has been written to; <prefix>:boards).
+struct BoardListing {
+  std::string board;
+  const BoardConfig* entry = nullptr;  // the config entry that covers it (the first that
+                                       // matches, maybe a glob); null: none does any more
+  bool in_redis = false;
+};
+
+// A page of boards, by name (byte order).
+struct BoardsPage {
+  std::vector<BoardListing> boards{};
+  std::optional<std::string> next{};  // the last board listed, when more follow
+};
+
 // The board entry of the config that covers `board`. Throws UsageError (exit 2) for an
 // invalid name or when no entry matches: a configuration matter, not a refused event.
 const BoardConfig& board_entry(const Config& config, const std::string& board);

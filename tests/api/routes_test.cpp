@@ -19,6 +19,7 @@ TEST(RoutesTest, EachPathAndMethodNamesOneRouteAndItsAccess) {
     Access access;
   };
   const Case cases[] = {
+      {"GET", "/v1/boards", RouteId::boards, Access::read},
       {"GET", "/v1/boards/pts/periods", RouteId::periods, Access::read},
       {"GET", "/v1/boards/pts/bans", RouteId::bans, Access::admin},
       {"PUT", "/v1/boards/pts/bans/m1", RouteId::ban, Access::admin},
@@ -40,6 +41,27 @@ TEST(RoutesTest, EachPathAndMethodNamesOneRouteAndItsAccess) {
   }
 }
 
+// The list of boards is a route of the table like the others: /v1/boards itself, no board.
+TEST(RoutesTest, TheListOfBoardsIsV1BoardsItselfAndNamesNoBoard) {
+  Matched m = match_route("GET", "/v1/boards");
+  ASSERT_NE(m.route, nullptr);
+  EXPECT_EQ(m.route->id, RouteId::boards);
+  EXPECT_FALSE(m.names_board);
+  EXPECT_EQ(m.board, "");
+  EXPECT_EQ(lane_of("GET", "/v1/boards?limit=5"), Lane::redis);
+  m = match_route("POST", "/v1/boards");
+  EXPECT_EQ(m.route, nullptr);
+  EXPECT_EQ(m.allow, "GET, HEAD");
+  m = match_route("GET", "/v1/boards/pts/periods");
+  EXPECT_TRUE(m.names_board);
+  EXPECT_EQ(m.board, "pts");
+  // An empty board segment is still a board (the route answers 400 for its name).
+  m = match_route("GET", "/v1/boards//periods");
+  ASSERT_NE(m.route, nullptr);
+  EXPECT_TRUE(m.names_board);
+  EXPECT_EQ(m.board, "");
+}
+
 TEST(RoutesTest, AMethodThePathDoesNotTakeNamesTheOnesItDoes) {
   Matched m = match_route("POST", kPeriod + "/top");
   EXPECT_EQ(m.route, nullptr);
@@ -58,8 +80,9 @@ TEST(RoutesTest, AMethodThePathDoesNotTakeNamesTheOnesItDoes) {
 
 TEST(RoutesTest, UnknownPathsMatchNothingAndLiteralsAreComparedDecoded) {
   for (const std::string& path :
-       {std::string("/v1/boards"), std::string("/v1/boards/pts"), kPeriod, kPeriod + "/nope",
-        kPeriod + "/members/m1/x/y", std::string("/v2/boards/pts/daily/top")}) {
+       {std::string("/v1"), std::string("/v1/"), std::string("/v1/boards/"),
+        std::string("/v1/boards/pts"), kPeriod, kPeriod + "/nope", kPeriod + "/members/m1/x/y",
+        std::string("/v2/boards/pts/daily/top"), std::string("/v2/boards")}) {
     const Matched m = match_route("GET", path);
     EXPECT_TRUE(m.allow.empty()) << path;
     EXPECT_EQ(m.route, nullptr) << path;

@@ -170,6 +170,11 @@ class FakeRedis final : public HotTier {
 
   std::vector<hot::LivePeriod> live_periods(const hot::BoardKeys&) override { return {}; }
 
+  std::set<std::string> held_boards;  // what known_boards() answers
+  std::vector<std::string> known_boards(const std::string&) override {
+    return {held_boards.rbegin(), held_boards.rend()};  // no particular order: not the listing's
+  }
+
   hot::StoredProfiles read_profiles(const hot::BoardKeys& board,
                                     const std::vector<std::string>& members) override {
     ++profile_reads;

@@ -371,5 +371,48 @@ TEST_F(LiveColdRanksTest, ABudgetForOnePeriodDropsTheLeastRecentlyReadAndReadsSt
   EXPECT_EQ(rank_of(want_flat), (std::vector<std::int64_t>{8, 44, 1}));  // f6 and f7 tie at 8
 }
 
+// The list of boards (GET /v1/boards): the boards config entries name (not globs) and those
+// Redis holds, each once, by name, a page at a time after the last one listed.
+TEST(LiveReadsBoardsTest, ListsNamedAndRedisBoardsOnceByNameAPageAtATime) {
+  const Config config = testing::server_free_config(R"(  - name: b
+    periods: [daily]
+    max_points: 10
+    retention: {default: 30d}
+  - name: "game:*"
+    periods: [weekly]
+    max_points: 10
+    retention: {default: 30d}
+  - name: a
+    periods: [daily, weekly]
+    max_points: 10
+    retention: {default: 30d}
+)");
+  FakeRedis redis;
+  FakePostgres postgres;
+  std::int64_t retries = 0;
+  Profiles profiles{config.redis.key_prefix, redis, postgres};
+  LiveReads reads{config, Clock(*parse_rfc3339("2026-11-20T12:00:00Z")), redis, postgres, profiles,
+                  retries};
+  redis.held_boards = {"game:x", "b", "old"};  // "old": no entry covers it any more
+  const auto names = [](const BoardsPage& page) {
+    std::vector<std::string> out;
+    for (const BoardListing& b : page.boards) {
+      out.push_back(b.board + (b.in_redis ? "+redis" : "") + "@" +
+                    (b.entry != nullptr ? b.entry->pattern : "none"));
+    }
+    return out;
+  };
+  const BoardsPage first = reads.boards(std::nullopt, 2);
+  EXPECT_EQ(names(first), (std::vector<std::string>{"a@a", "b+redis@b"}));
+  ASSERT_EQ(first.next, "b");
+  const BoardsPage second = reads.boards(first.next, 2);
+  EXPECT_EQ(names(second), (std::vector<std::string>{"game:x+redis@game:*", "old+redis@none"}));
+  EXPECT_EQ(second.next, std::nullopt);  // nothing follows: no empty last page
+  EXPECT_TRUE(reads.boards(std::string("old"), 2).boards.empty());
+  EXPECT_EQ(names(reads.boards(std::string("a"), 1)), (std::vector<std::string>{"b+redis@b"}));
+  EXPECT_THROW(reads.boards(std::nullopt, 0), UsageError);
+  EXPECT_THROW(reads.boards(std::nullopt, kMaxReadRows + 1), UsageError);
+}
+
 }  // namespace
 }  // namespace bk::service
