@@ -5,7 +5,6 @@
 // A module (index.html loads it with type="module"): strict, and its names stay its own.
 
 const TOKEN_KEY = "bk.console.token";
-const BOARDS_KEY = "bk.console.boards";
 const PAGE_SIZES = [10, 25, 50, 100];
 const ARCHIVED_SHOWN = 20; // archived periods per kind on the member page and the chart
 const $ = (id) => document.getElementById(id);
@@ -180,7 +179,7 @@ async function render() {
   const { page, args } = parseHash();
   crumbs(page, args);
   try {
-    if (page === "home") await homePage();
+    if (page === "home") await homePage(current);
     else if (page === "board" && args.length === 1) await boardPage(args[0], current);
     else if (page === "top" && (args.length === 2 || args.length === 3)) await topPage(args, current);
     else if (page === "member" && args.length === 2) await memberPage(args[0], args[1], current);
@@ -204,31 +203,69 @@ function crumbs(page, args) {
   $("crumbs").replaceChildren(...parts.map((p) => (p instanceof Node ? p : el("span", { "aria-hidden": "true" }, p))));
 }
 
-function remember(board) {
-  const list = JSON.parse(sessionStorage.getItem(BOARDS_KEY) || "[]").filter((b) => b !== board);
-  list.unshift(board);
-  sessionStorage.setItem(BOARDS_KEY, JSON.stringify(list.slice(0, 10)));
+// --- Home: the boards serve knows (GET /v1/boards), a page at a time ----------------------
+
+const BOARDS_A_PAGE = 50;
+const BOARD_HEADERS = [{ text: "board" }, { text: "periods" }, { text: "in Redis" }, { text: "config entry" }];
+
+async function homePage(current) {
+  status("Loading the boards…");
+  const list = new BoardList(current);
+  await list.more();
+  if (!current()) return;
+  show(el("h2", {}, "Boards"),
+    el("p", {}, "The boards the config names and those Redis holds. Paste a token above when serve asks for one."),
+    list.nodes());
+  status("");
 }
 
-// --- Home: open a board -----------------------------------------------------------------
+// The start page's list of boards: each page the API hands out is added below the last
+// ("More boards" follows its cursor).
+class BoardList {
+  constructor(current) {
+    this.current = current;
+    this.cursor = null;
+    this.rows = [];
+    this.box = el("div", { id: "boards" });
+    this.button = el("button", { type: "button", id: "more-boards", onclick: () => this.next() }, "More boards");
+  }
 
-async function homePage() {
-  const input = el("input", { id: "board-name", name: "board", required: true, spellcheck: "false", placeholder: "e.g. points" });
-  const form = el("form", { class: "row", id: "board-form", autocomplete: "off" },
-    el("label", { for: "board-name" }, "Board"), input, el("button", { type: "submit" }, "Open"));
-  form.addEventListener("submit", (e) => {
-    e.preventDefault();
-    if (input.value.trim()) location.hash = hash("board", input.value.trim());
-  });
-  const seen = JSON.parse(sessionStorage.getItem(BOARDS_KEY) || "[]");
-  show(
-    el("h2", {}, "Boards"),
-    el("p", {}, "Open a board by its name (the API lists a board's periods, not the boards). ",
-      "Paste a token above when serve asks for one."),
-    form,
-    seen.length ? [el("h3", {}, "Opened in this tab"), el("ul", {}, seen.map((b) => el("li", {}, link(hash("board", b), b))))] : [],
-  );
-  input.focus();
+  nodes() {
+    return [this.box, el("div", { class: "row" }, this.button)];
+  }
+
+  async next() {
+    $("error").textContent = "";
+    try {
+      await this.more();
+    } catch (e) {
+      this.button.disabled = false; // the same page can be asked for again
+      fail(e);
+    }
+  }
+
+  async more() {
+    this.button.disabled = true;
+    const data = await api("/v1/boards", { limit: BOARDS_A_PAGE, cursor: this.cursor });
+    if (!this.current()) return;
+    this.rows.push(...data.boards.map(boardRow));
+    this.cursor = data.next_cursor;
+    this.box.replaceChildren(this.rows.length
+      ? table(BOARD_HEADERS, this.rows, { label: "Boards", cls: "boards" })
+      : el("p", { class: "muted" }, "No boards yet: the config names none and Redis holds none."));
+    this.button.disabled = this.cursor === null;
+    this.button.hidden = this.cursor === null;
+  }
+}
+
+// A board of the list: its name and periods link to its pages while a config entry covers it.
+function boardRow(b) {
+  const periods = b.periods.map((p) => link(hash("top", b.board, p), p));
+  return el("tr", {},
+    el("td", { class: "board" }, b.configured ? link(hash("board", b.board), b.board) : b.board),
+    el("td", { class: "periods" }, periods.length ? periods.flatMap((a, i) => (i ? [" ", a] : [a])) : "—"),
+    el("td", {}, b.in_redis ? "yes" : "no"),
+    el("td", {}, b.configured ? b.entry : el("span", { class: "muted" }, "none (not served)")));
 }
 
 // --- A board: its periods, current and archived ------------------------------------------
@@ -237,7 +274,6 @@ async function boardPage(board, current) {
   status(`Loading ${board}…`);
   const info = await api(`${boardPath(board)}/periods`);
   if (!current()) return;
-  remember(board);
   const zone = info.timezone;
   const rows = info.periods.map((p) => el("tr", {},
     el("th", { scope: "row" }, p.period),

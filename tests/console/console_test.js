@@ -243,6 +243,22 @@ async function run(page) {
     "the token is kept in sessionStorage and cleared from the input");
   await page.screenshot("board.png");
 
+  // The start page lists the boards of GET /v1/boards: names and periods link to their pages.
+  const boards = await api("/v1/boards");
+  await page.go(`${base}#/`);
+  await page.waitFor("document.querySelectorAll('table.boards tbody tr').length > 0", "the list of boards");
+  const listed = await page.eval(`[...document.querySelectorAll('table.boards tbody tr')].map((tr) =>
+    [...tr.children].map((c) => c.textContent).concat([(tr.querySelector('td.board a') || {}).hash || ""]))`);
+  const wantBoards = boards.boards.map((b) => [b.board, b.periods.join(" "), b.in_redis ? "yes" : "no"]);
+  check(JSON.stringify(listed.map((r) => r.slice(0, 3))) === JSON.stringify(wantBoards) && boards.boards.length >= 2,
+    `start page: the boards, periods and Redis flags of the API (${JSON.stringify(listed.map((r) => r.slice(0, 3)))})`);
+  const arenaRow = listed.find((r) => r[0] === board);
+  check(arenaRow && arenaRow[4] === `#/board/${enc(board)}`, `start page: ${board} links to its board page (${arenaRow && arenaRow[4]})`);
+  check(await page.eval("document.getElementById('more-boards').hidden"), "start page: no More boards after the last page");
+  await page.screenshot("boards.png");
+  await page.eval(`[...document.querySelectorAll('table.boards td.board a')].find((a) => a.textContent === ${JSON.stringify(board)}).click()`);
+  await page.waitFor("document.querySelectorAll('table.periods tbody tr').length > 0", "the board page, from the start page");
+
   // The current period's listing, 10 a page: forward with the keyboard (n), back with the button.
   await page.go(`${base}#/top/${enc(board)}/daily/${enc(daily.period_id)}`);
   await page.waitFor("document.querySelectorAll('table.listing tbody tr').length > 0", "the listing");

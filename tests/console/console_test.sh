@@ -55,6 +55,10 @@ boards:
     display: 5
     archive: {grace: 10m}
     retention: {daily: 30d}
+  - name: quiet # named, never written: the start page lists it as not in Redis
+    periods: [weekly]
+    max_points: 100
+    retention: {weekly: 30d}
 serve:
   console: $2
 EOF
