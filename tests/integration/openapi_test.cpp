@@ -54,6 +54,7 @@ const std::string kScoped = "scoped-writer-4a7b";  // boards=other
 const std::string kAdmin = "admin-token-6b90";
 
 // The spec's paths.
+const std::string kBoardList = "/v1/boards";
 const std::string kPeriods = "/v1/boards/{board}/periods";
 const std::string kTop = "/v1/boards/{board}/{period}/top";
 const std::string kHistory = "/v1/boards/{board}/{period}/history";
@@ -176,6 +177,12 @@ void OpenapiTest::seed() {
 }
 
 void OpenapiTest::reads() {
+  const json boards = send({"GET", kBoardList, "/v1/boards?limit=1", kReader});
+  ASSERT_TRUE(boards.is_object() && boards["next_cursor"].is_string());
+  send({"GET", kBoardList,
+        "/v1/boards?cursor=" + test::enc(boards["next_cursor"].get<std::string>()), kReader});
+  send({"GET", kBoardList, "/v1/boards?limit=0", kReader, 400});
+  send({"POST", kBoardList, "/v1/boards", kReader, 405, "{}"});
   send({"GET", kPeriods, "/v1/boards/pts/periods", kReader});
   send({"HEAD", kPeriods, "/v1/boards/pts/periods", kReader});
   const json first = send({"GET", kTop, "/v1/boards/pts/daily/top?limit=2", kReader});

@@ -62,9 +62,8 @@ def table_routes(root):
         r'\{R::\w+,\s*"\w+",\s*M::(\w+),\s*"([^"]+)",\s*Access::(\w+),', table.group(1))
     if not rows:
         sys.exit("check_openapi: kRoutes in src/api/routes.cpp has no row this script can read")
-    # A row's path is what follows /v1/boards/{board}/, or a whole path ("/v1/...").
-    return [(path if path.startswith("/") else "/v1/boards/{board}/" + path, TABLE_METHOD[m],
-             access) for m, path, access in rows]
+    # A row's path is what follows /v1/.
+    return [("/v1/" + path, TABLE_METHOD[m], access) for m, path, access in rows]
 
 
 def fixed_paths(root):
@@ -281,7 +280,7 @@ def self_test(root):
             shutil.copy(Path(root) / rel, Path(tmp) / rel)
         routes = Path(tmp) / "src/api/routes.cpp"
         routes.write_text(routes.read_text(encoding="utf-8").replace(
-            "\n};", '\n    {R::events, "events", M::post, "/v1/events", Access::write, '
+            "\n};", '\n    {R::events, "events", M::post, "events", Access::write, '
                     'Lane::redis},\n};', 1), encoding="utf-8")
         spec = load_spec(tmp)
         del spec["paths"]["/healthz"]
