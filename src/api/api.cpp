@@ -341,12 +341,12 @@ class Route {
 
 Api::Api(std::vector<std::string> tokens, std::function<std::string()> cursor_key,
          std::vector<std::string> admin_tokens, std::vector<WriteToken> write_tokens)
-    : tokens_(std::move(tokens)),
-      admin_tokens_(std::move(admin_tokens)),
-      write_tokens_(std::move(write_tokens)),
-      cursor_key_(std::make_unique<CursorKey>(std::move(cursor_key))) {
-  for (const WriteToken& w : write_tokens_) write_token_names_.push_back(w.token);
-}
+    : Api(std::move(cursor_key),
+          std::make_shared<const TokenStore>(
+              Tokens{std::move(tokens), std::move(admin_tokens), std::move(write_tokens)})) {}
+
+Api::Api(std::function<std::string()> cursor_key, std::shared_ptr<const TokenStore> tokens)
+    : tokens_(std::move(tokens)), cursor_key_(std::make_unique<CursorKey>(std::move(cursor_key))) {}
 
 namespace {
 
@@ -356,54 +356,59 @@ Response refused(const HttpError& e) {
 
 }  // namespace
 
-std::optional<Response> Api::refuse_access(const Matched& m,
-                                           const std::string& authorization) const {
+std::optional<Response> Api::refuse_access(const Matched& m, const std::string& authorization,
+                                           const TokenSnapshot& tokens, Caller& who) const {
+  const Tokens& t = tokens.tokens();
+  const std::optional<std::string_view> given = bearer_token(authorization);
+  who = given ? tokens.identify(*given) : Caller{};
   const bool admin = m.access == Access::admin;
-  if (admin && admin_tokens_.empty()) {
+  if (admin && t.admin.empty()) {
     return refused({403,
                     "the admin routes are closed: serve has no admin token "
                     "(BOARDKEEPER_SERVE_ADMIN_TOKENS, serve.admin_tokens_file)"});
   }
-  if (m.access == Access::write && write_tokens_.empty()) {
+  if (m.access == Access::write && t.write.empty()) {
     return refused({404,
                     "writes are off: serve has no write token (BOARDKEEPER_SERVE_WRITE_TOKENS, "
                     "serve.write_tokens_file)"});
   }
-  if (m.access == Access::read && tokens_.empty()) return std::nullopt;
-  const std::optional<std::string_view> given = bearer_token(authorization);
+  if (m.access == Access::read && t.read.empty()) return std::nullopt;
   if (!given) return refused(unauthorized(false));
-  if (m.access == Access::write) return refuse_write(m, *given);
-  const bool is_admin = token_listed(admin_tokens_, *given);
-  const bool is_reader = token_listed(tokens_, *given);
-  if (is_admin) return std::nullopt;  // an admin token may read too
-  if (!admin && is_reader) return std::nullopt;
-  if (is_reader) return refused({403, "this token may read but not moderate: use an admin token"});
-  if (token_listed(write_token_names_, *given)) {
-    return refused({403, "this token may write scores but not read or moderate"});
+  if (m.access == Access::write) return refuse_write(m, who);
+  switch (who.kind) {
+    case TokenKind::admin:
+      return std::nullopt;  // an admin token may read too
+    case TokenKind::read:
+      if (!admin) return std::nullopt;
+      return refused({403, "this token may read but not moderate: use an admin token"});
+    case TokenKind::write:
+      return refused({403, "this token may write scores but not read or moderate"});
+    case TokenKind::none:
+      break;
   }
   return refused(unauthorized(true));
 }
 
-std::optional<Response> Api::refuse_write(const Matched& m, std::string_view given) const {
-  if (!token_listed(write_token_names_, given)) {
-    if (token_listed(tokens_, given) || token_listed(admin_tokens_, given)) {
+std::optional<Response> Api::refuse_write(const Matched& m, const Caller& who) const {
+  if (who.kind != TokenKind::write) {
+    if (who.kind != TokenKind::none) {
       return refused({403, "this token may not write scores: use a write token"});
     }
     return refused(unauthorized(true));
   }
-  const auto w = std::find_if(write_tokens_.begin(), write_tokens_.end(),
-                              [&](const WriteToken& t) { return t.token == given; });
-  if (w->boards.empty()) return std::nullopt;
+  if (who.write->boards.empty()) return std::nullopt;
   const auto board = percent_decode(std::string(m.board));
   if (!board) return std::nullopt;  // the route answers 400
-  for (const std::string& glob : w->boards) {
+  for (const std::string& glob : who.write->boards) {
     if (board_matches(glob, *board)) return std::nullopt;
   }
   return refused({403, "this write token may not write board " + quoted(*board)});
 }
 
 bool Api::authorized(const std::string& authorization) const {
-  return !refuse_access(Matched{}, authorization);
+  const auto tokens = tokens_->current();
+  Caller who;
+  return !refuse_access(Matched{}, authorization, *tokens, who);
 }
 
 Response Api::unavailable(const Error& e, std::string route) {
@@ -422,7 +427,9 @@ std::optional<Response> Api::refuse_before_body(const Request& head) const {
   const std::string_view path = path_of(head.target);
   if (path.rfind("/v1/", 0) != 0) return std::nullopt;  // answered (404) without a body
   const Matched m = match_route(head.method, path);
-  if (auto refusal = refuse_access(m, head.authorization)) return refusal;
+  const auto tokens = tokens_->current();
+  Caller who;
+  if (auto refusal = refuse_access(m, head.authorization, *tokens, who)) return refusal;
   if (m.route != nullptr || m.allow.empty()) return std::nullopt;
   const HttpError e = method_not_allowed(head.method, m.allow);
   return Response{e.status, error_body(e.message), "other", e.headers, m.access == Access::admin};
@@ -447,7 +454,9 @@ Response Api::handle(const Request& request, service::Leaderboards& boards) cons
     if (request.target.rfind("/v1/", 0) == 0) {
       const Matched m = match_route(request.method, path_of(request.target));
       route.response_.admin = m.access != Access::read;  // never cached
-      if (auto refusal = refuse_access(m, request.authorization)) return *refusal;
+      const auto tokens = tokens_->current();
+      Caller who;
+      if (auto refusal = refuse_access(m, request.authorization, *tokens, who)) return *refusal;
     }
     return route.run();
   } catch (const HttpError& e) {

@@ -13,6 +13,7 @@
 
 #include "api/cursor.h"
 #include "api/routes.h"
+#include "api/tokens.h"
 #include "core/error.h"
 #include "service/leaderboards.h"
 
@@ -49,12 +50,6 @@ struct Response {
   Backend hung = Backend::none;
 };
 
-// A write token and the boards it may write: globs (core/validate.h); empty: every board.
-struct WriteToken {
-  std::string token;
-  std::vector<std::string> boards{};
-};
-
 inline constexpr std::int64_t kMaxLimit = 1000;  // rows of one page
 inline constexpr std::int64_t kMaxIds = 1000;    // members of one members request
 inline constexpr std::int64_t kMaxK = 500;       // neighbours each side
@@ -69,6 +64,9 @@ class Api {
   // scope covers, and nothing else; empty: writes are off (their route answers 404).
   Api(std::vector<std::string> tokens, std::function<std::string()> cursor_key,
       std::vector<std::string> admin_tokens = {}, std::vector<WriteToken> write_tokens = {});
+  // The same with the tokens of `tokens`, asked for each request: a reload (TokenStore::
+  // replace) holds from the next request on.
+  Api(std::function<std::string()> cursor_key, std::shared_ptr<const TokenStore> tokens);
 
   // Any path: /v1/... is answered here; anything else is a 404. Errors are {"error": ...}
   // with 400, 401 (WWW-Authenticate), 403 (an admin route without an admin token, a write
@@ -101,14 +99,13 @@ class Api {
 
  private:
   // Why the Authorization header may not use the route `m` names (its access, and for a
-  // write its board); nullopt: it may.
-  std::optional<Response> refuse_access(const Matched& m, const std::string& authorization) const;
-  std::optional<Response> refuse_write(const Matched& m, std::string_view given) const;
+  // write its board); nullopt: it may. `who`: whose token it carries (kind none: no token of
+  // ours), valid only with the snapshot `tokens`.
+  std::optional<Response> refuse_access(const Matched& m, const std::string& authorization,
+                                        const TokenSnapshot& tokens, Caller& who) const;
+  std::optional<Response> refuse_write(const Matched& m, const Caller& who) const;
 
-  std::vector<std::string> tokens_;
-  std::vector<std::string> admin_tokens_;
-  std::vector<WriteToken> write_tokens_;
-  std::vector<std::string> write_token_names_;  // write_tokens_' tokens, for token_listed
+  std::shared_ptr<const TokenStore> tokens_;
   std::unique_ptr<CursorKey> cursor_key_;
 };
 

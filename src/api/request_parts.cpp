@@ -100,17 +100,4 @@ std::optional<std::string_view> bearer_token(std::string_view authorization) {
   return authorization.substr(start);
 }
 
-bool token_listed(const std::vector<std::string>& tokens, std::string_view given) {
-  bool match = false;
-  for (const std::string& token : tokens) {
-    // Every byte compared whatever differs first: the time taken says nothing of the token.
-    unsigned char diff = token.size() == given.size() ? 0 : 1;
-    for (std::size_t i = 0; i < token.size(); ++i) {
-      diff |= static_cast<unsigned char>(token[i] ^ (i < given.size() ? given[i] : 0));
-    }
-    match = match || diff == 0;
-  }
-  return match;
-}
-
 }  // namespace bk::api

@@ -49,8 +49,4 @@ std::string error_body(const std::string& message);
 // it. nullopt without that scheme or without a token.
 std::optional<std::string_view> bearer_token(std::string_view authorization);
 
-// Whether `given` is one of `tokens`, comparing every byte of each whatever differs first
-// (the time taken says nothing of the tokens).
-bool token_listed(const std::vector<std::string>& tokens, std::string_view given);
-
 }  // namespace bk::api

@@ -13,8 +13,11 @@
 
 #include "api/admin.h"
 #include "api/api.h"
+#include "api/tokens.h"
 #include "cold/call_deadline.h"
 #include "cold/conninfo.h"
+#include "core/error.h"
+#include "core/redact.h"
 #include "http/cold_rank_loader.h"
 #include "http/console.h"
 #include "http/cursor_key.h"
@@ -30,9 +33,14 @@ namespace bk::http {
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_reload{false};  // SIGHUP: re-read the tokens (in the main loop)
 
 extern "C" void on_stop_signal(int /*sig*/) {
   g_stop.store(true);
+}
+
+extern "C" void on_reload_signal(int /*sig*/) {
+  g_reload.store(true);
 }
 
 HttpServer::Options server_options(const ServeConfig& config, const ServeOptions& args,
@@ -118,23 +126,38 @@ void stop_within_grace(HttpServer& server, Readiness& readiness, ColdRankLoader&
   if (!loader.ended_by(limit)) exit_without("the cold ranks' loader");
 }
 
-void on_stop_signals() {
+void on_signals() {
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
+  sa.sa_handler = on_reload_signal;
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+// SIGHUP: every token source read again; all of them good, the new tokens hold from the next
+// request on; any of them bad, the old ones stay (the log names the source, never a token).
+void reload_tokens(const ServeConfig& config, api::TokenStore& store, ServeMetrics& metrics) {
+  try {
+    api::Tokens tokens = load_tokens(config);
+    spdlog::info("serve: tokens reloaded on SIGHUP: {}", token_counts(tokens));
+    store.replace(std::move(tokens));
+    metrics.observe_token_reload(true);
+  } catch (const UsageError& e) {
+    spdlog::error("serve: tokens not reloaded, the old ones stay: {}", redact(e.what()));
+    metrics.observe_token_reload(false);
+  }
 }
 
 }  // namespace
 
 int serve(const Config& config, Clock clock, const ServeOptions& args) {
   const std::string listen = args.listen.empty() ? config.serve.listen : args.listen;
-  std::vector<std::string> tokens = load_read_tokens(config.serve);
-  std::vector<std::string> admin_tokens = load_admin_tokens(config.serve, tokens);
-  std::vector<api::WriteToken> write_tokens = load_write_tokens(config.serve, tokens, admin_tokens);
-  const api::Api api(std::move(tokens), cursor_key_provider(config), std::move(admin_tokens),
-                     std::move(write_tokens));
+  on_signals();  // before anything slow: a SIGHUP then must not end serve
+  const auto tokens = std::make_shared<api::TokenStore>(load_tokens(config.serve));
+  log_unset_token_sources(config.serve);
+  const api::Api api(cursor_key_provider(config), tokens);
   Readiness readiness(
       service::redis_options(config.redis), cold::parse_conninfo(config.postgres.url).conninfo,
       config.postgres.read_url.empty() ? std::string()
@@ -146,7 +169,6 @@ int serve(const Config& config, Clock clock, const ServeOptions& args) {
                         readiness);
   ApiOnWorkers reads(api, sessions, config.serve.read_timeout);
   ColdRankLoader loader(sessions);
-  on_stop_signals();
   raise_open_files_limit();
 
   HttpServer server(listen, Front(readiness, observed, reads, config.serve.console),
@@ -154,7 +176,10 @@ int serve(const Config& config, Clock clock, const ServeOptions& args) {
   spdlog::info("serve: listening on http://{} ({} workers{})", server.address(), args.workers,
                api.authorized("") ? ", no tokens: the API is open" : ", bearer tokens required");
   readiness.start();
-  while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!g_stop.load()) {
+    if (g_reload.exchange(false)) reload_tokens(config.serve, *tokens, observed);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   spdlog::info("serve: stopping (requests in progress are answered first)");
   stop_within_grace(server, readiness, loader);
   return 0;

@@ -22,7 +22,12 @@ ServeMetrics::ServeMetrics(std::shared_ptr<service::ColdIndexes> cold_ranks,
           {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5})),
       writes_(registry_.counter("boardkeeper_http_writes_total",
                                 "Score writes that reached the update path, by outcome (applied, "
-                                "duplicate, refused, unavailable, failed) and refusal reason.")) {}
+                                "duplicate, refused, unavailable, failed) and refusal reason.")),
+      token_reloads_(registry_.counter("boardkeeper_token_reloads_total",
+                                       "Reloads of serve's tokens on SIGHUP, by result: ok, or "
+                                       "failed (a source was bad: the old tokens stay).")) {
+  for (const char* result : {"ok", "failed"}) token_reloads_.touch({{"result", result}});
+}
 
 void ServeMetrics::observe(const std::string& route, int status, double seconds) {
   requests_.add(1, {{"route", route}, {"code", std::to_string(status)}});
@@ -31,6 +36,10 @@ void ServeMetrics::observe(const std::string& route, int status, double seconds)
 
 void ServeMetrics::observe_write(const std::string& outcome, const std::string& reason) {
   writes_.add(1, {{"outcome", outcome}, {"reason", reason}});
+}
+
+void ServeMetrics::observe_token_reload(bool ok) {
+  token_reloads_.add(1, {{"result", ok ? "ok" : "failed"}});
 }
 
 std::string ServeMetrics::render() {

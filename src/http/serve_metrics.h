@@ -22,6 +22,8 @@ class ServeMetrics {
   void observe(const std::string& route, int status, double seconds);
   // A score write that reached the service: its outcome and, refused, its reason.
   void observe_write(const std::string& outcome, const std::string& reason);
+  // A reload of the tokens on SIGHUP: taken, or refused (the old tokens kept).
+  void observe_token_reload(bool ok);
   std::string render();
 
  private:
@@ -36,6 +38,7 @@ class ServeMetrics {
   metrics::Family& requests_;
   metrics::Family& latency_;
   metrics::Family& writes_;
+  metrics::Family& token_reloads_;
 
   void render_cold_ranks();
   void render_replica();

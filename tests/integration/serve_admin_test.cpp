@@ -243,7 +243,10 @@ TEST_F(ServeAdminTest, ATokenThatIsBothAReadAndAnAdminTokenStopsServe) {
                     {"BOARDKEEPER_SERVE_TOKENS=" + kReadToken,
                      "BOARDKEEPER_SERVE_ADMIN_TOKENS=other," + kReadToken});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("admin tokens must be distinct"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("BOARDKEEPER_SERVE_ADMIN_TOKENS: this admin token is also a read token "
+                       "(BOARDKEEPER_SERVE_TOKENS): tokens must be distinct"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(r.err.find(kReadToken), std::string::npos) << r.err;
   const test::RunResult empty =
       test::run_cli({"--config", config_path, "serve", "--listen", "127.0.0.1:0"},
