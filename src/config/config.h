@@ -72,6 +72,22 @@ std::optional<std::string> stream_list_problem(const std::vector<std::string>& s
 // empty). Why this stream lacks one; nullopt when it has one.
 std::optional<std::string> cluster_stream_problem(const std::string& stream);
 
+// One route class's rate limit (serve.rate_limits): a token bucket that holds at most `burst`
+// requests and refills at `per_second` (written `500/s`, `300/m` or `1000/h`).
+struct RateLimit {
+  double per_second = 0;   // > 0
+  std::int64_t burst = 0;  // >= 1; when not written: one second's worth (at least 1)
+};
+
+// serve.rate_limits: per token (and per member for writes), per serve process; a class not
+// written has no limit.
+struct RateLimitsConfig {
+  std::optional<RateLimit> read;
+  std::optional<RateLimit> write;
+  std::optional<RateLimit> admin;
+  std::optional<RateLimit> write_per_member;  // per board and member, beside write's per token
+};
+
 // The HTTP read API (`serve`); its --listen flag overrides `listen`.
 struct ServeConfig {
   std::string listen = "127.0.0.1:8080";  // HOST:PORT
@@ -109,6 +125,7 @@ struct ServeConfig {
   Millis cache_max_age{0};
   // The read-only web console at /console (static pages that read /v1 in the browser).
   bool console = true;
+  RateLimitsConfig rate_limits{};
 };
 
 // History retention (`history.retention`): per period name (a period kind or a custom

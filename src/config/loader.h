@@ -165,6 +165,8 @@ class Loader {
   void parse_serve(const Entry& entry, ServeConfig& serve);
   void parse_serve_limits(const Fields& f, ServeConfig& serve);
   void parse_cors_origins(const Entry& entry, std::vector<std::string>& origins);
+  void parse_rate_limits(const Entry& entry, RateLimitsConfig& limits);
+  std::optional<RateLimit> parse_rate_limit(const Entry& entry, const std::string& key);
   void parse_history(const Entry& entry, const std::vector<BoardConfig>& boards,
                      HistoryConfig& history);
   void parse_streams(const Entry& entry, std::vector<std::string>& streams);

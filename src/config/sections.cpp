@@ -9,9 +9,9 @@ namespace bk::config_detail {
 namespace {
 
 const std::vector<std::string_view> kServeKeys{
-    "listen",        "tokens_file",  "admin_tokens_file",  "write_tokens_file", "header_timeout",
-    "body_timeout",  "idle_timeout", "read_timeout",       "max_connections",   "cors_origins",
-    "cache_max_age", "console",      "cold_rank_memory_mb"};
+    "listen",        "tokens_file",  "admin_tokens_file",   "write_tokens_file", "header_timeout",
+    "body_timeout",  "idle_timeout", "read_timeout",        "max_connections",   "cors_origins",
+    "cache_max_age", "console",      "cold_rank_memory_mb", "rate_limits"};
 const std::vector<std::string_view> kIngestKeys{"stream", "group",       "reclaim_idle",
                                                 "trim",   "dead_maxlen", "max_wait"};
 
@@ -218,6 +218,7 @@ void Loader::parse_serve(const Entry& entry, ServeConfig& serve) {
   }
   parse_serve_limits(f, serve);
   if (const auto e = f.get("cors_origins")) parse_cors_origins(*e, serve.cors_origins);
+  if (const auto e = f.get("rate_limits")) parse_rate_limits(*e, serve.rate_limits);
   if (const auto e = f.get("console")) {
     if (const auto v = read_choice<bool>(*e, "serve.console", {{"true", true}, {"false", false}})) {
       serve.console = *v;
