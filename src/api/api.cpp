@@ -345,8 +345,11 @@ Api::Api(std::vector<std::string> tokens, std::function<std::string()> cursor_ke
           std::make_shared<const TokenStore>(
               Tokens{std::move(tokens), std::move(admin_tokens), std::move(write_tokens)})) {}
 
-Api::Api(std::function<std::string()> cursor_key, std::shared_ptr<const TokenStore> tokens)
-    : tokens_(std::move(tokens)), cursor_key_(std::make_unique<CursorKey>(std::move(cursor_key))) {}
+Api::Api(std::function<std::string()> cursor_key, std::shared_ptr<const TokenStore> tokens,
+         std::shared_ptr<RateLimits> limits)
+    : tokens_(std::move(tokens)),
+      limits_(std::move(limits)),
+      cursor_key_(std::make_unique<CursorKey>(std::move(cursor_key))) {}
 
 namespace {
 
@@ -430,7 +433,8 @@ std::optional<Response> Api::refuse_before_body(const Request& head) const {
   const auto tokens = tokens_->current();
   Caller who;
   if (auto refusal = refuse_access(m, head.authorization, *tokens, who)) return refusal;
-  if (m.route != nullptr || m.allow.empty()) return std::nullopt;
+  if (m.route != nullptr) return refuse_over_limit(m, who);
+  if (m.allow.empty()) return std::nullopt;
   const HttpError e = method_not_allowed(head.method, m.allow);
   return Response{e.status, error_body(e.message), "other", e.headers, m.access == Access::admin};
 }
@@ -449,6 +453,12 @@ bool Api::fetch_cursor_key() const {
 }
 
 Response Api::handle(const Request& request, service::Leaderboards& boards) const {
+  Response response = respond(request, boards);
+  if (limits_) add_limit_headers(request, response);
+  return response;
+}
+
+Response Api::respond(const Request& request, service::Leaderboards& boards) const {
   Route route(request, boards, *cursor_key_);
   try {
     if (request.target.rfind("/v1/", 0) == 0) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/cursor.h"
+#include "api/rate_limits.h"
 #include "api/routes.h"
 #include "api/tokens.h"
 #include "core/error.h"
@@ -65,8 +66,10 @@ class Api {
   Api(std::vector<std::string> tokens, std::function<std::string()> cursor_key,
       std::vector<std::string> admin_tokens = {}, std::vector<WriteToken> write_tokens = {});
   // The same with the tokens of `tokens`, asked for each request: a reload (TokenStore::
-  // replace) holds from the next request on.
-  Api(std::function<std::string()> cursor_key, std::shared_ptr<const TokenStore> tokens);
+  // replace) holds from the next request on. `limits` (none: no limits): taken from by
+  // refuse_before_body, shown in the RateLimit-* headers of handle's answers.
+  Api(std::function<std::string()> cursor_key, std::shared_ptr<const TokenStore> tokens,
+      std::shared_ptr<RateLimits> limits = nullptr);
 
   // Any path: /v1/... is answered here; anything else is a 404. Errors are {"error": ...}
   // with 400, 401 (WWW-Authenticate), 403 (an admin route without an admin token, a write
@@ -88,8 +91,9 @@ class Api {
   // What a request is refused with before its body is read (a server asks once the head has
   // arrived, so that a refused request holds no body): a 401 for a /v1 request without a
   // good token (an admin route: 401 or 403), a 405 for a POST, PUT or DELETE where the route
-  // takes none; nullopt: read the body.
-  // Never blocks.
+  // takes none, a 429 (Retry-After, RateLimit-*) beyond the rate limit of its route's class
+  // (taking one request from its buckets otherwise: call it once a request); nullopt: read
+  // the body. Never blocks (the limits hold a mutex for a few steps).
   std::optional<Response> refuse_before_body(const Request& head) const;
 
   // Asks for the cursor key now (at start), so that a backend outage later does not stop
@@ -104,8 +108,15 @@ class Api {
   std::optional<Response> refuse_access(const Matched& m, const std::string& authorization,
                                         const TokenSnapshot& tokens, Caller& who) const;
   std::optional<Response> refuse_write(const Matched& m, const Caller& who) const;
+  // The answer of handle, before the RateLimit-* headers of its class.
+  Response respond(const Request& request, service::Leaderboards& boards) const;
+  // The 429 of a route whose limit `who` spent, taking one request otherwise.
+  std::optional<Response> refuse_over_limit(const Matched& m, const Caller& who) const;
+  // RateLimit-Limit, -Remaining and -Reset of the request's limit, when it has one.
+  void add_limit_headers(const Request& request, Response& response) const;
 
   std::shared_ptr<const TokenStore> tokens_;
+  std::shared_ptr<RateLimits> limits_;
   std::unique_ptr<CursorKey> cursor_key_;
 };
 

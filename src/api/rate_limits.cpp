@@ -154,13 +154,17 @@ std::optional<Verdict> RateLimits::decide(Access access, std::uint64_t who, std:
     const auto it = buckets_.find(s.key);
     s.level = s.rule->refilled(it == buckets_.end() ? s.rule->full(now) : it->second, now);
     s.verdict = s.rule->look(s.level);
+    s.verdict.of = s.key.limit;
     all = all && s.verdict.allowed;
   }
   if (!take) return sides[0].rule != nullptr ? sides[0].verdict : sides[1].verdict;
   for (std::size_t i = 0; i < 2; ++i) {
     Side& s = sides[i];
     if (s.rule == nullptr) continue;
-    if (all) s.verdict = s.rule->take(s.level);
+    if (all) {
+      s.verdict = s.rule->take(s.level);
+      s.verdict.of = s.key.limit;
+    }
     bucket(s.key, sides[1 - i].key, now) = s.level;
   }
   if (all) return sides[0].rule != nullptr ? sides[0].verdict : sides[1].verdict;

@@ -20,6 +20,11 @@ namespace bk::api {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
+// The limits' classes, as metrics and serve.rate_limits name them.
+enum class LimitClass : std::size_t { read = 0, write = 1, admin = 2, write_per_member = 3 };
+const char* label(LimitClass c);
+inline constexpr std::size_t kLimitClasses = 4;
+
 // A bucket: the requests it held at `at` (a fraction: refilled continuously).
 struct Bucket {
   double level = 0;
@@ -30,10 +35,11 @@ struct Bucket {
 // Retry-After give it.
 struct Verdict {
   bool allowed = true;
-  std::int64_t limit = 0;        // the burst: RateLimit-Limit
-  std::int64_t remaining = 0;    // whole requests left now: RateLimit-Remaining
-  std::int64_t reset = 0;        // seconds until the bucket is full again: RateLimit-Reset
-  std::int64_t retry_after = 0;  // refused: seconds until one request is taken (>= 1)
+  std::int64_t limit = 0;            // the burst: RateLimit-Limit
+  std::int64_t remaining = 0;        // whole requests left now: RateLimit-Remaining
+  std::int64_t reset = 0;            // seconds until the bucket is full again: RateLimit-Reset
+  std::int64_t retry_after = 0;      // refused: seconds until one request is taken (>= 1)
+  LimitClass of = LimitClass::read;  // the limit this is of (set by RateLimits)
 };
 
 // One limit's arithmetic, pure: a bucket of `burst` refilled at `per_second`.
@@ -52,11 +58,6 @@ class TokenBucket {
  private:
   RateLimit limit_;
 };
-
-// The limits' classes, as metrics label them.
-enum class LimitClass : std::size_t { read = 0, write = 1, admin = 2, write_per_member = 3 };
-const char* label(LimitClass c);
-inline constexpr std::size_t kLimitClasses = 4;
 
 class RateLimits {
  public:

@@ -150,6 +150,21 @@ void reload_tokens(const ServeConfig& config, api::TokenStore& store, ServeMetri
   }
 }
 
+// serve.rate_limits, per process (docs/operations.md): none when no class has a limit.
+std::shared_ptr<api::RateLimits> rate_limits(const RateLimitsConfig& config) {
+  if (!config.read && !config.write && !config.admin && !config.write_per_member) return nullptr;
+  for (const auto& [name, limit] : {std::pair{"read", config.read},
+                                    {"write", config.write},
+                                    {"admin", config.admin},
+                                    {"write_per_member", config.write_per_member}}) {
+    if (limit) {
+      spdlog::info("serve: rate limit {}: {}/s, burst {} (per token, in this process)", name,
+                   limit->per_second, limit->burst);
+    }
+  }
+  return std::make_shared<api::RateLimits>(config);
+}
+
 }  // namespace
 
 int serve(const Config& config, Clock clock, const ServeOptions& args) {
@@ -157,7 +172,8 @@ int serve(const Config& config, Clock clock, const ServeOptions& args) {
   on_signals();  // before anything slow: a SIGHUP then must not end serve
   const auto tokens = std::make_shared<api::TokenStore>(load_tokens(config.serve));
   log_unset_token_sources(config.serve);
-  const api::Api api(cursor_key_provider(config), tokens);
+  const auto limits = rate_limits(config.serve.rate_limits);
+  const api::Api api(cursor_key_provider(config), tokens, limits);
   Readiness readiness(
       service::redis_options(config.redis), cold::parse_conninfo(config.postgres.url).conninfo,
       config.postgres.read_url.empty() ? std::string()
@@ -166,7 +182,7 @@ int serve(const Config& config, Clock clock, const ServeOptions& args) {
   api.fetch_cursor_key();  // now, while PostgreSQL (or Redis's copy) can give it
   Sessions sessions(config, clock);
   ServeMetrics observed(sessions.cold_ranks(), sessions.replica_reads(), sessions.shared_link(),
-                        readiness);
+                        readiness, limits);
   ApiOnWorkers reads(api, sessions, config.serve.read_timeout);
   ColdRankLoader loader(sessions);
   raise_open_files_limit();

@@ -10,11 +10,13 @@ namespace bk::http {
 
 ServeMetrics::ServeMetrics(std::shared_ptr<service::ColdIndexes> cold_ranks,
                            std::shared_ptr<service::ReplicaReads> replica_reads,
-                           std::shared_ptr<redis::SharedLink> link, const Readiness& readiness)
+                           std::shared_ptr<redis::SharedLink> link, const Readiness& readiness,
+                           std::shared_ptr<const api::RateLimits> limits)
     : cold_ranks_(std::move(cold_ranks)),
       replica_reads_(std::move(replica_reads)),
       link_(std::move(link)),
       readiness_(readiness),
+      limits_(std::move(limits)),
       requests_(registry_.counter("boardkeeper_http_requests_total",
                                   "HTTP requests answered, by route and status code.")),
       latency_(registry_.histogram(
@@ -47,7 +49,21 @@ std::string ServeMetrics::render() {
   if (cold_ranks_) render_cold_ranks();
   if (replica_reads_) render_replica();
   if (link_) render_link();
+  if (limits_) render_rate_limited();
   return registry_.render();
+}
+
+void ServeMetrics::render_rate_limited() {
+  metrics::Family& limited = registry_.counter(
+      "boardkeeper_http_rate_limited_total",
+      "Requests refused with 429 by serve.rate_limits (this process's buckets), by the limit "
+      "that was spent: read, write, admin, write_per_member.");
+  for (std::size_t i = 0; i < api::kLimitClasses; ++i) {
+    const auto c = static_cast<api::LimitClass>(i);
+    const std::int64_t now = limits_->refused(c);
+    limited.add(static_cast<double>(now - limited_reported_[i]), {{"class", api::label(c)}});
+    limited_reported_[i] = now;
+  }
 }
 
 void ServeMetrics::render_link() {

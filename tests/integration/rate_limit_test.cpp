@@ -1,0 +1,152 @@
+// serve.rate_limits through a running serve on real Redis and PostgreSQL: beyond a token's
+// burst a 429 JSON error with Retry-After and RateLimit-*, answered before the body (a
+// refused write applies nothing), and 200 again once Retry-After has passed; successful
+// answers of a limited class carry RateLimit-*; probes and the console are never limited;
+// a member's writes have a bucket of their own; and limits hold per serve process: two
+// processes on the same Redis and PostgreSQL each admit their own burst (docs/operations.md).
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "harness.h"
+#include "served.h"
+
+namespace bk {
+namespace {
+
+using test::Served;
+
+const char* kBoards = R"(  - name: pts
+    periods: [daily]
+    max_points: 1000
+    retention: {default: 30d}
+)";
+
+constexpr const char* kNow = "2026-11-25T12:00:00Z";
+const std::string kReader = "reader-token-8e21";
+const std::string kOtherReader = "reader-token-47bc";
+const std::string kWriter = "writer-token-c0d5";
+
+class RateLimitTest : public ::testing::Test {
+ protected:
+  std::string prefix = test::unique_prefix();
+  std::string log = "/tmp/" + prefix + "-serve.log";
+
+  std::string config_with(const std::string& limits) {
+    const std::string path = test::write_text_config(
+        prefix, test::config_text(prefix, kBoards) + "serve:\n  rate_limits:\n" + limits);
+    EXPECT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+    return path;
+  }
+  Served serve(const std::string& config, const std::string& log_path) {
+    return Served(config, log_path, kNow,
+                  {{"BOARDKEEPER_SERVE_TOKENS", kReader + "," + kOtherReader},
+                   {"BOARDKEEPER_SERVE_WRITE_TOKENS", kWriter}});
+  }
+  static httplib::Result get(Served& s, const std::string& target, const std::string& token) {
+    httplib::Client c("127.0.0.1", s.port());
+    c.set_read_timeout(10, 0);
+    return c.Get(target.c_str(), {{"Authorization", "Bearer " + token}});
+  }
+  static httplib::Result write(Served& s, const std::string& member) {
+    httplib::Client c("127.0.0.1", s.port());
+    c.set_read_timeout(10, 0);
+    return c.Post(("/v1/boards/pts/members/" + member + "/scores").c_str(),
+                  {{"Authorization", "Bearer " + kWriter}}, R"({"value": 1})", "application/json");
+  }
+  // How many of `n` reads of the top page by `token` got 200 before the first 429.
+  static int burst_of(Served& s, const std::string& token, int n) {
+    for (int i = 0; i < n; ++i) {
+      const auto r = get(s, "/v1/boards/pts/daily/top", token);
+      if (!r) return -1;
+      if (r->status == 429) return i;
+    }
+    return n;
+  }
+};
+
+TEST_F(RateLimitTest, BeyondTheBurstA429WithItsHeadersThenRecoveryAfterRetryAfter) {
+  Served s = serve(config_with("    read: {rate: 1/s, burst: 3}\n"), log);
+  for (const std::string left : {"2", "1", "0"}) {
+    const auto r = get(s, "/v1/boards/pts/daily/top", kReader);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(r->get_header_value("RateLimit-Limit"), "3");
+    EXPECT_EQ(r->get_header_value("RateLimit-Remaining"), left);
+    EXPECT_GE(r->get_header_value<std::uint64_t>("RateLimit-Reset"), 1U);
+  }
+  const auto refused = get(s, "/v1/boards/pts/daily/top", kReader);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429);
+  EXPECT_EQ(refused->get_header_value("Content-Type"), "application/json");
+  EXPECT_NE(refused->body.find(R"({"error":"too many requests: this token's read limit)"),
+            std::string::npos)
+      << refused->body;
+  EXPECT_EQ(refused->get_header_value("Retry-After"), "1");
+  EXPECT_EQ(refused->get_header_value("RateLimit-Limit"), "3");
+  EXPECT_EQ(refused->get_header_value("RateLimit-Remaining"), "0");
+  EXPECT_GE(refused->get_header_value<std::uint64_t>("RateLimit-Reset"), 1U);
+  EXPECT_EQ(get(s, "/v1/boards/pts/daily/top", kOtherReader)->status, 200) << "its own bucket";
+  for (int i = 0; i < 10; ++i) {
+    for (const char* probe : {"/healthz", "/readyz", "/metrics", "/console/"}) {
+      const auto r = get(s, probe, kReader);
+      ASSERT_TRUE(r);
+      EXPECT_NE(r->status, 429) << probe << " is never limited";
+      EXPECT_FALSE(r->has_header("RateLimit-Limit")) << probe;
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const auto again = get(s, "/v1/boards/pts/daily/top", kReader);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200) << "after Retry-After: " << again->body;
+  const std::string metrics = get(s, "/metrics", "")->body;
+  EXPECT_NE(metrics.find(R"(boardkeeper_http_rate_limited_total{class="read"} 1)"),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_F(RateLimitTest, AMembersWritesHaveABucketOfTheirOwnAndARefusedWriteAppliesNothing) {
+  Served s = serve(config_with("    write: {rate: 1/m, burst: 4}\n"
+                               "    write_per_member: {rate: 1/m, burst: 2}\n"),
+                   log);
+  EXPECT_EQ(write(s, "ann")->status, 200);
+  EXPECT_EQ(write(s, "ann")->status, 200);
+  const auto flood = write(s, "ann");
+  ASSERT_TRUE(flood);
+  EXPECT_EQ(flood->status, 429);
+  EXPECT_NE(flood->body.find("this member's write limit"), std::string::npos) << flood->body;
+  EXPECT_EQ(flood->get_header_value("Retry-After"), "60");
+  EXPECT_EQ(write(s, "bob")->status, 200);
+  const auto bob = write(s, "bob");
+  EXPECT_EQ(bob->get_header_value("RateLimit-Remaining"), "0") << "the token's four, spent";
+  const auto spent = write(s, "cat");
+  EXPECT_EQ(spent->status, 429);
+  EXPECT_NE(spent->body.find("this token's write limit"), std::string::npos) << spent->body;
+  const auto ann = get(s, "/v1/boards/pts/daily/members/ann", kReader);
+  ASSERT_TRUE(ann);
+  EXPECT_NE(ann->body.find(R"("points":2)"), std::string::npos)
+      << "the refused write applied nothing: " << ann->body;
+  EXPECT_EQ(get(s, "/v1/boards/pts/daily/members/cat", kReader)->status, 404);
+  const std::string metrics = get(s, "/metrics", "")->body;
+  for (const char* line : {R"(boardkeeper_http_rate_limited_total{class="write"} 1)",
+                           R"(boardkeeper_http_rate_limited_total{class="write_per_member"} 1)"}) {
+    EXPECT_NE(metrics.find(line), std::string::npos) << line << "\n" << metrics;
+  }
+}
+
+// The documented choice: a limit holds per serve process, counted in its memory (no Redis
+// round trip on a read), so N replicas behind a balancer admit up to N times the rate.
+TEST_F(RateLimitTest, TwoServeProcessesOnTheSameBackendsEachAdmitTheirOwnBurst) {
+  const std::string config = config_with("    read: {rate: 1/m, burst: 3}\n");
+  Served one = serve(config, log);
+  Served two = serve(config, "/tmp/" + prefix + "-serve-two.log");
+  EXPECT_EQ(burst_of(one, kReader, 6), 3);
+  EXPECT_EQ(burst_of(two, kReader, 6), 3) << "the other process counts on its own";
+  EXPECT_EQ(burst_of(one, kReader, 2), 0) << "and the first stays spent";
+}
+
+}  // namespace
+}  // namespace bk
