@@ -453,12 +453,14 @@ bool Api::fetch_cursor_key() const {
 }
 
 Response Api::handle(const Request& request, service::Leaderboards& boards) const {
-  Response response = respond(request, boards);
-  if (limits_) add_limit_headers(request, response);
+  std::optional<Verdict> limit;
+  Response response = respond(request, boards, limit);
+  if (limit) add_limit_headers(*limit, response.headers);
   return response;
 }
 
-Response Api::respond(const Request& request, service::Leaderboards& boards) const {
+Response Api::respond(const Request& request, service::Leaderboards& boards,
+                      std::optional<Verdict>& limit) const {
   Route route(request, boards, *cursor_key_);
   try {
     if (request.target.rfind("/v1/", 0) == 0) {
@@ -467,6 +469,7 @@ Response Api::respond(const Request& request, service::Leaderboards& boards) con
       const auto tokens = tokens_->current();
       Caller who;
       if (auto refusal = refuse_access(m, request.authorization, *tokens, who)) return *refusal;
+      limit = look_limit(m, who);
     }
     return route.run();
   } catch (const HttpError& e) {

@@ -51,6 +51,9 @@ struct Response {
   Backend hung = Backend::none;
 };
 
+// RateLimit-Limit, -Remaining and -Reset of `v` (IETF httpapi draft), appended to `headers`.
+void add_limit_headers(const Verdict& v, Headers& headers);
+
 inline constexpr std::int64_t kMaxLimit = 1000;  // rows of one page
 inline constexpr std::int64_t kMaxIds = 1000;    // members of one members request
 inline constexpr std::int64_t kMaxK = 500;       // neighbours each side
@@ -108,12 +111,14 @@ class Api {
   std::optional<Response> refuse_access(const Matched& m, const std::string& authorization,
                                         const TokenSnapshot& tokens, Caller& who) const;
   std::optional<Response> refuse_write(const Matched& m, const Caller& who) const;
-  // The answer of handle, before the RateLimit-* headers of its class.
-  Response respond(const Request& request, service::Leaderboards& boards) const;
+  // The answer of handle; `limit`: the state of the request's rate limit, when it has one
+  // (for the RateLimit-* headers).
+  Response respond(const Request& request, service::Leaderboards& boards,
+                   std::optional<Verdict>& limit) const;
   // The 429 of a route whose limit `who` spent, taking one request otherwise.
   std::optional<Response> refuse_over_limit(const Matched& m, const Caller& who) const;
-  // RateLimit-Limit, -Remaining and -Reset of the request's limit, when it has one.
-  void add_limit_headers(const Request& request, Response& response) const;
+  // The state of the limit of `who` on the route `m`, nothing taken; nullopt: none.
+  std::optional<Verdict> look_limit(const Matched& m, const Caller& who) const;
 
   std::shared_ptr<const TokenStore> tokens_;
   std::shared_ptr<RateLimits> limits_;

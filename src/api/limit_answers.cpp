@@ -17,12 +17,6 @@ std::uint64_t member_of(const RateLimits& limits, const Matched& m) {
   return board && member ? limits.member_key(*board, *member) : 0;
 }
 
-Headers limit_headers(const Verdict& v) {
-  return {{"RateLimit-Limit", std::to_string(v.limit)},
-          {"RateLimit-Remaining", std::to_string(v.remaining)},
-          {"RateLimit-Reset", std::to_string(v.reset)}};
-}
-
 std::string spent(const Verdict& v, const Caller& who) {
   const std::string key = std::string("serve.rate_limits.") + label(v.of);
   const std::string whose = v.of == LimitClass::write_per_member ? "this member's write limit"
@@ -40,20 +34,19 @@ std::optional<Response> Api::refuse_over_limit(const Matched& m, const Caller& w
   const std::optional<Verdict> v = limits_->admit(m.access, who.id, member_of(*limits_, m));
   if (!v || v->allowed) return std::nullopt;
   Headers headers{{"Retry-After", std::to_string(v->retry_after)}};
-  for (auto& h : limit_headers(*v)) headers.push_back(std::move(h));
+  add_limit_headers(*v, headers);
   return Response{429, error_body(spent(*v, who)), "other", std::move(headers), true};
 }
 
-void Api::add_limit_headers(const Request& request, Response& response) const {
-  const std::string_view target(request.target);
-  if (target.rfind("/v1/", 0) != 0) return;
-  const Matched m = match_route(request.method, target.substr(0, target.find('?')));
-  if (m.route == nullptr || !limits_->limits(m.access)) return;
-  const std::optional<std::string_view> given = bearer_token(request.authorization);
-  const std::uint64_t who = given ? tokens_->current()->identify(*given).id : 0;
-  if (const auto v = limits_->look(m.access, who, member_of(*limits_, m))) {
-    for (auto& h : limit_headers(*v)) response.headers.push_back(std::move(h));
-  }
+std::optional<Verdict> Api::look_limit(const Matched& m, const Caller& who) const {
+  if (!limits_ || m.route == nullptr || !limits_->limits(m.access)) return std::nullopt;
+  return limits_->look(m.access, who.id, member_of(*limits_, m));
+}
+
+void add_limit_headers(const Verdict& v, Headers& headers) {
+  headers.push_back({"RateLimit-Limit", std::to_string(v.limit)});
+  headers.push_back({"RateLimit-Remaining", std::to_string(v.remaining)});
+  headers.push_back({"RateLimit-Reset", std::to_string(v.reset)});
 }
 
 }  // namespace bk::api
