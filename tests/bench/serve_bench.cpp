@@ -15,7 +15,9 @@
 //   21 top?limit=10 from 4 connections beside 48 connections each POSTing 100 spilled ids,
 //      against the same alone (head-of-line blocking);
 //   22 with BK_TEST_POSTGRES_READ_URL (a replica): the primary's CPU seconds while 16
-//      connections read 100 spilled ids from PostgreSQL, without and with postgres.read_url.
+//      connections read 100 spilled ids from PostgreSQL, without and with postgres.read_url;
+//   23 top?limit=10 with a read rate limit that is never reached against the same without
+//      one (two serve processes, measured in turns): the limiter's cost, target <= 5%.
 // The board: one period of --members members (1,000,000), all but hot_keep (1,000) spilled
 // to PostgreSQL by the real `boardkeeper tick`. Every answer is checked (record counts,
 // ranks, the total) so a broken build cannot print a fast table.
@@ -363,6 +365,39 @@ ReplicaFigures replica_rows(const std::string& config_text, const std::string& p
   return f;
 }
 
+// Row 23: what the rate limiter costs reads. top?limit=10 from the running serve (no limits)
+// and from a second one whose read limit is never reached (rate and burst 10^9; reads without
+// a token share one bucket, the most contended case), taken in turns, twice each.
+struct LimiterFigures {
+  double without_rps = 0, with_rps = 0;
+};
+LimiterFigures limiter_overhead(const std::string& config_text, const std::string& base,
+                                const std::string& top, const Options& opt,
+                                const std::string& dir) {
+  const std::string path = dir + "/limited.yaml";
+  std::ofstream(path) << config_text
+                      << "serve:\n  rate_limits:\n    read: {rate: 1000000000/s, burst: "
+                         "1000000000}\n";
+  Serving limited(path, dir + "/serve-limited.log", std::string(bk::api::kMinCursorKeyBytes, 'k'));
+  httplib::Client client("127.0.0.1", limited.port);
+  client.set_url_encode(false);
+  const auto asked = SteadyClock::now();
+  const auto first = client.Get(top.c_str());
+  if (!first || first->status != 200 ||
+      first->get_header_value("RateLimit-Limit") != "1000000000") {
+    fail("the limited serve's top page lacks its RateLimit-Limit: " + (first ? first->body : ""));
+  }
+  wait_for_cold_ranks(client, limited.pid, asked, rss_mib(limited.pid));
+  const std::string with = "http://127.0.0.1:" + std::to_string(limited.port);
+  LimiterFigures f;
+  for (int round = 0; round < 2; ++round) {
+    f.without_rps +=
+        wrk(base + top, opt.connections, opt.seconds, dir + "/wrk-unlimited.log").rps / 2;
+    f.with_rps += wrk(with + top, opt.connections, opt.seconds, dir + "/wrk-limited.log").rps / 2;
+  }
+  return f;
+}
+
 int bench(const Options& opt) {
   const std::string redis_url = env_or_fail("BK_TEST_REDIS_URL");
   const std::string pg_url = env_or_fail("BK_TEST_POSTGRES_URL");
@@ -431,6 +466,8 @@ int bench(const Options& opt) {
   const WrkFigures ours_top = wrk(base + top, opt.connections, opt.seconds, dir + "/wrk-top.log");
   const WrkFigures raw_top = redis_benchmark(
       where, opt.connections, n, {"ZRANGE", live_key, "0", "9", "WITHSCORES"}, dir + "/rb-top.log");
+
+  const LimiterFigures limiter = limiter_overhead(config_text, base, top, opt, dir);
 
   // 14: 100 ids, drawn from the whole board (so nearly all of them spilled).
   std::vector<std::string> ids;
@@ -563,6 +600,10 @@ int bench(const Options& opt) {
     std::snprintf(c, sizeof c, "%.2fx", replica->primary_cpu_with / replica->primary_cpu_without);
     row("22 primary CPU, 100 ids, memory off", a, b, c, "report both");
   }
+  std::snprintf(a, sizeof a, "%.0f/s with a read limit", limiter.with_rps);
+  std::snprintf(b, sizeof b, "%.0f/s without", limiter.without_rps);
+  std::snprintf(c, sizeof c, "%.3fx", limiter.with_rps / limiter.without_rps);
+  row("23 top?limit=10, rate limiter (never reached)", a, b, c, ">= 0.95x");
   std::snprintf(a, sizeof a, "%d requests, %d connection%s", kept.requests, kept.connections,
                 kept.connections == 1 ? "" : "s");
   std::snprintf(b, sizeof b, "%.0f req/s one at a time", kept.requests / kept.seconds);
