@@ -124,6 +124,9 @@ class Route {
   }
 
   Response response_;
+  // The write token of the request (with its snapshot), for a batch's boards.
+  std::shared_ptr<const TokenSnapshot> tokens_;
+  const WriteToken* writer_ = nullptr;
 
  private:
   const Request& request_;
@@ -132,6 +135,13 @@ class Route {
   const CursorKey& cursor_key_;
   std::string_view query_;
   std::string board_;
+
+  MayWrite may_write() const {
+    return [writer = writer_](const std::string& board) -> std::optional<HttpError> {
+      if (writer == nullptr) return HttpError{403, "a batch needs a write token"};
+      return refuse_board(*writer, board);
+    };
+  }
 
   std::string answer(const Matched& m) {
     const std::string period = m.period.empty() ? "" : decode(m.period, false, "the period");
@@ -153,6 +163,8 @@ class Route {
       case RouteId::score:
         parameters(query_, {});
         return write_score(request_, board_, member, boards_, response_);
+      case RouteId::events:
+        return write_events(request_, boards_, may_write(), response_);
       case RouteId::top:
         return top(period);
       case RouteId::history:
@@ -399,13 +411,11 @@ std::optional<Response> Api::refuse_write(const Matched& m, const Caller& who) c
     }
     return refused(unauthorized(true));
   }
-  if (who.write->boards.empty()) return std::nullopt;
+  if (!m.names_board) return std::nullopt;  // a batch: each event's board, once read
   const auto board = percent_decode(std::string(m.board));
   if (!board) return std::nullopt;  // the route answers 400
-  for (const std::string& glob : who.write->boards) {
-    if (board_matches(glob, *board)) return std::nullopt;
-  }
-  return refused({403, "this write token may not write board " + quoted(*board)});
+  if (auto refusal = refuse_board(*who.write, *board)) return refused(*refusal);
+  return std::nullopt;
 }
 
 bool Api::authorized(const std::string& authorization) const {
@@ -466,9 +476,12 @@ Response Api::respond(const Request& request, service::Leaderboards& boards,
     if (request.target.rfind("/v1/", 0) == 0) {
       const Matched m = match_route(request.method, path_of(request.target));
       route.response_.admin = m.access != Access::read;  // never cached
-      const auto tokens = tokens_->current();
+      route.tokens_ = tokens_->current();
       Caller who;
-      if (auto refusal = refuse_access(m, request.authorization, *tokens, who)) return *refusal;
+      if (auto refusal = refuse_access(m, request.authorization, *route.tokens_, who)) {
+        return *refusal;
+      }
+      route.writer_ = who.write;
       limit = look_limit(m, who);
     }
     return route.run();

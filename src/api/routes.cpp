@@ -1,6 +1,8 @@
 // The route table (api/routes.h).
 #include "api/routes.h"
 
+#include <optional>
+
 #include "api/split.h"
 #include "core/json.h"
 #include "core/percent.h"
@@ -31,6 +33,8 @@ constexpr RouteEntry kRoutes[] = {
      Lane::postgres},
     {R::around, "around", M::get, "boards/{board}/{period}/members/{member}/around", Access::read,
      Lane::redis},
+    // Each event's board is checked against the write token's scope when the body is read.
+    {R::events, "events", M::post, "events", Access::write, Lane::redis},
 };
 
 // Whether `segs` (after /v1/) fit `pattern`, naming what its placeholders took. A literal is
@@ -90,17 +94,17 @@ Matched match_route(std::string_view method, std::string_view path) {
   if (segs.size() < 3 || !segs[0].empty() || segs[1] != "v1") return m;
   const std::vector<std::string_view> rest(segs.begin() + 2, segs.end());
   const char* pattern = nullptr;  // the first pattern that fits: the path's routes
-  bool all_admin = true;
+  std::optional<Access> shared;   // the access every route of the path has, if one
+  bool same = true;
   for (const RouteEntry& r : kRoutes) {
     if (pattern != nullptr ? std::string_view(pattern) != r.path : !fits(r.path, rest, m)) continue;
     pattern = r.path;
     m.allow += (m.allow.empty() ? "" : ", ") + std::string(allowed(r.method));
-    all_admin = all_admin && r.access == Access::admin;
+    same = same && (!shared || *shared == r.access);
+    shared = r.access;
     if (m.route == nullptr && takes(r, method)) m.route = &r;
   }
-  m.access = m.route != nullptr     ? m.route->access
-             : all_admin && pattern ? Access::admin
-                                    : Access::read;
+  m.access = m.route != nullptr ? m.route->access : shared && same ? *shared : Access::read;
   return m;
 }
 

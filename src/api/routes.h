@@ -25,7 +25,8 @@ enum class RouteId {
   members_post,
   member,
   remove,
-  around
+  around,
+  events
 };
 
 // A route's method; `get` takes HEAD too.
@@ -56,7 +57,9 @@ struct Matched {
   // The methods the routes of this path take ("GET, HEAD, DELETE": a 405's Allow); empty
   // when no route has this path (a 404).
   std::string allow;
-  Access access = Access::read;  // the route's; without one, the strictest of the path's
+  // The route's; without one, the access every route of the path has (a 405 of a write or
+  // admin path is told only to its kind of token), read when they differ.
+  Access access = Access::read;
   // The raw segments the pattern named, still encoded: views into the path given.
   std::string_view board;
   std::string_view period;

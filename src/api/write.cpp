@@ -15,6 +15,7 @@
 #include "core/json.h"
 #include "core/redact.h"
 #include "core/time.h"
+#include "core/validate.h"
 
 namespace bk::api {
 namespace {
@@ -190,6 +191,14 @@ void keyed(service::Update& u, const std::optional<std::string>& key) {
   canonical.push_back(u.name ? json(*u.name) : json());
   canonical.push_back(u.meta ? json::parse(*u.meta) : json());
   u.fingerprint = digest(canonical.dump());
+}
+
+std::optional<HttpError> refuse_board(const WriteToken& token, const std::string& board) {
+  if (token.boards.empty()) return std::nullopt;
+  for (const std::string& glob : token.boards) {
+    if (board_matches(glob, board)) return std::nullopt;
+  }
+  return HttpError{403, "this write token may not write board " + bk::quoted(board)};
 }
 
 int refusal_status(service::Refusal refusal) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "api/api.h"
+#include "api/tokens.h"
 #include "service/leaderboards.h"
 
 namespace bk::api {
@@ -28,6 +29,10 @@ std::string write_score(const Request& request, const std::string& board, const 
 
 inline constexpr std::size_t kMaxBatchBody = std::size_t{1024} * 1024;  // bytes of a batch
 inline constexpr std::size_t kMaxBatchEvents = 1000;                    // events of a batch
+
+// Whether `token`'s scope covers `board` (every board without a scope): nullopt, or the 403
+// naming the board.
+std::optional<HttpError> refuse_board(const WriteToken& token, const std::string& board);
 
 // Whether the request's write token may write `board`: nullopt, or the 403 naming it.
 using MayWrite = std::function<std::optional<HttpError>(const std::string& board)>;

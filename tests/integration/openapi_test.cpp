@@ -62,6 +62,7 @@ const std::string kMembers = "/v1/boards/{board}/{period}/members";
 const std::string kMember = "/v1/boards/{board}/{period}/members/{member}";
 const std::string kAround = "/v1/boards/{board}/{period}/members/{member}/around";
 const std::string kScores = "/v1/boards/{board}/members/{member}/scores";
+const std::string kEvents = "/v1/events";
 const std::string kBans = "/v1/boards/{board}/bans";
 const std::string kBan = "/v1/boards/{board}/bans/{member}";
 
@@ -259,9 +260,23 @@ void OpenapiTest::errors_of_writes_and_admin() {
   send({"POST", kScores, "/v1/boards/nope/members/ann/scores", kWriter, 404, R"({"value": 1})"});
   send({"POST", kScores, ann, kWriter, 400, R"({"value": "1"})"});
   send({"POST", kScores, ann + "?x=1", kWriter, 400, R"({"value": 1})"});
-  send({"GET", kScores, ann, kReader, 405});
+  send({"GET", kScores, ann, kWriter, 405});
   write("pts", "ann", {{"value", 1}, {"at", "2026-11-01T12:00:00Z"}}, 409);
   write("pts", "ann", {{"value", 5000}}, 422);
+  const std::string batch =
+      R"({"events": [{"board": "pts", "member": "ann", "value": 1}, {"board": "nope", "member": "a", "value": 1}]})";
+  send({"POST", kEvents, "/v1/events", kWriter, 200, batch});
+  send({"POST",
+        kEvents,
+        "/v1/events?standings=true",
+        kWriter,
+        200,
+        batch,
+        {"Idempotency-Key: b-1"}});
+  send({"POST", kEvents, "/v1/events", kWriter, 400, R"({"events": []})"});
+  send({"POST", kEvents, "/v1/events", kScoped, 403, batch});
+  send({"POST", kEvents, "/v1/events", kReader, 403, batch});
+  send({"GET", kEvents, "/v1/events", kWriter, 405});
   send({"POST", kScores, ann, kWriter, 200, R"({"value": 2})", {"Idempotency-Key: \"oa-1\""}});
   send({"POST", kScores, ann, kWriter, 422, R"({"value": 3})", {"Idempotency-Key: \"oa-1\""}});
   exchange({"POST", kScores, ann, kWriter, 415},

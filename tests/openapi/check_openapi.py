@@ -280,7 +280,7 @@ def self_test(root):
             shutil.copy(Path(root) / rel, Path(tmp) / rel)
         routes = Path(tmp) / "src/api/routes.cpp"
         routes.write_text(routes.read_text(encoding="utf-8").replace(
-            "\n};", '\n    {R::events, "events", M::post, "events", Access::write, '
+            "\n};", '\n    {R::made_up, "made_up", M::post, "made_up", Access::write, '
                     'Lane::redis},\n};', 1), encoding="utf-8")
         spec = load_spec(tmp)
         del spec["paths"]["/healthz"]
@@ -293,7 +293,7 @@ def self_test(root):
         for line in out.getvalue().splitlines():
             print("  (made up) " + line)
         expect(out.getvalue(), [
-            "POST /v1/events is in the route table", "GET /healthz is served",
+            "POST /v1/made_up is in the route table", "GET /healthz is served",
             "GET /v1/boards/{board}/nothing is in docs/openapi.yaml but serve has no such route",
             "PUT /v1/boards/{board}/bans/{member}: access admin", "5 problems"])
         failures += [] if status == 1 else ["routes: exit status 0 on faults"]
