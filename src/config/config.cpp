@@ -2,6 +2,7 @@
 // with the file, line and column of the node at fault, before refusing the file.
 #include "config/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -94,6 +95,14 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 
 ConfigError::ConfigError(std::vector<std::string> problems)
     : UsageError(join(problems, "\n")), problems_(std::move(problems)) {}
+
+std::int64_t ServeConfig::body_share_mb() const {
+  return bodies_in_flight_per_token_mb.value_or(std::max<std::int64_t>(1, bodies_in_flight_mb / 4));
+}
+
+std::int64_t ServeConfig::request_share() const {
+  return requests_in_progress_per_token.value_or(std::max<std::int64_t>(1, max_connections / 4));
+}
 
 std::optional<Millis> HistoryConfig::retention_for(const std::string& period) const {
   auto it = retention.find(period);

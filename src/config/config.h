@@ -119,6 +119,19 @@ struct ServeConfig {
   // every cold read asks PostgreSQL.
   std::int64_t cold_rank_memory_mb = 64;
   std::int64_t max_connections = 4096;  // [1, 1000000]; beyond it a JSON 503
+  // Request bodies in flight (from the head's arrival to the answer), counted by their declared
+  // size before they are read: all clients together at most bodies_in_flight_mb MiB (beyond:
+  // 503), one token (without one: one client address) at most its share (beyond: 429). Each
+  // in [1, 1048576], the share at most the whole; unset, the share is a quarter of the whole.
+  std::int64_t bodies_in_flight_mb = 64;
+  std::optional<std::int64_t> bodies_in_flight_per_token_mb{};
+  // Requests one token (or address) may have in progress at once (beyond: 429), in
+  // [1, max_connections]; unset: a quarter of max_connections.
+  std::optional<std::int64_t> requests_in_progress_per_token{};
+  std::int64_t body_share_mb() const;  // the share, set or not (at least 1)
+  std::int64_t request_share() const;  // the same
+  // HOST:PORT of a listener for the probes alone (/healthz, /readyz, /metrics); "": none.
+  std::string probe_listen{};
   // Origins (scheme://host[:port], or "*") whose browsers may read (CORS); empty: none.
   std::vector<std::string> cors_origins;
   // Whole seconds; > 0: successful reads say Cache-Control: max-age=N (0: no-store).

@@ -164,6 +164,7 @@ class Loader {
   void parse_ingest(const Entry& entry, IngestConfig& ingest, bool cluster);
   void parse_serve(const Entry& entry, ServeConfig& serve);
   void parse_serve_limits(const Fields& f, ServeConfig& serve);
+  void parse_serve_shares(const Fields& f, ServeConfig& serve);
   void parse_cors_origins(const Entry& entry, std::vector<std::string>& origins);
   void parse_rate_limits(const Entry& entry, RateLimitsConfig& limits);
   std::optional<RateLimit> parse_rate_limit(const Entry& entry, const std::string& key);

@@ -9,9 +9,12 @@ namespace bk::config_detail {
 namespace {
 
 const std::vector<std::string_view> kServeKeys{
-    "listen",        "tokens_file",  "admin_tokens_file",   "write_tokens_file", "header_timeout",
-    "body_timeout",  "idle_timeout", "read_timeout",        "max_connections",   "cors_origins",
-    "cache_max_age", "console",      "cold_rank_memory_mb", "rate_limits"};
+    "listen", "tokens_file", "admin_tokens_file", "write_tokens_file", "header_timeout",
+    "body_timeout", "idle_timeout", "read_timeout", "max_connections", "cors_origins",
+    "cache_max_age", "console", "cold_rank_memory_mb", "rate_limits",
+    // what clients may hold at once, and the probes' own listener
+    "bodies_in_flight_mb", "bodies_in_flight_per_token_mb", "requests_in_progress_per_token",
+    "probe_listen"};
 const std::vector<std::string_view> kIngestKeys{"stream", "group",       "reclaim_idle",
                                                 "trim",   "dead_maxlen", "max_wait"};
 
@@ -186,15 +189,20 @@ void Loader::parse_serve(const Entry& entry, ServeConfig& serve) {
   const auto map = read_map(entry, "serve");
   if (!map) return;
   const Fields f = fields(*map, "in the serve section", kServeKeys);
-  if (const auto e = f.get("listen")) {
-    if (const auto listen = read_string(*e, "serve.listen")) {
+  for (const auto& [key, into] : {std::pair<const char*, std::string*>{"listen", &serve.listen},
+                                  {"probe_listen", &serve.probe_listen}}) {
+    const auto e = f.get(key);
+    if (!e) continue;
+    const std::string name = std::string("serve.") + key;
+    if (const auto listen = read_string(*e, name)) {
+      if (listen->empty() && into == &serve.probe_listen) continue;  // none
       const auto colon = listen->rfind(':');
       if (colon == std::string::npos || colon + 1 == listen->size() ||
           listen->find_first_not_of("0123456789", colon + 1) != std::string::npos) {
-        report(*e, "serve.listen must be HOST:PORT (e.g. 127.0.0.1:8080 or 0.0.0.0:8080), not '" +
+        report(*e, name + " must be HOST:PORT (e.g. 127.0.0.1:8080 or 0.0.0.0:8080), not '" +
                        *listen + "'");
       } else {
-        serve.listen = *listen;
+        *into = *listen;
       }
     }
   }
@@ -217,6 +225,7 @@ void Loader::parse_serve(const Entry& entry, ServeConfig& serve) {
     }
   }
   parse_serve_limits(f, serve);
+  parse_serve_shares(f, serve);
   if (const auto e = f.get("cors_origins")) parse_cors_origins(*e, serve.cors_origins);
   if (const auto e = f.get("rate_limits")) parse_rate_limits(*e, serve.rate_limits);
   if (const auto e = f.get("console")) {
@@ -271,6 +280,31 @@ void Loader::parse_serve_limits(const Fields& f, ServeConfig& serve) {
       }
     }
   }
+}
+
+// What clients may hold at once (after max_connections, which bounds the request share).
+void Loader::parse_serve_shares(const Fields& f, ServeConfig& serve) {
+  const auto read_within = [&](const char* key, std::int64_t high,
+                               const std::string& unit) -> std::optional<std::int64_t> {
+    const auto e = f.get(key);
+    if (!e) return std::nullopt;
+    const std::string name = std::string("serve.") + key;
+    const auto v = read_int(*e, name);
+    if (v && (*v < 1 || *v > high)) {
+      report(*e, name + " must be in [1, " + std::to_string(high) + "]" + unit + ", not " +
+                     std::to_string(*v));
+      return std::nullopt;
+    }
+    return v;
+  };
+  if (const auto v = read_within("bodies_in_flight_mb", 1048576, " (MiB)")) {
+    serve.bodies_in_flight_mb = *v;
+  }
+  serve.bodies_in_flight_per_token_mb =
+      read_within("bodies_in_flight_per_token_mb", serve.bodies_in_flight_mb,
+                  " (MiB, at most serve.bodies_in_flight_mb)");
+  serve.requests_in_progress_per_token = read_within(
+      "requests_in_progress_per_token", serve.max_connections, " (at most serve.max_connections)");
 }
 
 // Each an origin as browsers send it (scheme://host[:port], no path), or "*" for any.

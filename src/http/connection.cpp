@@ -30,9 +30,12 @@ Connection::Connection(Server& server, tcp::socket socket)
   error_code ignored;
   socket_.set_option(tcp::no_delay(true), ignored);  // an answer goes out in one write
   socket_.non_blocking(true, ignored);               // for the 100 Continue, see expect_continue()
+  const tcp::endpoint remote = socket_.remote_endpoint(ignored);
+  if (!ignored) peer_ = remote.address().to_string();
 }
 
 Connection::~Connection() {
+  release_share();
   if (phase_ != Phase::closed) server_.forget(this);
 }
 
@@ -41,7 +44,13 @@ void Connection::start() {
   read();
 }
 
-void Connection::refuse_at_once() {
+void Connection::start_over_limit() {
+  over_limit_ = true;
+  enter(Phase::head, kOverLimitHead);
+  read();
+}
+
+void Connection::refuse_over_limit() {
   refuse({503, "too many connections; try again shortly", {{"Retry-After", "1"}}});
 }
 
@@ -62,6 +71,7 @@ void Connection::close() {
   error_code ignored;
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
+  release_share();
   server_.forget(this);
 }
 
@@ -81,8 +91,12 @@ void Connection::on_deadline() {
   const auto& o = server_.options;
   switch (phase_) {
     case Phase::head:
-      refuse(
-          {408, "the request head did not arrive within " + seconds_text(o.header_timeout) + " s"});
+      if (over_limit_) {
+        refuse_over_limit();
+      } else {
+        refuse({408,
+                "the request head did not arrive within " + seconds_text(o.header_timeout) + " s"});
+      }
       break;
     case Phase::body:
       refuse(
@@ -196,12 +210,7 @@ bool Connection::on_head() {
     refuse(std::move(*problem));
     return false;
   }
-  if (m.method() != beast_http::verb::options && server_.options.admit) {
-    if (const std::optional<Response> refused = server_.options.admit(head_of(m))) {
-      refuse_with(*refused);
-      return false;
-    }
-  }
+  if (!admitted(m)) return false;
   exchange_ = Exchange{};
   exchange_.head = m.method() == beast_http::verb::head;
   exchange_.read = exchange_.head || m.method() == beast_http::verb::get;
@@ -215,6 +224,51 @@ bool Connection::on_head() {
     enter(Phase::body, server_.options.body_timeout);
   }
   return true;
+}
+
+bool Connection::admitted(const Message& m) {
+  if (m.method() == beast_http::verb::options) {
+    if (over_limit_) refuse_over_limit();
+    return !over_limit_;
+  }
+  const Request head = head_of(m);
+  const bool probe = server_.is_probe(head);
+  if (over_limit_ && !probe) {
+    refuse_over_limit();
+    return false;
+  }
+  close_after_write_ = over_limit_;  // a probe over the limit: answered, then closed
+  if (server_.options.admit) {
+    if (const std::optional<Response> refused = server_.options.admit(head)) {
+      refuse_with(*refused);
+      return false;
+    }
+  }
+  if (probe) return true;  // it never blocks and holds nothing: no share
+  if (auto refusal = take_share(head)) {
+    refuse(std::move(*refusal));
+    return false;
+  }
+  return true;
+}
+
+std::optional<Refusal> Connection::take_share(const Request& head) {
+  const std::size_t bytes = parser_->chunked()
+                                ? body_limit_
+                                : static_cast<std::size_t>(parser_->content_length().value_or(0));
+  std::string key = server_.share_key(head);
+  const Admission::Verdict verdict = server_.admission.admit(key, bytes);
+  if (verdict != Admission::Verdict::admitted) {
+    return parts::share_refusal(verdict, bytes, server_.admission.limits());
+  }
+  share_ = Share{std::move(key), bytes};
+  return std::nullopt;
+}
+
+void Connection::release_share() {
+  if (!share_) return;
+  server_.admission.release(share_->key, share_->body_bytes);
+  share_.reset();
 }
 
 std::optional<Refusal> Connection::head_problem(const Message& m) {
@@ -305,7 +359,7 @@ Request Connection::take_request() {
   return r;
 }
 
-Request Connection::head_of(const Message& m) {
+Request Connection::head_of(const Message& m) const {
   Request r;
   r.method = std::string(m.method_string());
   r.target = std::string(m.target());
@@ -318,11 +372,13 @@ Request Connection::head_of(const Message& m) {
   r.authorization = field("Authorization");
   r.idempotency_key = field("Idempotency-Key");
   r.content_type = field("Content-Type");
+  r.peer = peer_;
   return r;
 }
 
 void Connection::answer(const Response& response) {
   if (phase_ == Phase::closed) return;  // closed at the end of the stop's grace
+  release_share();
   const bool close = close_after_write_ || !exchange_.keep_alive || server_.stopping;
   write(server_.serialize(response, exchange_, close), close);
 }
@@ -335,6 +391,7 @@ void Connection::refuse(Refusal refusal) {
 
 void Connection::refuse_with(const Response& r) {
   if (phase_ == Phase::closed) return;
+  release_share();
   if (reading_) {
     error_code ignored;
     socket_.cancel(ignored);  // the read in progress ends (operation_aborted)

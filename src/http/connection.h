@@ -29,8 +29,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection& operator=(const Connection&) = delete;
 
   void start();
-  // Over the connection limit: a 503 at once, then closed.
-  void refuse_at_once();
+  // Over the connection limit: its head is read within kOverLimitHead; a probe is answered,
+  // anything else gets a 503; then it closes.
+  void start_over_limit();
   // The server stops: a connection with nothing to answer closes now, the others after
   // their answer (which says Connection: close).
   void on_stop();
@@ -57,7 +58,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool close_after_write_ = false;
   std::size_t lingered_ = 0;
   parts::Exchange exchange_;
-  std::string out_;  // the answer being written
+  std::string out_;          // the answer being written
+  std::string peer_;         // the client's address
+  bool over_limit_ = false;  // accepted beyond max_connections: a probe or a 503
+  // What the request in progress holds of the server's Admission, until it is answered.
+  struct Share {
+    std::string key;
+    std::size_t body_bytes = 0;
+  };
+  std::optional<Share> share_;
   std::chrono::steady_clock::time_point since_ = std::chrono::steady_clock::now();  // of phase_
 
   // A phase and its deadline (none: zero).
@@ -74,20 +83,28 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // The head arrived: checked, then the body is waited for. False when refused.
   bool on_head();
+  // Whether the request may go on (else it is refused): over the connection limit only a
+  // probe; then the server's admit callback; then its share of what clients may hold.
+  bool admitted(const Message& m);
   std::optional<parts::Refusal> head_problem(const Message& m);
   std::optional<parts::Refusal> body_problem(const Message& m, bool post);
+  // The request's share of what clients may hold (Options::body_bytes_in_flight...), taken;
+  // or why it cannot be.
+  std::optional<parts::Refusal> take_share(const Request& head);
+  void release_share();
   // A client that waits for "100 Continue" before it sends the body (curl does, above 1 KiB)
   // gets it at once; the socket is fresh and non-blocking, so a short write would be odd.
   void expect_continue(const Message& m);
 
   void dispatch();
   Request take_request();
-  static Request head_of(const Message& m);
+  Request head_of(const Message& m) const;
 
   void answer(const Response& response);
   // An error of the HTTP layer: answered as JSON, then the connection closes (what is left
   // of the request cannot be told from the next one).
   void refuse(parts::Refusal refusal);
+  void refuse_over_limit();
   void refuse_with(const Response& r);
   void write(std::string text, bool close);
   void on_written(const error_code& ec);

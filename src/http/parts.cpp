@@ -84,6 +84,36 @@ Refusal body_too_large(std::size_t max) {
   return {413, "the request body is larger than " + std::to_string(max) + " bytes"};
 }
 
+Refusal share_refusal(Admission::Verdict verdict, std::size_t body_bytes,
+                      const Admission::Limits& limits) {
+  const std::vector<std::pair<std::string, std::string>> retry{{"Retry-After", "1"}};
+  const std::string bytes = std::to_string(body_bytes) + " bytes";
+  switch (verdict) {
+    case Admission::Verdict::too_large:
+      return {413, "the request body (" + bytes + ") is more than a client may have in flight (" +
+                       std::to_string(std::min(limits.body_bytes, limits.body_bytes_per_key)) +
+                       " bytes)"};
+    case Admission::Verdict::server_full:
+      return {503,
+              "the server holds as many request bodies as it takes (" +
+                  std::to_string(limits.body_bytes) + " bytes); try again shortly",
+              retry};
+    case Admission::Verdict::key_bodies:
+      return {429,
+              "this client's requests in progress hold its share of request bodies (" +
+                  std::to_string(limits.body_bytes_per_key) + " bytes); try again shortly",
+              retry};
+    case Admission::Verdict::key_requests:
+      return {429,
+              "this client has " + std::to_string(limits.requests_per_key) +
+                  " requests in progress, its share; try again when one is answered",
+              retry};
+    case Admission::Verdict::admitted:
+      break;
+  }
+  return {500, "internal error: an admitted request refused"};
+}
+
 int transfer_coding_status(const std::vector<std::string_view>& values, unsigned version,
                            bool parsed_chunked) {
   if (version < 11) return 400;

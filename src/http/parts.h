@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "http/admission.h"
 #include "http/server.h"
 
 namespace bk::http::parts {
@@ -44,6 +45,11 @@ struct Refusal {
 Refusal line_too_long(std::size_t max);
 Refusal head_too_large(std::size_t max);
 Refusal body_too_large(std::size_t max);
+// What a request Admission did not admit is told (not `admitted`): 413 for a body of
+// `body_bytes` over a limit alone; 503 (the server's bodies) or 429 (the client's share of
+// bodies or of requests in progress) with Retry-After: 1.
+Refusal share_refusal(Admission::Verdict verdict, std::size_t body_bytes,
+                      const Admission::Limits& limits);
 
 // What a request's Transfer-Encoding fields (their values, in order) allow: 0 when the body
 // is chunked alone; 400 when chunked is not the last coding (the body's end is unknown), in

@@ -5,14 +5,18 @@
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include "api/admin.h"
 #include "api/api.h"
+#include "api/request_parts.h"
 #include "api/tokens.h"
 #include "cold/call_deadline.h"
 #include "cold/conninfo.h"
@@ -43,12 +47,43 @@ extern "C" void on_reload_signal(int /*sig*/) {
   g_reload.store(true);
 }
 
+const std::vector<std::string> kProbes{"/healthz", "/readyz", "/metrics"};
+
+// Whose share of bodies and requests in progress a request takes (Options::share_key): the
+// bearer token it was let in with when serve checked it (a /v1 route that needs one: all but
+// reads of an open API); else "", the client's address. (A token's identity can take its
+// place here: the token is never logged.)
+std::string share_key(const api::Api& api, const HttpServer::Request& head) {
+  const std::string_view target = head.target;
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path.rfind("/v1/", 0) != 0) return {};
+  const bool checked = api::match_route(head.method, path).access != api::Access::read ||
+                       !api.authorized(std::string());
+  const auto token = checked ? api::bearer_token(head.authorization) : std::nullopt;
+  return token ? "token " + std::string(*token) : std::string();
+}
+
+// Outside /v1 (the probes, the console) only GET and HEAD are served: a body sent there is
+// refused before it is read, as one the API would refuse.
+std::optional<HttpServer::Response> body_outside_api(const HttpServer::Request& head) {
+  if (head.target.rfind("/v1/", 0) == 0 || head.method == "GET" || head.method == "HEAD") {
+    return std::nullopt;
+  }
+  HttpServer::Response out = json(
+      405, JsonLine()
+               .str("error", "method " + quoted(head.method) + " is not allowed here (GET, HEAD)")
+               .done());
+  out.headers = {{"Allow", "GET, HEAD"}};
+  return out;
+}
+
 HttpServer::Options server_options(const ServeConfig& config, const ServeOptions& args,
                                    const api::Api& api) {
   HttpServer::Options o;
   // A request the API refuses anyway (no token; a POST but to `members`) is refused before
   // its body is read: no client without a token can make serve hold request bodies.
   o.admit = [&api](const HttpServer::Request& head) -> std::optional<HttpServer::Response> {
+    if (auto outside = body_outside_api(head)) return outside;
     auto refused =
         api.refuse_before_body({head.method, head.target, head.authorization, std::string()});
     if (!refused) return std::nullopt;
@@ -56,7 +91,8 @@ HttpServer::Options server_options(const ServeConfig& config, const ServeOptions
     out.headers = std::move(refused->headers);
     return out;
   };
-  o.inline_paths = {"/healthz", "/readyz", "/metrics"};
+  o.inline_paths = kProbes;
+  o.probe_paths = kProbes;  // answered beyond max_connections and outside the shares
   if (config.console) {
     for (std::string& p : console_paths()) o.inline_paths.push_back(std::move(p));
   }
@@ -79,10 +115,38 @@ HttpServer::Options server_options(const ServeConfig& config, const ServeOptions
   o.body_timeout = config.body_timeout;
   o.idle_timeout = config.idle_timeout;
   o.max_connections = static_cast<std::size_t>(config.max_connections);
+  o.body_bytes_in_flight = static_cast<std::size_t>(config.bodies_in_flight_mb) << 20;
+  o.body_bytes_per_key = static_cast<std::size_t>(config.body_share_mb()) << 20;
+  o.requests_per_key = static_cast<std::size_t>(config.request_share());
+  o.share_key = [&api](const HttpServer::Request& head) { return share_key(api, head); };
   o.cors_origins = config.cors_origins;
   o.cache_max_age = std::chrono::duration_cast<std::chrono::seconds>(config.cache_max_age);
   o.flag = args.listen.empty() ? "serve.listen" : "--listen";
   return o;
+}
+
+// serve.probe_listen: the probes on a listener of their own, which no client of the API can
+// fill; any other path is a 404 there.
+HttpServer::Options probe_options(const ServeConfig& config) {
+  HttpServer::Options o;
+  o.inline_paths = kProbes;
+  o.probe_paths = kProbes;
+  o.header_timeout = config.header_timeout;
+  o.idle_timeout = config.idle_timeout;
+  o.max_connections = 256;
+  o.flag = "serve.probe_listen";
+  return o;
+}
+
+HttpServer::Handler probes_only(HttpServer::Handler front) {
+  return [front = std::move(front)](const HttpServer::Request& r) {
+    if (std::find(kProbes.begin(), kProbes.end(), r.path) != kProbes.end()) return front(r);
+    return json(404, JsonLine()
+                         .str("error",
+                              "only /healthz, /readyz and /metrics are served on "
+                              "serve.probe_listen")
+                         .done());
+  };
 }
 
 // Every connection is a descriptor: the soft limit (often 1024) goes up to the hard one, so
@@ -187,10 +251,15 @@ int serve(const Config& config, Clock clock, const ServeOptions& args) {
   ColdRankLoader loader(sessions);
   raise_open_files_limit();
 
-  HttpServer server(listen, Front(readiness, observed, reads, config.serve.console),
-                    server_options(config.serve, args, api));
+  const Front front(readiness, observed, reads, config.serve.console);
+  HttpServer server(listen, front, server_options(config.serve, args, api));
   spdlog::info("serve: listening on http://{} ({} workers{})", server.address(), args.workers,
                api.authorized("") ? ", no tokens: the API is open" : ", bearer tokens required");
+  std::optional<HttpServer> probes;
+  if (!config.serve.probe_listen.empty()) {
+    probes.emplace(config.serve.probe_listen, probes_only(front), probe_options(config.serve));
+    spdlog::info("serve: probes also on http://{}", probes->address());
+  }
   readiness.start();
   while (!g_stop.load()) {
     if (g_reload.exchange(false)) reload_tokens(config.serve, *tokens, observed);

@@ -74,8 +74,8 @@ void Server::on_accept(const error_code& ec, tcp::socket socket) {
   if (within) {
     ++counted;
     c->start();
-  } else if (live.size() - counted <= kMaxRefusing) {
-    c->refuse_at_once();
+  } else if (live.size() - counted <= kMaxRefusing || evict_oldest_over_limit()) {
+    c->start_over_limit();  // a probe is answered, anything else a 503
   } else {
     c->close();  // refusing too many already: not even an answer
   }
@@ -100,6 +100,25 @@ bool Server::evict_longest_waiting() {
   if (oldest == nullptr) return false;
   oldest->close();  // forget() gives its slot back
   return counted < options.max_connections;
+}
+
+// Over the limit, a newcomer takes the place of the oldest connection over it still waiting
+// for its head (such waits are short, kOverLimitHead): connections that send nothing cannot
+// keep a probe from being read.
+bool Server::evict_oldest_over_limit() {
+  Connection* oldest = nullptr;
+  std::chrono::steady_clock::time_point at;
+  for (const auto& [c, counted_in] : live) {
+    if (counted_in) continue;
+    const auto since = c->waiting_since();
+    if (since && (oldest == nullptr || *since < at)) {
+      oldest = c;
+      at = *since;
+    }
+  }
+  if (oldest == nullptr) return false;
+  oldest->close();
+  return true;
 }
 
 void Server::forget(Connection* c) {

@@ -23,6 +23,7 @@ class HttpServer {
     std::string body;               // POST, PUT
     std::string idempotency_key{};  // the Idempotency-Key header as sent, "" when absent
     std::string content_type{};     // the Content-Type header, "" when absent
+    std::string peer{};             // the client's address (an IP), "" when unknown
   };
   struct Response {
     int status = 200;
@@ -63,7 +64,25 @@ class HttpServer {
     // A keep-alive connection with no request for this long is closed; also the time a
     // client has to take an answer.
     std::chrono::milliseconds idle_timeout = std::chrono::seconds{60};
-    std::size_t max_connections = 4096;  // beyond: a JSON 503, then closed
+    // Beyond max_connections (when no connection waiting for a request can make room), a
+    // newcomer's head is read within a second: a probe (probe_paths) is answered, anything
+    // else gets a JSON 503; then it is closed.
+    std::size_t max_connections = 4096;
+    // GET or HEAD of these (inline) paths is answered whatever is held: beyond
+    // max_connections, and outside the shares below (liveness and readiness probes, metrics).
+    std::vector<std::string> probe_paths;
+    // What clients may hold at once, checked once a request's head has arrived (after `admit`),
+    // before its body is read (http/admission.h): bytes of bodies in flight, counted from the
+    // declared Content-Length (a chunked body: its bound, max_body or max_write_body) until
+    // the request is answered or dropped, for all clients (beyond: 503) and per share key
+    // (beyond: 429, as beyond requests_per_key requests in progress for one key); a body over
+    // either alone is a 413. Every refusal says Retry-After.
+    std::size_t body_bytes_in_flight = std::size_t{64} << 20;
+    std::size_t body_bytes_per_key = std::size_t{16} << 20;
+    std::size_t requests_per_key = 1024;
+    // Whose share a request counts against (a token, say), asked on the I/O thread with the
+    // head (after `admit`); must never block. Unset, or "": the client's address.
+    std::function<std::string(const Request& head)> share_key;
     // Origins whose requests get Access-Control-Allow-Origin ("*": any); empty: none.
     std::vector<std::string> cors_origins;
     // > 0: cacheable answers say Cache-Control: max-age=N (else no-store).

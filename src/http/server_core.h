@@ -17,6 +17,7 @@
 
 #include "core/json.h"
 #include "core/redact.h"
+#include "http/admission.h"
 #include "http/parts.h"
 #include "http/server.h"
 
@@ -36,6 +37,7 @@ constexpr Millis kLinger{1000};     // reading what a refused client still sends
 constexpr std::size_t kMaxLinger = std::size_t{1024} * 1024;  // ... at most this much
 constexpr std::size_t kMaxRefusing = 256;  // connections over the limit being answered
 constexpr Millis kAcceptPause{100};        // out of descriptors: accept again after
+constexpr Millis kOverLimitHead{1000};     // a connection over the limit has this for its head
 
 using Handler = HttpServer::Handler;
 using Options = HttpServer::Options;
@@ -47,7 +49,11 @@ class Connection;
 // The listening socket, the I/O thread and the workers; every connection lives on the I/O
 // thread (none of their state is touched elsewhere).
 struct Server {
-  Server(Handler h, Options o) : handler(std::move(h)), options(std::move(o)) {}
+  Server(Handler h, Options o)
+      : handler(std::move(h)),
+        options(std::move(o)),
+        admission(
+            {options.body_bytes_in_flight, options.body_bytes_per_key, options.requests_per_key}) {}
 
   Handler handler;
   Options options;
@@ -57,6 +63,7 @@ struct Server {
   // is destroyed, and they leave this map then.
   std::unordered_map<Connection*, bool> live;  // -> counted against max_connections
   std::size_t counted = 0;
+  Admission admission;    // what requests in progress hold (before io too, for the same reason)
   bool stopping = false;  // (I/O thread)
   // stop() has begun (any thread): requests still queued for a worker are answered 503
   // instead of run, so that stopping is not held up by reads that may each wait seconds on
@@ -86,6 +93,7 @@ struct Server {
   void accept();
   void on_accept(const error_code& ec, tcp::socket socket);
   bool evict_longest_waiting();
+  bool evict_oldest_over_limit();
   void begin_stop();
   void forget(Connection* c);
   void stop();
@@ -93,6 +101,16 @@ struct Server {
   bool is_inline(const std::string& path) const {
     const auto& paths = options.inline_paths;
     return std::find(paths.begin(), paths.end(), path) != paths.end();
+  }
+  // A GET or HEAD of a probe path: answered whatever is held.
+  bool is_probe(const Request& head) const {
+    const auto& paths = options.probe_paths;
+    return (head.method == "GET" || head.method == "HEAD") &&
+           std::find(paths.begin(), paths.end(), head.path) != paths.end();
+  }
+  std::string share_key(const Request& head) const {
+    std::string key = options.share_key ? options.share_key(head) : std::string();
+    return key.empty() ? "address " + head.peer : key;
   }
   // The handler's answer; an exception becomes a 500 whose text is logged, not sent.
   Response run(const Request& request) const {
