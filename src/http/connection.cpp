@@ -262,6 +262,7 @@ std::optional<Refusal> Connection::take_share(const Request& head) {
     return parts::share_refusal(verdict, bytes, server_.admission.limits());
   }
   share_ = Share{std::move(key), bytes};
+  server_.note_held();
   return std::nullopt;
 }
 
@@ -269,6 +270,7 @@ void Connection::release_share() {
   if (!share_) return;
   server_.admission.release(share_->key, share_->body_bytes);
   share_.reset();
+  server_.note_held();
 }
 
 std::optional<Refusal> Connection::head_problem(const Message& m) {

@@ -38,6 +38,13 @@ constexpr std::size_t kMaxLinger = std::size_t{1024} * 1024;  // ... at most thi
 constexpr std::size_t kMaxRefusing = 256;  // connections over the limit being answered
 constexpr Millis kAcceptPause{100};        // out of descriptors: accept again after
 constexpr Millis kOverLimitHead{1000};     // a connection over the limit has this for its head
+// Memory after a flood (FloodMark): a connection is counted as this much (its read buffer,
+// parser and answer); a flood is one that held at least kFloodFloor; the allocator is asked
+// to hand back free memory at most once every kTrimEvery.
+constexpr std::size_t kConnectionBytes = std::size_t{8} * 1024;
+constexpr std::size_t kFloodFloor = std::size_t{16} << 20;
+constexpr Millis kTrimEvery{1000};
+constexpr std::size_t kMaxRecords = 16384;  // socket records made at start (at most)
 
 using Handler = HttpServer::Handler;
 using Options = HttpServer::Options;
@@ -63,7 +70,10 @@ struct Server {
   // is destroyed, and they leave this map then.
   std::unordered_map<Connection*, bool> live;  // -> counted against max_connections
   std::size_t counted = 0;
-  Admission admission;    // what requests in progress hold (before io too, for the same reason)
+  Admission admission;  // what requests in progress hold (before io too, for the same reason)
+  FloodMark flood{kFloodFloor};
+  bool trim_pending = false;
+  std::chrono::steady_clock::time_point last_trim{};
   bool stopping = false;  // (I/O thread)
   // stop() has begun (any thread): requests still queued for a worker are answered 503
   // instead of run, so that stopping is not held up by reads that may each wait seconds on
@@ -75,6 +85,7 @@ struct Server {
   tcp::acceptor acceptor{io};
   asio::steady_timer accept_pause{io};
   asio::steady_timer stop_timer{io};
+  asio::steady_timer trim_timer{io};
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
   std::vector<std::unique_ptr<parts::WorkerPool>> lanes;  // lane_workers, or one of workers
   std::thread io_thread;
@@ -94,6 +105,10 @@ struct Server {
   void on_accept(const error_code& ec, tcp::socket socket);
   bool evict_longest_waiting();
   bool evict_oldest_over_limit();
+  // What connections and bodies in flight hold changed: after a flood, memory goes back.
+  void note_held();
+  void make_socket_records();
+  void return_memory();
   void begin_stop();
   void forget(Connection* c);
   void stop();
