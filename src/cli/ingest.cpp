@@ -308,6 +308,7 @@ std::unique_ptr<http::HttpServer> serve_probes(const IngestArgs& args, IngestMet
   if (args.listen.empty()) return nullptr;
   http::HttpServer::Options options;
   options.inline_paths = {"/metrics", "/healthz", "/readyz"};  // none of them blocks
+  options.probe_paths = options.inline_paths;  // answered also beyond max_connections
   auto server = std::make_unique<http::HttpServer>(
       args.listen,
       [&observed](const http::HttpServer::Request& request) {
