@@ -57,8 +57,7 @@ std::string chunked_head(const std::string& key) {
 // holds its share.
 std::unique_ptr<RawConnection> holding(int port, const std::string& head) {
   auto c = std::make_unique<RawConnection>(port);
-  c->send(head.substr(0, head.size() - 2) + "Expect: 100-continue\r\n\r\n");
-  const auto a = c->answer(kAnswerWithin);
+  const auto a = c->send_expecting_continue(head, kAnswerWithin);
   EXPECT_TRUE(a && a->status == 100) << head << (a ? a->head : " had no answer");
   c->send("x");
   return c;

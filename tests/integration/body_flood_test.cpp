@@ -66,8 +66,7 @@ Status ask(int port, const std::string& request) {
 // share from then on), the body's first byte, then nothing.
 std::unique_ptr<RawConnection> slow_body(int port, const std::string& head) {
   auto c = std::make_unique<RawConnection>(port);
-  c->send(head.substr(0, head.size() - 2) + "Expect: 100-continue\r\n\r\n");
-  const auto a = c->answer(kAnswerWithin);
+  const auto a = c->send_expecting_continue(head, kAnswerWithin);
   EXPECT_TRUE(a && a->status == 100) << head << (a ? a->head : " had no answer");
   c->send("[");
   return c;

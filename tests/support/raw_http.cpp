@@ -90,6 +90,13 @@ bool RawConnection::send(std::string_view data) {
   return fd_ >= 0;
 }
 
+std::optional<RawAnswer> RawConnection::send_expecting_continue(std::string_view head,
+                                                                std::chrono::milliseconds timeout) {
+  const std::string_view without_end = head.substr(0, head.size() - 2);  // the blank line
+  if (!send(std::string(without_end) + "Expect: 100-continue\r\n\r\n")) return std::nullopt;
+  return answer(timeout);
+}
+
 long RawConnection::receive(std::chrono::steady_clock::time_point deadline) {
   if (fd_ < 0) return 0;
   for (;;) {

@@ -33,6 +33,11 @@ class RawConnection {
   bool connected() const { return fd_ >= 0; }
   // Sends everything; false when the peer is gone.
   bool send(std::string_view data);
+  // Sends a request head (ending in its blank line) with "Expect: 100-continue" added and
+  // waits for the server to admit it: the answer it got (100 when admitted, a refusal
+  // otherwise), or nullopt when none came within `timeout`.
+  std::optional<RawAnswer> send_expecting_continue(std::string_view head,
+                                                   std::chrono::milliseconds timeout);
   // The next answer, read within `timeout`; nullopt when the connection closed or the time
   // ran out first. `head_request`: the answer to a HEAD has no body whatever its length.
   std::optional<RawAnswer> answer(std::chrono::milliseconds timeout, bool head_request = false);
