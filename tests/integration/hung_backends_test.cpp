@@ -316,5 +316,52 @@ TEST_F(HungBackendsTest, IngestDoesNotWaitOnAHungPostgresAndAppliesTheEventAfter
   EXPECT_EQ(points["m00"], 101);
 }
 
+// A write waits for PostgreSQL only when its member may be cold (a spilled period, a member
+// Redis does not hold): then it answers 503 naming it within the deadline (later ones at once,
+// PostgreSQL being known hung) and applies nothing; a hot member's write is applied at once
+// while PostgreSQL is frozen, and SIGTERM amid cold writes ends serve within 5 s.
+TEST_F(HungBackendsTest, AHungPostgresCostsAColdWriteItsDeadlineAndHotWritesNothing) {
+  fill();
+  const std::string writer = "hung-writer-5d1c";
+  Served s(config_path, log, kNow, {{"BOARDKEEPER_SERVE_WRITE_TOKENS", writer}});
+  const httplib::Headers as_writer{{"Authorization", "Bearer " + writer}};
+  const auto write = [&](const std::string& m) {
+    const auto started = Steady::now();
+    Answer a = s.post("/v1/boards/pts/members/" + m + "/scores", R"({"value": 1})", as_writer);
+    const auto took = std::chrono::duration_cast<milliseconds>(Steady::now() - started);
+    std::cout << "[ took     ] write " << m << ": " << a.status << " in " << took.count()
+              << " ms\n";
+    return std::pair{a, took};
+  };
+  ASSERT_EQ(write("m00").first.status, 200);
+  postgres_->freeze();
+  for (const char* m : {"m15", "newcomer"}) {  // spilled; never seen (may be cold)
+    const auto [a, took] = write(m);
+    EXPECT_EQ(a.status, 503) << m << ": " << a.text;
+    EXPECT_NE(error_of(a).find("PostgreSQL"), std::string::npos) << a.text;
+    EXPECT_LT(took.count(), (kDeadline + kMargin).count()) << m;
+  }
+  const auto [hot, took] = write("m01");
+  EXPECT_EQ(hot.status, 200) << hot.text;
+  EXPECT_LT(took.count(), kDeadline.count()) << "a hot write, in ms";
+  std::vector<std::future<std::pair<Answer, milliseconds>>> waiting;
+  for (int i = 0; i < 4; ++i) waiting.push_back(std::async(std::launch::async, write, "m16"));
+  std::this_thread::sleep_for(milliseconds{100});
+  const auto started = Steady::now();
+  ASSERT_EQ(kill(s.pid(), SIGTERM), 0);
+  EXPECT_EQ(test::wait_cli(s.pid()), 0);
+  EXPECT_LT(std::chrono::duration_cast<milliseconds>(Steady::now() - started).count(), 5000);
+  for (auto& w : waiting) w.get();
+  postgres_->thaw();
+  const Config config = parse_config(test::read_file(config_path), config_path, {});
+  redis::Connection conn = redis_->connect();
+  cold::ColdStore cold(postgres_->url(), prefix);
+  auto points = test::points_of(conn, config, "pts", "daily", *parse_rfc3339(kNow), &cold);
+  EXPECT_EQ(points["m15"], 85) << "nothing applied";
+  EXPECT_EQ(points.count("newcomer"), 0U);
+  EXPECT_EQ(points["m01"], 100);  // 99 + 1
+  EXPECT_EQ(points["m16"], 84) << "the writes SIGTERM cut applied nothing";
+}
+
 }  // namespace
 }  // namespace bk
