@@ -285,7 +285,8 @@ constexpr std::string_view kBatchShape =
 // The batch's events, in order: each names its board and member (a valid member id), each
 // board one `may_write` allows (else its HttpError, naming the event). An event that is not
 // the documented object is a 400 naming its index; nothing is applied then.
-std::vector<service::Update> events_of(const Request& request, const MayWrite& may_write) {
+std::vector<service::Update> events_of(const Request& request, const MayWrite& may_write,
+                                       const std::optional<std::string>& key) {
   const json doc = body_of(request.body, kMaxBatchBody, kBatchShape);
   const auto events = doc.find("events");
   if (doc.size() != 1 || events == doc.end() || !events->is_array()) bad(std::string(kBatchShape));
@@ -293,7 +294,6 @@ std::vector<service::Update> events_of(const Request& request, const MayWrite& m
     bad("a batch holds 1 to " + std::to_string(kMaxBatchEvents) + " events, not " +
         std::to_string(events->size()));
   }
-  const std::optional<std::string> key = idempotency_key(request.idempotency_key);
   std::vector<service::Update> out;
   for (std::size_t i = 0; i < events->size(); ++i) {
     const std::string where = "events[" + std::to_string(i) + "]: ";
@@ -314,6 +314,19 @@ std::vector<service::Update> events_of(const Request& request, const MayWrite& m
       throw;
     }
   }
+  return out;
+}
+
+// The fingerprint of a keyed batch: its events' ids and fingerprints, in order.
+std::string batch_fingerprint(const std::vector<service::Update>& events) {
+  json all = json::array();
+  for (const service::Update& u : events) all.push_back({u.event_id, u.fingerprint});
+  return digest(all.dump());
+}
+
+std::vector<std::string> boards_of(const std::vector<service::Update>& events) {
+  std::vector<std::string> out;
+  for (const service::Update& u : events) out.push_back(u.board);
   return out;
 }
 
@@ -366,7 +379,15 @@ std::string write_events(const Request& request, service::Leaderboards& boards,
     if (it->second != "true" && it->second != "false") bad("standings must be true or false");
     standings = it->second == "true";
   }
-  const std::vector<service::Update> events = events_of(request, may_write);
+  const std::optional<std::string> key = idempotency_key(request.idempotency_key);
+  const std::vector<service::Update> events = events_of(request, may_write, key);
+  if (key && !boards.claim_batch(*key, batch_fingerprint(events), boards_of(events))) {
+    answer.outcome = "refused";
+    answer.reason = service::refusal_label(service::Refusal::key_reused);
+    throw HttpError{422,
+                    "refused (key_reused): the Idempotency-Key was sent with another batch "
+                    "within the board's dedupe_window; a new batch needs a new key"};
+  }
   const std::vector<service::Written> written = boards.write_batch(events, standings);
   std::string list = "[";
   std::map<std::string, std::int64_t> counts;

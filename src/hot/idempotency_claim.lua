@@ -11,14 +11,21 @@
 local out = {}
 for i = 2, #ARGV, 2 do
   local key, fp = ARGV[i], ARGV[i + 1]
-  local held = false
+  local held, found = false, 0
   for k = 1, #KEYS do
     held = redis.call('HGET', KEYS[k], key)
-    if held then break end
+    if held then
+      found = k
+      break
+    end
   end
-  if not held then
+  -- A claim, or a retry found in an older bucket, is (re)written to the current one: the
+  -- fingerprint lives as long as the event id the retry may write now.
+  if not held or (held == fp and found > 1) then
     redis.call('HSET', KEYS[1], key, fp)
     if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+  end
+  if not held then
     out[#out + 1] = 1
   elseif held == fp then
     out[#out + 1] = 2

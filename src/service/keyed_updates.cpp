@@ -6,6 +6,7 @@
 // sent again with its key.
 #include <map>
 #include <optional>
+#include <set>
 
 #include "core/json.h"
 #include "service/leaderboards.h"
@@ -68,6 +69,30 @@ std::vector<UpdateResult> Leaderboards::apply_keyed(const std::vector<Update>& u
   }
   for (std::size_t k = 0; k < where.size(); ++k) results[where[k]] = std::move(applied[k]);
   return results;
+}
+
+bool Leaderboards::claim_batch(const std::string& key, const std::string& fingerprint,
+                               const std::vector<std::string>& boards) {
+  std::vector<hot::ClaimBatch> batches;
+  std::set<std::string> seen;
+  for (const std::string& board : boards) {
+    const BoardConfig* c = config_.board_for(board);
+    if (c == nullptr || !seen.insert(board).second) continue;
+    // "\x1f" cannot start a key sent in a header (printable ASCII): no event id of the
+    // Idempotency-Key header is taken for a batch's key.
+    batches.push_back({board,
+                       c->dedupe_window,
+                       now(),
+                       {{"\x1f"
+                         "batch " +
+                             key,
+                         fingerprint}}});
+  }
+  for (const hot::Claimed& c : updates_->idempotency.claim(redis_, batches)) {
+    if (!c.error.empty()) throw Error("Redis refused a batch's idempotency key: " + c.error);
+    if (c.claims.front() == hot::Claim::reused) return false;
+  }
+  return true;
 }
 
 }  // namespace bk::service

@@ -67,7 +67,16 @@ class Leaderboards {
   // update's member in each period its event touched, read after the last update (one read
   // per period touched, whatever the number of members), without `before`. Without
   // `standings`: the results alone (Written::periods empty).
+  // With `standings`, a batch whose events fall in more than kMaxStandingPeriods periods is a
+  // UsageError before anything is applied (each is one read).
+  static constexpr std::size_t kMaxStandingPeriods = 64;
   std::vector<Written> write_batch(const std::vector<Update>& updates, bool standings);
+  // Claims a batch's idempotency key for the fingerprint of the whole batch on each valid,
+  // configured board of `boards` (hot/idempotency.h; the key lives apart from event ids):
+  // false when the key was claimed for another batch on any of them (then nothing should be
+  // applied). Throws for a board whose keys refuse the claim.
+  bool claim_batch(const std::string& key, const std::string& fingerprint,
+                   const std::vector<std::string>& boards);
 
   // apply() in two steps, for a caller that overlaps its own work with the server's:
   // prepare() validates and plans without a round trip (refusals are decided here, against

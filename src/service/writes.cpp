@@ -2,6 +2,7 @@
 // apply(), then the member's standing read in each period the event touched.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "service/leaderboards.h"
@@ -65,6 +66,18 @@ Written Leaderboards::write(const Update& update) {
 }
 
 std::vector<Written> Leaderboards::write_batch(const std::vector<Update>& updates, bool standings) {
+  if (standings) {  // bounded before anything is applied
+    std::set<std::tuple<std::string, std::string, std::string>> periods;
+    const Instant t = now();
+    for (const Update& u : updates) {
+      for (const PeriodRef& ref : periods_at(config_, u, t))
+        periods.emplace(u.board, ref.spec->name, ref.period.id);
+    }
+    if (periods.size() > kMaxStandingPeriods) {
+      throw UsageError("standings are read for at most " + std::to_string(kMaxStandingPeriods) +
+                       " periods a batch; this one touches " + std::to_string(periods.size()));
+    }
+  }
   std::vector<Written> out;
   for (UpdateResult& r : apply(updates)) out.push_back({std::move(r), {}});
   if (!standings) return out;
