@@ -169,6 +169,47 @@ std::vector<Case> single_write_cases() {
   return all;
 }
 
+// A batch of `events` (JSON text of each, joined).
+Case batch_of(const std::string& what, const std::vector<std::string>& events) {
+  std::string list;
+  for (const std::string& e : events) list += (list.empty() ? "" : ",") + e;
+  return {what, post("/v1/events", "{\"events\": [" + list + "]}")};
+}
+
+std::vector<Case> batch_cases() {
+  const std::string ok = R"({"board": "pts", "member": "ann", "value": 1})";
+  std::vector<std::string> many(1001, ok);
+  // A batch of 1 MiB + 1 byte: valid JSON, one event whose name pads it.
+  const std::string pad_head =
+      R"({"events": [{"board": "pts", "member": "ann", "value": 1, "name": ")";
+  const std::string pad_tail = "\"}]}";
+  const std::string padded =
+      pad_head + std::string(1024 * 1024 + 1 - pad_head.size() - pad_tail.size(), 'n') + pad_tail;
+  return {
+      batch_of("1,001 events", many),
+      batch_of("no events", {}),
+      batch_of("a string for a number after a good event",
+               {ok, R"({"board": "pts", "member": "bob", "value": "2"})"}),
+      batch_of("-0 after a good event", {ok, R"({"board": "pts", "member": "bob", "value": -0})"}),
+      batch_of("a number for an event", {ok, "7"}),
+      batch_of("null for an event", {ok, "null"}),
+      batch_of("an array for an event", {ok, "[" + ok + "]"}),
+      batch_of("a string for an event", {ok, "\"ann\""}),
+      batch_of("an event without a board", {ok, R"({"member": "bob", "value": 2})"}),
+      batch_of("an event without a member", {ok, R"({"board": "pts", "value": 2})"}),
+      batch_of("a board of a number", {R"({"board": 7, "member": "bob", "value": 2})"}),
+      batch_of("an unknown field in an event", {R"({"board": "pts", "member": "bob", "v": 2})"}),
+      batch_of("an event 9 deep",
+               {R"({"board": "pts", "member": "bob", "value": 1, "metadata": {"a": )" +
+                nested(8, "1") + "}}"}),
+      {"events an object", post("/v1/events", R"({"events": {"0": {"board": "pts"}}})")},
+      {"a field beside events", post("/v1/events", "{\"events\": [" + ok + "], \"all\": true}")},
+      {"a batch over 1 MiB", post("/v1/events", padded)},
+      {"a batch without Content-Type", post("/v1/events", "{\"events\": [" + ok + "]}", "", "")},
+      {"standings=yes", post("/v1/events?standings=yes", "{\"events\": [" + ok + "]}")},
+  };
+}
+
 // The records of the board's tops, per period (null for a 404: nothing to read).
 json tops(Served& s) {
   json out = json::object();
@@ -216,6 +257,9 @@ TEST_F(HostileWritesTest, MalformedWritesEachGetAJson4xxApplyNothingAndServeGoes
   const std::vector<Case> cases = single_write_cases();
   ASSERT_GE(cases.size(), 30U);
   sweep(s, cases);
+  const std::vector<Case> batches = batch_cases();
+  ASSERT_GE(batches.size(), 15U);
+  sweep(s, batches);
   EXPECT_TRUE(empty(tops(s))) << tops(s).dump();
   // The route works: the sweep was refused for what it sent, not for being a write.
   const auto ok =
