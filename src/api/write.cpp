@@ -50,10 +50,18 @@ int nesting(std::string_view body) {
   return deepest;
 }
 
-// A whole number that fits in 64 signed bits (nlohmann keeps 2^63 .. 2^64-1 unsigned).
+// A number written -0: nlohmann reads it as a signed 0 (0 itself, like every number without a
+// sign, is read unsigned). Readers disagree on what -0 is (JavaScript's is a float), so it is
+// refused, not taken for 0.
+bool minus_zero(const json& v) {
+  return v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() == 0;
+}
+
+// A whole number that fits in 64 signed bits (nlohmann keeps 2^63 .. 2^64-1 unsigned), not -0.
 bool whole(const json& v) {
-  return v.is_number_integer() && (!v.is_number_unsigned() ||
-                                   v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX));
+  return v.is_number_integer() && !minus_zero(v) &&
+         (!v.is_number_unsigned() ||
+          v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT64_MAX));
 }
 
 std::optional<Instant> time_of(const json& at) {
@@ -91,6 +99,7 @@ service::Update event_of(const json& doc, const std::string& board, const std::s
   for (const auto& [key, v] : doc.items()) {
     if (named && (key == "board" || key == "member")) continue;
     if (key == "value") {
+      if (minus_zero(v)) bad("value is -0: send 0");
       if (!whole(v)) bad("value must be a whole number within ±2^53");
       u.value = v.get<std::int64_t>();
       has_value = true;
