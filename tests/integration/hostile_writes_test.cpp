@@ -1,8 +1,9 @@
 // The hostile sweep of serve's writes, with the real binary, Redis and PostgreSQL: malformed
 // score writes (wrong types, deep nesting, huge numbers, NaN and Infinity, -0, 2^53+1, numbers
 // in strings, unknown fields, NUL and invalid UTF-8 in the member and the name, metadata over
-// 2 KiB, a body over the limit, no Content-Type) sent as raw bytes, each answered a JSON 4xx
-// with nothing applied while serve keeps answering.
+// 2 KiB, a body over the limit, no Content-Type) and malformed batches (1,001 events, events
+// that are no object or lack a board or member, a body over 1 MiB...) sent as raw bytes, each
+// answered a JSON 4xx with nothing applied while serve keeps answering.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
