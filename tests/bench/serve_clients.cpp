@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -61,8 +62,9 @@ bool send_all(int fd, const std::string& bytes) {
 }
 
 // Reads one answer (head and a Content-Length body); its status, or 0 when the connection
-// ended or timed out first. `pending` keeps bytes read past the answer.
-int read_answer(int fd, std::string& pending) {
+// ended or timed out first. `pending` keeps bytes read past the answer; `body`, when given,
+// gets the answer's body.
+int read_answer(int fd, std::string& pending, std::string* body = nullptr) {
   std::size_t head_end = std::string::npos;
   char buf[16384];
   for (;;) {
@@ -75,6 +77,7 @@ int read_answer(int fd, std::string& pending) {
       const std::size_t length = cl == std::string::npos ? 0 : std::stoul(head.substr(cl + 17));
       if (pending.size() >= head_end + 4 + length) {
         const int status = std::stoi(pending.substr(9, 3));
+        if (body != nullptr) *body = pending.substr(head_end + 4, length);
         pending.erase(0, head_end + 4 + length);
         return status;
       }
@@ -87,13 +90,6 @@ int read_answer(int fd, std::string& pending) {
 
 std::string get_request(const std::string& target) {
   return "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1,
-                    static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
 }
 
 // p99 of `count` GETs of `target` over one keep-alive connection, one at a time; each must
@@ -177,7 +173,80 @@ class SlowSenders {
   int reconnects_ = 0;
 };
 
+std::string post_request(const PostRequest& r, const std::string& token) {
+  return "POST " + r.target +
+         " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+         "Authorization: Bearer " +
+         token + "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n\r\n" + r.body;
+}
+
+// What the connections of a post_load share: the next request's index, the deadline, the
+// latencies and the first failure (which stops them all).
+struct LoadState {
+  std::atomic<std::int64_t> next{0};
+  std::atomic<bool> failed{false};
+  SteadyClock::time_point until;
+  std::mutex mutex;
+  std::vector<double> ms;
+  std::string failure;
+
+  void fail_with(const std::string& what) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!failed.exchange(true)) failure = what;
+  }
+};
+
+// One connection of a post_load: requests until the clock, the count or a failure stops it.
+void post_loop(int port, const PostLoad& load, LoadState& state) {
+  const int fd = dial(port);
+  if (fd < 0) return state.fail_with("cannot connect to serve on port " + std::to_string(port));
+  std::vector<double> ms;
+  std::string pending, body;
+  while (!state.failed.load() && SteadyClock::now() < state.until) {
+    const std::int64_t i = state.next.fetch_add(1);
+    if (load.max_requests > 0 && i >= load.max_requests) break;
+    const PostRequest r = load.request(i);
+    const auto t0 = SteadyClock::now();
+    const int status =
+        send_all(fd, post_request(r, load.token)) ? read_answer(fd, pending, &body) : 0;
+    ms.push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
+    if (status != 200 || !load.check(i, body)) {
+      state.fail_with("POST " + r.target + " answered " + std::to_string(status) + ": " +
+                      body.substr(0, 300));
+    }
+  }
+  close(fd);
+  const std::lock_guard<std::mutex> lock(state.mutex);
+  state.ms.insert(state.ms.end(), ms.begin(), ms.end());
+}
+
 }  // namespace
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1,
+                    static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
+}
+
+PostLoadFigures post_load(int port, const PostLoad& load) {
+  LoadState state;
+  const auto t0 = SteadyClock::now();
+  state.until = t0 + std::chrono::seconds{load.seconds};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < load.connections; ++c) {
+    threads.emplace_back([&] { post_loop(port, load, state); });
+  }
+  for (auto& t : threads) t.join();
+  if (state.failed.load()) fail(state.failure);
+  PostLoadFigures f;
+  f.seconds = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  f.requests = static_cast<std::int64_t>(state.ms.size());
+  f.rps = static_cast<double>(f.requests) / f.seconds;
+  f.p50_ms = percentile(state.ms, 0.5);
+  f.p99_ms = percentile(state.ms, 0.99);
+  return f;
+}
 
 SlowClientsFigures slow_clients(int port, pid_t serve, const std::string& top_target, int slow,
                                 int idle, int seconds) {
