@@ -1,4 +1,4 @@
-// Benchmarks of `serve`, the HTTP read API (rows 13-21 of tests/bench/run.sh, 16 aside), each
+// Benchmarks of `serve`, the HTTP API (rows 13-26 of tests/bench/run.sh, 16 aside), each
 // beside a raw baseline of the same run on the same servers, or the same read alone:
 //   13 GET .../top?limit=10 with wrk (16 connections) against redis-benchmark ZRANGE key 0 9
 //      WITHSCORES (16 clients): requests/s and p99;
@@ -18,6 +18,8 @@
 //      connections read 100 spilled ids from PostgreSQL, without and with postgres.read_url;
 //   23 top?limit=10 with a read rate limit that is never reached against the same without
 //      one (two serve processes, measured in turns): the limiter's cost, target <= 5%.
+//   24-26 writes (write_bench.h): POST .../scores of hot members against redis-benchmark
+//      ZINCRBY, of spilled ones (rehydration), and POST /v1/events against ingest --drain.
 // The board: one period of --members members (1,000,000), all but hot_keep (1,000) spilled
 // to PostgreSQL by the real `boardkeeper tick`. Every answer is checked (record counts,
 // ranks, the total) so a broken build cannot print a fast table.
@@ -55,6 +57,7 @@
 #include "redis/url.h"
 #include "serve_clients.h"
 #include "service/leaderboards.h"
+#include "write_bench.h"
 
 namespace {
 
@@ -173,11 +176,7 @@ WrkFigures redis_benchmark(const bk::redis::Options& where, int clients, int req
   return {std::stod(fields[1]), std::stod(fields[6])};
 }
 
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1,
-                    static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
-}
+using bk::bench::percentile;
 
 struct Options {
   std::int64_t members = 1'000'000;
@@ -185,7 +184,8 @@ struct Options {
   int connections = 16;
   int slow = 2000;  // row 17
   int idle = 200;
-  int keepalive = 10000;  // row 18
+  int keepalive = 10000;                // row 18
+  std::int64_t write_events = 200'000;  // row 26
 };
 
 // `boardkeeper serve` with `config_path` on a free port (its output in `log`), stopped with
@@ -194,13 +194,15 @@ struct Serving {
   pid_t pid = -1;
   int port = 0;
   bool reaped = false;
-  Serving(const std::string& config_path, const std::string& log, const std::string& cursor_key) {
+  Serving(const std::string& config_path, const std::string& log, const std::string& cursor_key,
+          const std::string& write_token = "") {
     pid = fork();
     if (pid == 0) {
       const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       dup2(fd, 1);
       dup2(fd, 2);
       setenv("BOARDKEEPER_CURSOR_KEY", cursor_key.c_str(), 1);
+      if (!write_token.empty()) setenv("BOARDKEEPER_SERVE_WRITE_TOKENS", write_token.c_str(), 1);
       execl(BK_BINARY, BK_BINARY, "--config", config_path.c_str(), "serve", "--listen",
             "127.0.0.1:0", static_cast<char*>(nullptr));
       _exit(127);
@@ -540,6 +542,33 @@ int bench(const Options& opt) {
          read_file(dir + "/serve.log"));
   }
 
+  // 24-26: writes, after the reads (they change the board), on a serve with a write token.
+  bk::bench::WriteSetup ws;
+  const std::string writer_path = dir + "/writer.yaml";
+  std::ofstream(writer_path) << config_text << bk::bench::write_boards_yaml();
+  ws.token = "bench-write-token-" + prefix;
+  Serving writer(writer_path, dir + "/serve-writer.log", cursor_key, ws.token);
+  ws.port = writer.port;
+  ws.seconds = opt.seconds;
+  ws.events = opt.write_events;
+  ws.stream = prefix + ":events";
+  for (const auto& s : lb.reads().top_at({ref}, 0, 1000)) ws.hot.push_back(s.member);
+  std::sort(ws.hot.begin(), ws.hot.end());
+  for (std::int64_t i = 0; i < opt.members && ws.spilled.size() < 200'000; ++i) {
+    const std::string m = "player" + std::to_string(i);
+    if (!std::binary_search(ws.hot.begin(), ws.hot.end(), m)) ws.spilled.push_back(m);
+  }
+  ws.ingest_drain = [&] {
+    const auto t0 = SteadyClock::now();
+    must_run({BK_BINARY, "--config", writer_path, "ingest", "--drain"}, dir + "/ingest.log");
+    return std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  };
+  const bk::bench::WriteFigures writes = bk::bench::write_rows(ws, conn);
+  const WrkFigures raw_incr =
+      redis_benchmark(where, opt.connections, n,
+                      {"-r", "1000", "ZINCRBY", prefix + ":zincrby", "1", "m:__rand_int__"},
+                      dir + "/rb-zincrby.log");
+
   std::printf("\nboardkeeper serve: %lld members (%lld spilled), %d connections, %d s a run\n\n",
               static_cast<long long>(opt.members), static_cast<long long>(opt.members - 1000),
               opt.connections, opt.seconds);
@@ -611,10 +640,11 @@ int bench(const Options& opt) {
   row("18 keep-alive, one client (req/connection)", a, b, c, "1 connection");
   std::printf("   slow clients the server closed and that connected again: %d\n",
               crowd.slow_reconnects);
+  bk::bench::print_write_rows(writes, raw_incr.rps, raw_incr.p99_ms);
   std::printf("\n");
 
   // Leave nothing behind.
-  conn.command({"DEL", live_key, live_key + ":meta"});
+  bk::bench::forget_keys(conn, prefix);
   run({"psql", "-X", "-q", pg_url, "-c", "DROP SCHEMA " + prefix + " CASCADE"}, dir + "/drop.log");
   std::filesystem::remove_all(dir);
   return 0;
@@ -642,10 +672,12 @@ int main(int argc, char** argv) {
       opt.idle = static_cast<int>(value());
     } else if (a == "--keepalive") {
       opt.keepalive = static_cast<int>(value());
+    } else if (a == "--write-events") {
+      opt.write_events = value();
     } else {
       std::fprintf(stderr,
                    "usage: bk_serve_bench [--members N] [--seconds S] [--connections C] [--slow N] "
-                   "[--idle N] [--keepalive N]\n");
+                   "[--idle N] [--keepalive N] [--write-events N]\n");
       return 2;
     }
   }
