@@ -291,9 +291,10 @@ namespace {
 constexpr std::string_view kBatchShape =
     R"(the body must be {"events": [{"board": "...", "member": "...", "value": N, ...}, ...]})";
 
-// The batch's events, in order: each names its board and member (a valid member id), each
-// board one `may_write` allows (else its HttpError, naming the event). An event that is not
-// the documented object is a 400 naming its index; nothing is applied then.
+// The batch's events, in order: each names its board and member as strings, each board one
+// `may_write` allows (else its HttpError, naming the event). An event that is not the
+// documented object is a 400 naming its index; nothing is applied then. (Whether a board or
+// member name is valid is the update path's to say: a refusal in that event's result.)
 std::vector<service::Update> events_of(const Request& request, const MayWrite& may_write,
                                        const std::optional<std::string>& key) {
   const json doc = body_of(request.body, kMaxBatchBody, kBatchShape);
