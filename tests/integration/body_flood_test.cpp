@@ -161,6 +161,11 @@ TEST_F(BodyFloodTest, WithEveryConnectionHoldingASlowBodyProbesAreStillAnswered)
 }
 
 TEST_F(BodyFloodTest, MemoryComesBackAfterAFloodOfBigBodies) {
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's allocator keeps freed memory in its quarantine and ignores
+  // malloc_trim: what is measured here is glibc's, in the plain build (tests/run.sh).
+  GTEST_SKIP() << "serve's RSS after a flood is measured in the build without sanitizers";
+#endif
   // Budgets large enough that every body is held at once: what is tested is that their
   // memory goes back, not that they are refused.
   Served s = serve(
