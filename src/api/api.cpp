@@ -44,16 +44,27 @@ std::string records(const std::vector<service::Standing>& rows) {
   return out + "]";
 }
 
+const char* state_name(service::PeriodState state) {
+  switch (state) {
+    case service::PeriodState::open:
+      return "open";
+    case service::PeriodState::closed:
+      return "closed";
+    case service::PeriodState::archived:
+      break;
+  }
+  return "archived";
+}
+
 JsonLine period_fields(const service::PeriodView& view) {
   const service::PeriodRef& ref = view.ref;
-  return std::move(
-      JsonLine()
-          .str("board", ref.board)
-          .str("period", ref.spec->name)
-          .str("period_id", ref.period.id)
-          .time("period_start", ref.period.start)
-          .time("period_end", ref.period.end)
-          .str("state", view.state == service::PeriodState::archived ? "archived" : "open"));
+  return std::move(JsonLine()
+                       .str("board", ref.board)
+                       .str("period", ref.spec->name)
+                       .str("period_id", ref.period.id)
+                       .time("period_start", ref.period.start)
+                       .time("period_end", ref.period.end)
+                       .str("state", state_name(view.state)));
 }
 
 // The ids of a members request: `ids=a,b,c` (each percent-encoded; a comma inside an id is

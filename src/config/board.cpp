@@ -28,9 +28,10 @@ const std::vector<std::string_view> kBoardKeys{
     "update",  "time_resolution", "min_points", "max_points", "hot_keep",
     "display", "max_clock_skew",  "archive",    "retention",  "dedupe_window"};
 const std::vector<std::string_view> kArchiveKeys{"grace"};
-const std::vector<std::string_view> kCustomPeriodKeys{"name", "cron"};
+const std::vector<std::string_view> kCustomPeriodKeys{"name", "cron", "period", "starts",
+                                                      "duration"};
 constexpr std::string_view kBuiltinPeriods =
-    "hourly, daily, weekly, monthly, yearly, alltime or a custom period {name: NAME, cron: "
+    "hourly, daily, weekly, monthly, yearly, alltime or a named period {name: NAME, cron: "
     "\"MIN HOUR DOM MON DOW\"}";
 
 }  // namespace
@@ -59,7 +60,9 @@ std::optional<PeriodSpec> Loader::parse_custom_period(const yaml::Node& node) {
   } else {
     report(node, "custom period has no 'name'; write {name: NAME, cron: \"0 18 * * 5\"}");
   }
-  if (const auto e = f.get("cron")) {
+  if (f.get("period")) {
+    // a window of a fixed period: parse_period_window
+  } else if (const auto e = f.get("cron")) {
     if (const auto text = read_string(*e, "cron")) {
       try {
         spec.cron = std::make_shared<const CronSchedule>(CronSchedule::parse(*text));
@@ -71,8 +74,11 @@ std::optional<PeriodSpec> Loader::parse_custom_period(const yaml::Node& node) {
       }
     }
   } else {
-    report(node, "custom period has no 'cron'; write {name: NAME, cron: \"0 18 * * 5\"}");
+    report(node,
+           "custom period has no 'cron'; write {name: NAME, cron: \"0 18 * * 5\"}, or a window "
+           "of a fixed period {name: NAME, period: weekly, starts: \"sat 00:00\", duration: 48h}");
   }
+  parse_period_window(f, node, spec);
   if (problem_count() != before) return std::nullopt;
   return spec;
 }

@@ -187,6 +187,10 @@ class Loader {
   void check_budget(const BoardDraft& d);
   bool parse_periods(const Entry& entry, BoardConfig& board, std::vector<Pos>& positions);
   std::optional<PeriodSpec> parse_custom_period(const yaml::Node& node);
+  // A named period's window (config/period_window.cpp): `period` (a fixed kind), `starts`
+  // and `duration`, or a cron period's `duration`.
+  void parse_period_window(const Fields& f, const yaml::Node& node, PeriodSpec& spec);
+  std::optional<PeriodKind> read_window_kind(const Entry& entry);
 };
 
 template <typename E>

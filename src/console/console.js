@@ -425,7 +425,7 @@ class Listing {
     this.view.state = data.state;
     // Hot and cold counts are the current period's (the API's discovery endpoint).
     const k = this.kind;
-    this.view.counts = k && data.state === "open" && k.period_id === data.period_id ? k : null;
+    this.view.counts = k && data.state !== "archived" && k.period_id === data.period_id ? k : null;
     this.showFacts(data);
     this.showPage(data);
     status("");

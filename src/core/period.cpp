@@ -79,13 +79,15 @@ std::optional<date::local_days> parse_day(std::string_view s) {
   return date::local_days{ymd};
 }
 
-// A candidate start's containing period, if its id is the one asked for.
+Period cycle_containing(const PeriodSpec& spec, const date::time_zone& zone, Instant t);
+
+// A candidate start's containing cycle, if its id is the one asked for.
 std::optional<Period> confirm(const PeriodSpec& spec, const date::time_zone& zone, LocalMs start,
                               std::string_view id) {
   const Instant at = to_instant(zone, start);
   if (spec.kind == PeriodKind::alltime) return std::nullopt;
   try {
-    Period p = period_containing(spec, zone, at);
+    Period p = cycle_containing(spec, zone, at);
     if (p.id == id) return p;
   } catch (const RefusedError&) {
   }
@@ -173,7 +175,10 @@ Period period_of_local_time(const PeriodSpec& spec, const date::time_zone& zone,
 
 }  // namespace
 
-Period period_containing(const PeriodSpec& spec, const date::time_zone& zone, Instant t) {
+namespace {
+
+// The cycle containing t: the period as it would be without a window.
+Period cycle_containing(const PeriodSpec& spec, const date::time_zone& zone, Instant t) {
   Period p = period_of_local_time(spec, zone, t);
   // When the clock goes back to a wall time before a boundary (Pacific/Chatham repeats
   // 02:45-03:45, so 03:00 exists twice), the repeated wall times just before the boundary
@@ -183,8 +188,85 @@ Period period_containing(const PeriodSpec& spec, const date::time_zone& zone, In
   return p;
 }
 
-std::optional<Period> period_from_id(const PeriodSpec& spec, const date::time_zone& zone,
-                                     std::string_view id) {
+// The wall-clock time a cycle starts at: its calendar boundary (also when that wall time
+// did not exist and the cycle started when the clock jumped), or a cron period's firing.
+LocalMs cycle_wall_start(const PeriodSpec& spec, const date::time_zone& zone, const Period& c) {
+  const LocalMs local = zone.to_local(c.start);
+  switch (spec.kind) {
+    case PeriodKind::hourly:
+      return date::floor<hours>(local);
+    case PeriodKind::daily:
+    case PeriodKind::weekly:
+    case PeriodKind::monthly:
+    case PeriodKind::yearly:
+      return local_of(date::floor<date::days>(local));
+    case PeriodKind::alltime:
+    case PeriodKind::custom:
+      break;
+  }
+  return local;
+}
+
+// A cycle's window (the cycle itself for a period without one).
+Period window_of(const PeriodSpec& spec, const date::time_zone& zone, Period cycle) {
+  if (!spec.window) return cycle;
+  const LocalMs start = cycle_wall_start(spec, zone, cycle) + spec.window->offset;
+  Period w = bounded(std::move(cycle.id), zone, start, start + spec.window->length);
+  if (spec.kind == PeriodKind::custom && w.end > cycle.end) w.end = cycle.end;
+  return w;
+}
+
+// The window of the cycle before `cycle`, if there is one.
+std::optional<Period> window_before(const PeriodSpec& spec, const date::time_zone& zone,
+                                    const Period& cycle) {
+  try {
+    return window_of(spec, zone, cycle_containing(spec, zone, cycle.start - Millis{1}));
+  } catch (const RefusedError&) {
+    return std::nullopt;  // no earlier firing
+  }
+}
+
+bool inside(const Period& p, Instant t) {
+  return t >= p.start && t < p.end;
+}
+
+}  // namespace
+
+Period period_containing(const PeriodSpec& spec, const date::time_zone& zone, Instant t) {
+  Period cycle = cycle_containing(spec, zone, t);
+  if (!spec.window) return cycle;
+  Period w = window_of(spec, zone, cycle);
+  if (inside(w, t)) return w;
+  if (t < w.start) {
+    // A window that starts late in its cycle may run into the next one.
+    if (auto before = window_before(spec, zone, cycle)) {
+      if (inside(*before, t)) return *before;
+    }
+  }
+  throw RefusedError("time " + format_rfc3339(t) + " is between two windows of period '" +
+                     spec.name + "'; the next window starts at " +
+                     format_rfc3339(next_period(spec, zone, t).start));
+}
+
+Period next_period(const PeriodSpec& spec, const date::time_zone& zone, Instant t) {
+  const Period cycle = cycle_containing(spec, zone, t);
+  Period w = window_of(spec, zone, cycle);
+  if (w.start > t) return w;
+  return window_of(spec, zone, cycle_containing(spec, zone, cycle.end));
+}
+
+Period period_latest(const PeriodSpec& spec, const date::time_zone& zone, Instant t) {
+  const Period cycle = cycle_containing(spec, zone, t);
+  Period w = window_of(spec, zone, cycle);
+  if (!spec.window || t >= w.start) return w;
+  if (auto before = window_before(spec, zone, cycle)) return *before;
+  return w;
+}
+
+namespace {
+
+std::optional<Period> cycle_from_id(const PeriodSpec& spec, const date::time_zone& zone,
+                                    std::string_view id) {
   switch (spec.kind) {
     case PeriodKind::hourly: {
       const auto day = parse_day(id);
@@ -239,6 +321,15 @@ std::optional<Period> period_from_id(const PeriodSpec& spec, const date::time_zo
     }
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Period> period_from_id(const PeriodSpec& spec, const date::time_zone& zone,
+                                     std::string_view id) {
+  auto cycle = cycle_from_id(spec, zone, id);
+  if (!cycle) return std::nullopt;
+  return window_of(spec, zone, std::move(*cycle));
 }
 
 Millis longest_period(const PeriodSpec& spec, const date::time_zone& zone) {

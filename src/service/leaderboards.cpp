@@ -248,7 +248,7 @@ PeriodRef resolve_period(const Config& config, const std::string& board, const s
     ref.period = std::move(*p);
   } else {
     try {
-      ref.period = period_containing(*spec, *c.zone, now);
+      ref.period = period_latest(*spec, *c.zone, now);
     } catch (const RefusedError& e) {
       throw UsageError(e.what());
     }

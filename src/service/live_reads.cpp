@@ -210,7 +210,7 @@ std::vector<PeriodStatus> LiveReads::periods(const std::string& board) {
     PeriodStatus s;
     s.period = spec.name;
     try {
-      s.current = period_containing(spec, *c.zone, now);
+      s.current = period_latest(spec, *c.zone, now);
       const PeriodRef ref{&c, &spec, board, s.current};
       // Cold rows of members that are hot again are stale: counted once, as hot.
       s.current_members = count(ref);

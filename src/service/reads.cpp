@@ -82,7 +82,7 @@ PeriodView Reads::locate(const std::string& board, const std::string& period,
     throw NothingToReadError(describe(view.ref) + " has not begun (it starts " +
                              format_rfc3339(view.ref.period.start) + ")");
   }
-  if (!period_id || view.ref.period.end > now) return view;  // the current period: open
+  if (view.ref.period.end > now) return view;  // open (the current one, or a window's)
   return past(std::move(view));
 }
 
@@ -109,6 +109,7 @@ PeriodView Reads::past(PeriodView view) {
                              " has ended and has nothing to read (nobody scored in it, or it was "
                              "never archived)");
   }
+  view.state = PeriodState::closed;
   return view;
 }
 
@@ -145,7 +146,7 @@ Page Reads::archived_top(const PeriodView& view, const std::optional<PageMark>& 
 
 std::vector<Standing> Reads::top_at(const PeriodView& view, std::int64_t offset,
                                     std::int64_t count) {
-  if (view.state == PeriodState::open) return live_.top(view.ref, offset, count);
+  if (view.state != PeriodState::archived) return live_.top(view.ref, offset, count);
   check_bound(view.ref, "count", count, kMaxReadRows);
   check_bound(view.ref, "offset", offset, kMaxReadOffset);
   std::vector<Standing> out;
@@ -164,7 +165,7 @@ std::optional<Standing> Reads::member(const PeriodView& view, const std::string&
 
 std::vector<std::optional<Standing>> Reads::ranks(const PeriodView& view,
                                                   const std::vector<std::string>& members) {
-  if (view.state == PeriodState::open) return live_.ranks(view.ref, members);
+  if (view.state != PeriodState::archived) return live_.ranks(view.ref, members);
   check_bound(view.ref, "members", static_cast<std::int64_t>(members.size()), kMaxReadRows);
   std::unordered_map<std::string, Standing> found;
   for (const auto& h : archive().history_of(key_of(view.ref), members))
@@ -204,7 +205,7 @@ std::int64_t Reads::count(const PeriodView& view) {
 
 std::vector<Standing> Reads::around(const PeriodView& view, const std::string& member,
                                     std::int64_t k) {
-  if (view.state == PeriodState::open) return live_.around(view.ref, member, k);
+  if (view.state != PeriodState::archived) return live_.around(view.ref, member, k);
   check_bound(view.ref, "k", k, kMaxReadRows / 2);
   cold::History& history = archive();
   const cold::PeriodKey key = key_of(view.ref);

@@ -36,7 +36,9 @@ class NothingToReadError : public NotFoundError {
   ExitCode exit_code() const noexcept override { return ExitCode::failed; }
 };
 
-enum class PeriodState { open, archived };
+// open: its end is ahead; closed: it ended and is still live (in its grace, or waiting for
+// tick); archived: in history.
+enum class PeriodState { open, closed, archived };
 
 // A period located for reading (locate()); `PeriodView{ref}` reads `ref` as an open period.
 struct PeriodView {

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/period.h"
+#include "zone_testing.h"
 
 namespace bk {
 namespace {
@@ -21,15 +22,8 @@ namespace {
 using std::chrono::hours;
 using std::chrono::minutes;
 
-Instant at(const std::string& rfc3339) {
-  const auto t = parse_rfc3339(rfc3339);
-  if (!t) throw std::runtime_error("bad test time " + rfc3339);
-  return *t;
-}
-
-const date::time_zone& tz(const char* name) {
-  return *date::locate_zone(name);
-}
+using zone_testing::at;
+using zone_testing::tz;
 
 std::string show(const std::optional<Instant>& t) {
   return t ? format_rfc3339(*t) : std::string("nullopt");

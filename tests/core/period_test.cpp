@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "zone_testing.h"
 
 namespace bk {
 namespace {
@@ -24,15 +25,8 @@ namespace {
 using std::chrono::hours;
 using std::chrono::minutes;
 
-Instant at(const std::string& rfc3339) {
-  const auto t = parse_rfc3339(rfc3339);
-  if (!t) throw std::runtime_error("bad test time " + rfc3339);
-  return *t;
-}
-
-const date::time_zone& tz(const char* name) {
-  return *date::locate_zone(name);
-}
+using zone_testing::at;
+using zone_testing::tz;
 
 PeriodSpec spec_of(PeriodKind kind) {
   return PeriodSpec{kind, std::string(period_kind_name(kind)), nullptr};
