@@ -123,6 +123,7 @@ struct CommandLine {
   bk::cli::ServeArgs serve;
   bk::cli::ModerationArgs moderation;  // remove, ban, unban, bans, reset, drop
   bk::cli::EraseArgs erase;
+  bk::cli::ClosesArgs closes;
 };
 
 enum class Command {
@@ -143,7 +144,8 @@ enum class Command {
   bans,
   reset,
   drop,
-  erase
+  erase,
+  closes
 };
 
 // Each command's CLI11 subcommand; exactly one is given (require_subcommand(1)).
@@ -369,6 +371,20 @@ CLI::App* set_up_erase(CLI::App& app, CommandLine& line) {
   return erase;
 }
 
+// closes: the close notices (cold/closes.h).
+CLI::App* set_up_closes(CLI::App& app, CommandLine& line) {
+  bk::cli::ClosesArgs& args = line.closes;
+  auto* closes = app.add_subcommand(
+      "closes", "the close notices of archived periods (oldest first), from PostgreSQL");
+  closes->add_option("--board", args.boards, "only the boards matching this glob (default *)");
+  closes->add_option("--since", args.since,
+                     "the notices after this seq, or archived at or after this RFC 3339 time "
+                     "(default: the newest --limit)");
+  closes->add_option("--limit", args.limit, "at most this many (default 100)");
+  closes->add_flag("--json", line.json, "one JSON object per line");
+  return closes;
+}
+
 // The whole command line, in the order --help lists the commands.
 Subcommands set_up_commands(CLI::App& app, CommandLine& line) {
   set_up_app(app, line);
@@ -388,6 +404,7 @@ Subcommands set_up_commands(CLI::App& app, CommandLine& line) {
   subcommands.emplace_back(set_up_periods(app, line), Command::periods);
   set_up_moderation(app, line, subcommands);
   subcommands.emplace_back(set_up_erase(app, line), Command::erase);
+  subcommands.emplace_back(set_up_closes(app, line), Command::closes);
   return subcommands;
 }
 
@@ -461,6 +478,8 @@ int run(Command command, bk::cli::Context& ctx, const CommandLine& line) {
       return cli::drop(ctx, line.moderation);
     case Command::erase:
       return cli::erase(ctx, line.erase);
+    case Command::closes:
+      return cli::closes(ctx, line.closes);
   }
   return static_cast<int>(bk::ExitCode::usage);
 }

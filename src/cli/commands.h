@@ -99,4 +99,11 @@ struct EraseArgs {
 };
 int erase(Context& ctx, const EraseArgs& args);
 
+struct ClosesArgs {
+  std::string boards = "*";          // --board GLOB
+  std::optional<std::string> since;  // --since SEQ|TIME; none: the newest --limit
+  std::int64_t limit = 100;
+};
+int closes(Context& ctx, const ClosesArgs& args);
+
 }  // namespace bk::cli

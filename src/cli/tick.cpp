@@ -56,9 +56,12 @@ Totals totals_of(const lifecycle::TickReport& report, const std::optional<Abort>
     t.redis_errors += b.error_backend == Backend::redis ? 1 : 0;
     t.postgres_errors += b.error_backend == Backend::postgres ? 1 : 0;
   }
-  if (!report.history.error.empty()) {
-    t.redis_errors += report.history.error_backend == Backend::redis ? 1 : 0;
-    t.postgres_errors += report.history.error_backend == Backend::postgres ? 1 : 0;
+  for (const auto& [error, backend] :
+       {std::pair(&report.history.error, report.history.error_backend),
+        std::pair(&report.closes.error, report.closes.error_backend)}) {
+    if (error->empty()) continue;
+    t.redis_errors += backend == Backend::redis ? 1 : 0;
+    t.postgres_errors += backend == Backend::postgres ? 1 : 0;
   }
   // An abort outside any board (connecting, listing boards) is one more error.
   if (abort && (report.boards.empty() || report.boards.back().error != abort->message)) {
@@ -178,6 +181,33 @@ void print_history(const lifecycle::HistoryReport& h, bool json, bool dry_run) {
   }
 }
 
+// The close notices: what was published, what waits (always shown while some wait).
+void print_closes(const lifecycle::ClosesReport& c, bool json, bool dry_run) {
+  if (c.published == 0 && c.found == 0 && c.pending == 0 && c.error.empty()) return;
+  if (json) {
+    JsonLine line;
+    line.str("closes", dry_run ? "would publish" : "published")
+        .num("published", c.published)
+        .num("refed", c.refed)
+        .num("found", c.found)
+        .num("pending", c.pending);
+    if (!c.error.empty()) line.str("error", c.error);
+    std::cout << line.done() << "\n";
+    return;
+  }
+  std::cout << "close notices" << (c.error.empty() ? "" : "  FAILED: " + c.error) << "\n";
+  if (!dry_run) {
+    std::cout << "  published " << c.published;
+    if (c.refed > 0) std::cout << " (" << c.refed << " again: Redis had lost them)";
+    if (c.found > 0) std::cout << ", " << c.found << " found in their stream already";
+    std::cout << "\n";
+  }
+  if (c.pending > 0) {
+    std::cout << "  " << c.pending << " pending"
+              << (dry_run ? "" : ": the next tick publishes them") << "\n";
+  }
+}
+
 void print_report(const Context& ctx, const lifecycle::TickReport& report, bool dry_run) {
   const bool json = ctx.format() == Format::json;
   for (const auto& b : report.boards) {
@@ -188,6 +218,7 @@ void print_report(const Context& ctx, const lifecycle::TickReport& report, bool 
     }
   }
   print_history(report.history, json, dry_run);
+  print_closes(report.closes, json, dry_run);
 }
 
 // The pass as metrics. Gauges, not counters: each tick is its own process and these are
@@ -219,6 +250,7 @@ void add_run_gauges(metrics::Registry& r, const lifecycle::TickReport& report, i
   phases.set(report.timings.spill.count(), {{"phase", "spill"}});
   phases.set(report.timings.archive.count(), {{"phase", "archive"}});
   phases.set(report.timings.retention.count(), {{"phase", "retention"}});
+  phases.set(report.timings.closes.count(), {{"phase", "closes"}});
 }
 
 // What the pass did to boards and periods.
@@ -286,6 +318,19 @@ void add_history_gauges(metrics::Registry& r, const lifecycle::TickReport& repor
   gauge("boardkeeper_tick_history_partitions_dropped",
         "Month partitions of history the last tick dropped whole (history.retention).",
         static_cast<double>(report.history.partitions));
+  if (report.closes.counted) {
+    gauge("boardkeeper_close_notices_pending",
+          "Close notices not yet in their Redis stream after the last tick (the next tick "
+          "publishes them; growing: a stream that cannot be written, see the tick's log).",
+          static_cast<double>(report.closes.pending));
+    r.counter("boardkeeper_close_notices_published_total",
+              "Close notices ever published to their streams (counted in PostgreSQL, so it "
+              "survives the tick's process).")
+        .add(static_cast<double>(report.closes.published_total));
+  }
+  gauge("boardkeeper_tick_close_notices_published",
+        "Close notices the last tick added to their streams (re-fed ones included).",
+        static_cast<double>(report.closes.published));
   gauge("boardkeeper_tick_redis_errors",
         "Redis errors that failed a board or the last tick (connection, timeout, error reply).",
         static_cast<double>(t.redis_errors));
@@ -365,9 +410,13 @@ void log_summary(const TickArgs& args, const lifecycle::TickReport& report, cons
                  bool aborted, int code, lifecycle::Seconds took) {
   const std::string message = fmt::format(
       "tick{}: {} boards, {} periods, {} members spilled, {} periods archived ({} rows), {} "
-      "lost, {} TTLs fixed{}{}{}",
+      "lost, {} TTLs fixed{}{}{}{}",
       args.dry_run ? " (dry run)" : "", report.boards.size(), t.periods, t.spilled, t.archived,
       t.rows_hot + t.rows_cold, t.lost, t.ttl_fixed,
+      report.closes.published + report.closes.pending > 0
+          ? fmt::format(", {} close notices published, {} pending", report.closes.published,
+                        report.closes.pending)
+          : "",
       report.history.periods > 0 ? fmt::format(", history of {} periods pruned ({} rows)",
                                                report.history.periods, report.history.rows)
                                  : "",
@@ -395,6 +444,8 @@ void log_summary(const TickArgs& args, const lifecycle::TickReport& report, cons
                                     .num("ttl_fixed", t.ttl_fixed)
                                     .num("history_periods_pruned", report.history.periods)
                                     .num("history_rows_pruned", report.history.rows)
+                                    .num("close_notices_published", report.closes.published)
+                                    .num("close_notices_pending", report.closes.pending)
                                     .raw("duration_seconds", metrics::format_value(took.count()))
                                     .num("exit_code", code)
                                     .fields());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "cold/closes.h"
 #include "cold/history_impl.h"
 #include "cold/statements.h"
 #include "core/error.h"
@@ -225,7 +226,8 @@ void History::Transaction::write_hot(const ColdRow& row) {
 }
 
 History::Counts History::Transaction::commit(bool hot_lost,
-                                             const std::vector<std::string>& void_members) {
+                                             const std::vector<std::string>& void_members,
+                                             const std::string& closes_stream) {
   Impl& m = *history_.impl_;
   const PeriodInfo& p = m.current;
   return m.guarded("committing the archive of " + p.key.period + ":" + p.key.period_id, [&] {
@@ -248,6 +250,10 @@ History::Counts History::Transaction::commit(bool hot_lost,
     counts.cold = static_cast<std::int64_t>(merged.affected_rows()) - counts.hot;
     m.record_archived(counts, hot_lost, part);
     m.txn->exec_prepared("bk_archive_drop_cold", p.key.board, p.key.period, p.key.period_id);
+    // Last: its lock serializes the archives' commits (closes.h).
+    counts.notice = write_close_notice(
+        *m.txn, m.link->schema,
+        {p.key, p.start, p.end, counts.hot + counts.cold, hot_lost, closes_stream});
     m.txn->commit();
     m.txn.reset();
     committed_ = true;

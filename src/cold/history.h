@@ -86,8 +86,9 @@ class History {
   void unlock_period(const PeriodKey& key);
 
   struct Counts {
-    std::int64_t hot = 0;   // history rows from the hot members
-    std::int64_t cold = 0;  // history rows from cold rows (of members that were not hot)
+    std::int64_t hot = 0;     // history rows from the hot members
+    std::int64_t cold = 0;    // history rows from cold rows (of members that were not hot)
+    std::int64_t notice = 0;  // the seq of the period's close notice (cold/closes.h)
   };
 
   // The archive transaction of one claimed period (libpqxx's pattern): it rolls back when
@@ -106,11 +107,12 @@ class History {
     // the cold rows of members that are not hot (a hot member's cold row is stale: the hot
     // value wins), ranked by the database in listing order (encoded ascending, then member
     // bytes; competition ranks on equal encoded values). Then the periods row (archived,
-    // counts, whether the hot part was lost, now()), deletes the period's cold rows,
-    // commits.
+    // counts, whether the hot part was lost, now()), deletes the period's cold rows, writes
+    // the period's close notice for `closes_stream` (cold/closes.h), commits.
     // `void_members`: removed members (tombstones) whose cold rows are void: deleted first,
     // so the history leaves them out.
-    Counts commit(bool hot_lost = false, const std::vector<std::string>& void_members = {});
+    Counts commit(bool hot_lost, const std::vector<std::string>& void_members,
+                  const std::string& closes_stream);
 
    private:
     friend class History;

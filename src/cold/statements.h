@@ -22,6 +22,7 @@ StatementTable reset_statements(const std::string& q);       // board_reset.cpp 
 StatementTable bans_statements(const std::string& q);        // bans.cpp
 StatementTable member_row_statements(const std::string& q);  // member_rows.cpp
 StatementTable erasure_statements(const std::string& q);     // erasure.cpp
+StatementTable closes_statements(const std::string& q);      // closes.cpp
 
 // Every table above, in one: what a ColdStore's connection prepares.
 StatementTable cold_store_statements(const std::string& q);

@@ -24,9 +24,10 @@ bool is_glob(std::string_view pattern) {
 }
 
 const std::vector<std::string_view> kBoardKeys{
-    "name",    "periods",         "timezone",   "order",      "tie_break",
-    "update",  "time_resolution", "min_points", "max_points", "hot_keep",
-    "display", "max_clock_skew",  "archive",    "retention",  "dedupe_window"};
+    "name",          "periods",         "timezone",   "order",      "tie_break",
+    "update",        "time_resolution", "min_points", "max_points", "hot_keep",
+    "display",       "max_clock_skew",  "archive",    "retention",  "dedupe_window",
+    "closes_stream", "notice_top"};
 const std::vector<std::string_view> kArchiveKeys{"grace"};
 const std::vector<std::string_view> kCustomPeriodKeys{"name", "cron", "period", "starts",
                                                       "duration"};
@@ -152,6 +153,7 @@ std::optional<BoardConfig> Loader::parse_board(const yaml::Node& node) {
   parse_hot_sizes(f, d);
   parse_board_windows(f, d.board);
   parse_archive(f, d);
+  parse_closes(f, d.board);
   parse_retention(f, d);
   check_budget(d);
   if (problem_count() != before) return std::nullopt;
@@ -320,6 +322,33 @@ void Loader::parse_archive(const Fields& f, BoardDraft& d) {
       d.board.grace = *grace;
     } else {
       d.grace_ok = false;
+    }
+  }
+}
+
+// Close notices: closes_stream (a Redis key) and notice_top in [1, kMaxNoticeTop].
+void Loader::parse_closes(const Fields& f, BoardConfig& b) {
+  if (const auto e = f.get("closes_stream")) {
+    if (const auto stream = read_string(*e, "closes_stream")) {
+      if (stream->empty() || stream->find('\0') != std::string::npos) {
+        report(*e,
+               "closes_stream must be a Redis key name (not empty, no NUL byte); leave it "
+               "out for <key_prefix>:closes");
+      } else {
+        b.closes_stream = *stream;
+      }
+    }
+  }
+  if (const auto e = f.get("notice_top")) {
+    if (const auto v = read_int(*e, "notice_top")) {
+      if (*v < 1 || *v > kMaxNoticeTop) {
+        report(*e, "notice_top must be between 1 and " + std::to_string(kMaxNoticeTop) +
+                       " (the standings a close notice carries inline; the rest are read "
+                       "from history), not " +
+                       std::to_string(*v));
+      } else {
+        b.notice_top = *v;
+      }
     }
   }
 }

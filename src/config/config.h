@@ -155,6 +155,9 @@ struct HistoryConfig {
   std::optional<Millis> retention_for(const std::string& period) const;
 };
 
+inline constexpr std::int64_t kDefaultNoticeTop = 10;
+inline constexpr std::int64_t kMaxNoticeTop = 1000;
+
 struct BoardConfig {
   std::string pattern;              // exact board name or glob
   std::vector<PeriodSpec> periods;  // in the order written
@@ -172,7 +175,11 @@ struct BoardConfig {
   Millis dedupe_window = std::chrono::hours{24};  // how long an event id is remembered
   Millis grace = std::chrono::minutes{10};
   std::map<std::string, Millis> retention;  // by period name, `default` already applied
-  std::string where;                        // "FILE:LINE:COLUMN" of the entry, for messages
+  // Close notices (docs/architecture.md): the Redis stream a closed period's notice goes to
+  // ("": <key_prefix>:closes) and how many of its top standings the entry carries.
+  std::string closes_stream{};
+  std::int64_t notice_top = kDefaultNoticeTop;  // [1, kMaxNoticeTop]
+  std::string where;                            // "FILE:LINE:COLUMN" of the entry, for messages
 
   const PeriodSpec* period(std::string_view name) const;  // nullptr when not used
   Millis retention_for(const PeriodSpec& period) const;

@@ -182,6 +182,7 @@ class Loader {
   void parse_hot_sizes(const Fields& f, BoardDraft& d);
   void parse_board_windows(const Fields& f, BoardConfig& b);
   void parse_archive(const Fields& f, BoardDraft& d);
+  void parse_closes(const Fields& f, BoardConfig& b);
   void parse_retention(const Fields& f, BoardDraft& d);
   std::optional<WrittenRetention> read_retention(const Entry& entry, const BoardDraft& d);
   void check_budget(const BoardDraft& d);

@@ -62,6 +62,10 @@ std::string boards_key(std::string_view prefix) {
   return std::string(prefix) + ":boards";
 }
 
+std::string closes_key(std::string_view prefix) {
+  return std::string(prefix) + ":closes";
+}
+
 std::string deployment_key(std::string_view prefix) {
   return std::string(prefix) + ":deployment";
 }

@@ -51,6 +51,9 @@ class BoardKeys {
 
 // <prefix>:boards
 std::string boards_key(std::string_view prefix);
+// <prefix>:closes (STREAM: close notices, entry id <seq>-1; hot/closes.h): the default of a
+// board's closes_stream.
+std::string closes_key(std::string_view prefix);
 // <prefix>:deployment (STRING: the id of this data set, which a PostgreSQL schema names as
 // its owner; see service/deployment.h)
 std::string deployment_key(std::string_view prefix);

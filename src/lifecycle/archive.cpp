@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hot/moderation.h"
+#include "lifecycle/closes.h"
 
 namespace bk::lifecycle {
 namespace {
@@ -123,7 +124,9 @@ void fill_and_commit(const ArchiveRun& run, cold::History::Transaction& txn,
   // Removed members (tombstones) are left out: their cold rows are void.
   const std::vector<std::string> removed =
       hot::Moderation(run.job.hot.key_prefix()).tombstones(run.job.redis, run.keys);
-  const cold::History::Counts counts = txn.commit(stats.hot_lost, removed);
+  const cold::History::Counts counts =
+      txn.commit(stats.hot_lost, removed,
+                 ClosesPublisher::stream_for(*run.target.config, run.job.hot.key_prefix()));
   stats.hot = counts.hot;
   stats.cold = counts.cold;
 }

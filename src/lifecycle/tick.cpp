@@ -22,7 +22,7 @@
 namespace bk::lifecycle {
 
 bool TickReport::any_failed() const {
-  return !history.error.empty() ||
+  return !history.error.empty() || !closes.error.empty() ||
          std::any_of(boards.begin(), boards.end(),
                      [](const BoardReport& b) { return !b.error.empty(); });
 }
@@ -123,7 +123,17 @@ void Tick::run(const TickOptions& options, TickReport& report) {
     const Timed timed(report.timings.spill);
     cold_.analyze();
   }
+  publish_closes(options, report);
   prune_history(options, report);
+}
+
+// After the archives, every close notice not yet in its stream goes there (after Redis lost a
+// stream, those it lost go again). A failure leaves them pending for the next tick: the
+// archives stand.
+void Tick::publish_closes(const TickOptions& options, TickReport& report) {
+  const Timed timed(report.timings.closes);
+  cold::Closes closes(cold_.link());
+  ClosesPublisher(config_, redis_, closes, archive_).run(report.closes, options.dry_run);
 }
 
 void Tick::prune_history(const TickOptions& options, TickReport& report) {

@@ -1,7 +1,8 @@
 // One lifecycle pass over every live board period found through the registries (never by
 // scanning keys) and through the cold tier (which survives whatever Redis forgets):
 // re-assert missing TTLs, spill what is ranked past hot_keep, archive the periods past
-// end + grace, create history partitions ahead, and remove history past its retention.
+// end + grace (each with its close notice), publish the close notices, create history
+// partitions ahead, and remove history past its retention.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "hot/board_scripts.h"
 #include "lifecycle/archive.h"
 #include "lifecycle/backend.h"
+#include "lifecycle/closes.h"
 #include "lifecycle/profiles.h"
 #include "lifecycle/spill.h"
 #include "redis/connection.h"
@@ -78,6 +80,7 @@ struct TickTimings {
   Seconds spill{0};       // spilling beyond hot_keep (including taking the period lock)
   Seconds archive{0};     // archiving closed periods
   Seconds retention{0};   // removing history past its retention
+  Seconds closes{0};      // publishing close notices
 };
 
 // History retention (history.retention): what this tick removed (would remove, in a dry run).
@@ -93,6 +96,7 @@ struct HistoryReport {
 struct TickReport {
   std::vector<BoardReport> boards;
   HistoryReport history;
+  ClosesReport closes;  // close notices published after the archives
   TickTimings timings;
   bool any_failed() const;
 };
@@ -129,6 +133,7 @@ class Tick {
   void spill_into(BoardPass& pass, const PeriodJob& job, PeriodReport& pr);
   std::int64_t fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run);
   void prune_history(const TickOptions& options, TickReport& report);
+  void publish_closes(const TickOptions& options, TickReport& report);
   void count_busy(const hot::BoardKeys& keys, const std::map<std::string, std::int64_t>& streaks,
                   const std::string& registry_member, PeriodReport& report);
 };

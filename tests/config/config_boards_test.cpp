@@ -382,6 +382,27 @@ TEST(ConfigTest, ManyBoardEntriesLoadAndTheirConflictsAreStillFound) {
       HasProblem(p, 50004, 5, "board 'team:red' is never used: the earlier entry 'team:*'"));
 }
 
+// --- close notices ---------------------------------------------------------------------
+
+TEST(ConfigTest, CloseNoticesDefaultToThePrefixStreamAndTenStandings) {
+  const BoardConfig& b = parse(minimal()).boards.at(0);
+  EXPECT_EQ(b.closes_stream, "");  // <key_prefix>:closes
+  EXPECT_EQ(b.notice_top, 10);
+  const BoardConfig& set =
+      parse(minimal("    closes_stream: \"game:{rewards}\"\n    notice_top: 1000\n")).boards.at(0);
+  EXPECT_EQ(set.closes_stream, "game:{rewards}");
+  EXPECT_EQ(set.notice_top, 1000);
+}
+
+TEST(ConfigTest, NoticeTopOutsideOneToAThousandAndAnEmptyStreamAreRefusedWhereWritten) {
+  EXPECT_TRUE(HasProblem(problems_of(minimal("    notice_top: 0\n")), 6, 17,
+                         "notice_top must be between 1 and 1000"));
+  EXPECT_TRUE(HasProblem(problems_of(minimal("    notice_top: 1001\n")), 6, 17, "not 1001"));
+  EXPECT_TRUE(HasProblem(problems_of(minimal("    notice_top: ten\n")), 6, 17, "notice_top"));
+  EXPECT_TRUE(HasProblem(problems_of(minimal("    closes_stream: \"\"\n")), 6, 20,
+                         "closes_stream must be a Redis key name"));
+}
+
 // --- whole files ----------------------------------------------------------------------
 
 }  // namespace
