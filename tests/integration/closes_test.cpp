@@ -1,10 +1,12 @@
 // Close notices against real Redis and PostgreSQL: one notice per archived period, written
 // with the archive and equal to its history rows; each reaches its stream exactly once however
 // tick is stopped (SIGKILL anywhere, Redis restarted empty, a stream Redis lost or rolled back,
-// an unwritable stream, Redis down while publishing); and the `closes` command.
+// an unwritable stream, Redis down while publishing); the NOTIFY; and the `closes` command.
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -174,6 +176,15 @@ TEST_F(ClosesTest, EachArchiveWritesOneNoticeEqualToItsHistoryAndPublishesItOnce
     fill(conn, "arena", h, 12);
     fill(conn, "cup:1", h, 5 + h);
   }
+  // A listener on <schema>_closes, for the length of a pg_sleep (psql prints what it heard
+  // after each statement).
+  const std::string heard = "/tmp/bk-listen-" + prefix;
+  ASSERT_EQ(
+      std::system(("(printf 'LISTEN " + prefix + "_closes;\\nSELECT pg_sleep(3);\\n' | psql " +
+                   "-X -q -t -A '" + test::postgres_url() + "' > " + heard + " 2>&1) &")
+                      .c_str()),
+      0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto first = tick(conn, kDay + std::chrono::hours{6});
   EXPECT_EQ(first.closes.published, 6);
   EXPECT_EQ(first.closes.pending, 0);
@@ -186,6 +197,19 @@ TEST_F(ClosesTest, EachArchiveWritesOneNoticeEqualToItsHistoryAndPublishesItOnce
   EXPECT_NE(arena[0].fields.at("top").find("Player "), std::string::npos);
   // Notices are numbered in the order their archives committed.
   EXPECT_EQ(count("SELECT count(DISTINCT seq) FROM " + prefix + ".period_closes"), 6);
+  // Each archive's NOTIFY carried its seq.
+  std::this_thread::sleep_for(std::chrono::seconds{3});
+  const std::string said = test::read_file(heard);
+  std::remove(heard.c_str());
+  std::istringstream seqs(test::psql("SELECT seq FROM " + prefix + ".period_closes"));
+  int notified = 0;
+  for (std::string seq; std::getline(seqs, seq);) {
+    EXPECT_NE(said.find("notification \"" + prefix + "_closes\" with payload \"" + seq + "\""),
+              std::string::npos)
+        << said;
+    ++notified;
+  }
+  EXPECT_EQ(notified, 6);
   // A second tick finds nothing to do and the streams stay as they are.
   const auto second = tick(conn, kDay + std::chrono::hours{7});
   EXPECT_EQ(second.closes.published, 0);
