@@ -110,6 +110,9 @@ service::Update event_of(const json& doc, const std::string& board, const std::s
       if (key == "id") {
         u.event_id = v.get<std::string>();
         if (u.event_id.empty()) bad("id is empty: leave it out, or give the event's id");
+        // The update path's own rule (add and ingest ask it too), said here as a 400 naming
+        // the field, before any key is claimed.
+        if (auto problem = event_id_problem(u.event_id)) bad("id is refused: " + *problem);
       } else {
         u.name = v.get<std::string>();
       }

@@ -3,6 +3,8 @@
 
 #include <fnmatch.h>
 
+#include <cstdio>
+
 #include "core/json.h"
 
 namespace bk {
@@ -105,6 +107,29 @@ std::optional<std::string> member_problem(std::string_view member) {
     if (member[i] == '\0') return "member id contains a NUL byte at offset " + std::to_string(i);
     const std::size_t len = utf8_sequence(member, i);
     if (len == 0) return "member id is not valid UTF-8 at byte offset " + std::to_string(i);
+    i += len;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> event_id_problem(std::string_view id) {
+  if (id.empty()) return "event id is empty";
+  if (id.size() > kMaxEventIdBytes) {
+    return "event id is " + std::to_string(id.size()) + " bytes, more than " +
+           std::to_string(kMaxEventIdBytes);
+  }
+  for (std::size_t i = 0; i < id.size();) {
+    const std::size_t len = utf8_sequence(id, i);
+    if (len == 0) return "event id is not valid UTF-8 at byte offset " + std::to_string(i);
+    const auto b0 = static_cast<unsigned char>(id[i]);
+    const auto b1 = len == 2 ? static_cast<unsigned char>(id[i + 1]) : 0U;
+    if (b0 < 0x20 || b0 == 0x7F || (b0 == 0xC2 && b1 >= 0x80 && b1 <= 0x9F)) {
+      const unsigned cp = len == 1 ? b0 : b1;  // C1 controls are U+0080..U+009F: C2 80..9F
+      char code[16];
+      std::snprintf(code, sizeof code, "U+%04X", cp);
+      return std::string("event id contains the control character ") + code + " at byte offset " +
+             std::to_string(i);
+    }
     i += len;
   }
   return std::nullopt;

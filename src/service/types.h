@@ -82,7 +82,7 @@ enum class Refusal {
   expired,           // Redis would expire the period key at once (end + retention is past)
   cold_tier,         // the member's cold row was needed and could not be used
   invalid_profile,   // name or meta not as core/profile.h says
-  invalid_event_id,  // more than 512 bytes
+  invalid_event_id,  // not 1 to 512 bytes of UTF-8 without control characters
   invalid_time,      // an event time outside 1970-01-01 .. 9999-12-31 (UTC)
   banned,            // the member is banned from the board (service/moderation.h)
   key_reused,        // its idempotency key was bound to another request (Update::fingerprint)

@@ -44,10 +44,10 @@ std::optional<Updates::Refused> Updates::plan_fields(const Update& u) const {
   if (auto problem = member_problem(u.member)) {
     return Refused{Refusal::invalid_member, *problem + " (board '" + u.board + "')"};
   }
-  if (u.event_id.size() > kMaxEventIdBytes) {
-    return Refused{Refusal::invalid_event_id,
-                   "event id is " + std::to_string(u.event_id.size()) + " bytes, more than " +
-                       std::to_string(kMaxEventIdBytes) + " (" + describe(u) + ")"};
+  if (!u.event_id.empty()) {  // empty: no id
+    if (auto problem = event_id_problem(u.event_id)) {
+      return Refused{Refusal::invalid_event_id, *problem + " (" + describe(u) + ")"};
+    }
   }
   if (u.at && (*u.at < kEarliestEventTime || *u.at > kLatestEventTime)) {
     return Refused{Refusal::invalid_time, "event time " + std::to_string(to_epoch_ms(*u.at)) +

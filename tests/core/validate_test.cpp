@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace bk {
 namespace {
@@ -92,6 +93,31 @@ TEST(MemberProblem, RejectsInvalidUtf8) {
   const auto at3 = member_problem("abc" + bytes({0x80}));
   ASSERT_TRUE(at3);
   EXPECT_NE(at3->find("offset 3"), std::string::npos) << *at3;
+}
+
+TEST(EventIdProblem, TakesUtf8IdsWithoutControlCharacters) {
+  for (const std::string& id : std::vector<std::string>{
+           "e1", "match-81:ann", "caf\xc3\xa9 \xf0\x9f\x8e\xae", "a b", std::string(512, 'i')}) {
+    EXPECT_FALSE(event_id_problem(id)) << id;
+  }
+}
+
+TEST(EventIdProblem, RefusesControlCharactersNamingThemAndWhere) {
+  using namespace std::string_literals;
+  EXPECT_EQ(event_id_problem("e\0001"s),
+            "event id contains the control character U+0000 at byte offset 1");
+  EXPECT_EQ(event_id_problem("ab\n"),
+            "event id contains the control character U+000A at byte offset 2");
+  EXPECT_EQ(event_id_problem("\x1b[2J"),
+            "event id contains the control character U+001B at byte offset 0");
+  EXPECT_EQ(event_id_problem("e\x7f"),
+            "event id contains the control character U+007F at byte offset 1");
+  EXPECT_EQ(event_id_problem("e\xc2\x85"),
+            "event id contains the control character U+0085 at byte offset 1");
+  EXPECT_FALSE(event_id_problem("e\xc2\xa0")) << "U+00A0 is no control character";
+  EXPECT_EQ(event_id_problem(""), "event id is empty");
+  EXPECT_EQ(event_id_problem(std::string(513, 'i')), "event id is 513 bytes, more than 512");
+  EXPECT_EQ(event_id_problem("e\xff"), "event id is not valid UTF-8 at byte offset 1");
 }
 
 TEST(BoardName, Rules) {

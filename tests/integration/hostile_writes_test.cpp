@@ -1,7 +1,8 @@
 // The hostile sweep of serve's writes, with the real binary, Redis and PostgreSQL: malformed
 // score writes (wrong types, deep nesting, huge numbers, NaN and Infinity, -0, 2^53+1, numbers
 // in strings, unknown fields, NUL and invalid UTF-8 in the member and the name, metadata over
-// 2 KiB, a body over the limit, no Content-Type) and malformed batches (1,001 events, events
+// 2 KiB, a body over the limit, no Content-Type; NUL and other control characters in an id or
+// an Idempotency-Key, each a 400 naming it) and malformed batches (1,001 events, events
 // that are no object or lack a board or member, a body over 1 MiB...) sent as raw bytes, each
 // answered a JSON 4xx with nothing applied while serve keeps answering.
 #include <gtest/gtest.h>
@@ -147,6 +148,27 @@ std::vector<Case> bytes_in_member_and_name() {
   };
 }
 
+// Control characters in an event id (the body's id, or the Idempotency-Key that becomes one):
+// refused with a 400 naming the field, by the same rule as ingest's and add's ids.
+std::vector<Case> control_characters_in_ids() {
+  const std::string body = R"({"value": 1})";
+  const std::string target = scores_of("ann");
+  return {
+      write_of("\\u0000 in the id", R"({"value": 1, "id": "e\u00001"})"),
+      write_of("a raw NUL in the id", "{\"value\": 1, \"id\": \"e\0001\"}"s),
+      write_of("\\u0001 in the id", R"({"value": 1, "id": "e\u00011"})"),
+      write_of("\\n in the id", R"({"value": 1, "id": "e\n1"})"),
+      write_of("\\u001b (escape) in the id", R"({"value": 1, "id": "e\u001b[2J"})"),
+      write_of("\\u007f (DEL) in the id", R"({"value": 1, "id": "e\u007f1"})"),
+      write_of("\\u0085 (a C1 control) in the id", R"({"value": 1, "id": "e\u00851"})"),
+      write_of("an id of 513 bytes", R"({"value": 1, "id": ")" + std::string(513, 'i') + "\"}"),
+      {"a tab inside the Idempotency-Key", post(target, body, "Idempotency-Key: k\tk\r\n")},
+      {"\\x01 in the Idempotency-Key", post(target, body, "Idempotency-Key: k\x01k\r\n")},
+      {"an escaped \\x01 in a quoted Idempotency-Key",
+       post(target, body, "Idempotency-Key: \"k\\\x01\"\r\n")},
+  };
+}
+
 std::vector<Case> heads() {
   const std::string body = R"({"value": 1})";
   const std::string target = scores_of("ann");
@@ -164,7 +186,8 @@ std::vector<Case> heads() {
 
 std::vector<Case> single_write_cases() {
   std::vector<Case> all;
-  for (auto part : {wrong_types, numbers, fields_and_shapes, bytes_in_member_and_name, heads}) {
+  for (auto part : {wrong_types, numbers, fields_and_shapes, bytes_in_member_and_name,
+                    control_characters_in_ids, heads}) {
     for (Case& c : part()) all.push_back(std::move(c));
   }
   return all;
@@ -200,6 +223,8 @@ std::vector<Case> batch_cases() {
       batch_of("an event without a member", {ok, R"({"board": "pts", "value": 2})"}),
       batch_of("a board of a number", {R"({"board": 7, "member": "bob", "value": 2})"}),
       batch_of("an unknown field in an event", {R"({"board": "pts", "member": "bob", "v": 2})"}),
+      batch_of("\\u0000 in an event's id after a good event",
+               {ok, R"({"board": "pts", "member": "bob", "value": 2, "id": "e\u00002"})"}),
       batch_of("an event 9 deep",
                {R"({"board": "pts", "member": "bob", "value": 1, "metadata": {"a": )" +
                 nested(8, "1") + "}}"}),
@@ -268,6 +293,39 @@ TEST_F(HostileWritesTest, MalformedWritesEachGetAJson4xxApplyNothingAndServeGoes
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200) << ok->body;
   EXPECT_EQ(s.get("/healthz").status, 200);
+}
+
+// Before this, an id holding NUL or another control character was taken (and applied).
+TEST_F(HostileWritesTest, AControlCharacterInAnIdIsA400NamingTheField) {
+  Served s = serve();
+  for (const Case& c : control_characters_in_ids()) {
+    SCOPED_TRACE(c.what);
+    const auto a = test::raw_exchange(s.port(), c.request, kAnswerWithin);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->status, 400) << a->body;
+    const json body = json::parse(a->body, nullptr, false);
+    ASSERT_TRUE(body.is_object() && body.contains("error")) << a->body;
+    const std::string error = body["error"].get<std::string>();
+    const bool named = error.find("Idempotency-Key") != std::string::npos ||
+                       error.find("id is refused: event id") != std::string::npos ||
+                       error.find("not valid JSON") != std::string::npos ||  // a raw NUL
+                       // A raw control byte in any header: the parser refuses the head
+                       // before a route, or a header's name, is known.
+                       error == "malformed request: bad value";
+    EXPECT_TRUE(named) << error;
+  }
+  const auto batch = test::raw_exchange(
+      s.port(),
+      post("/v1/events",
+           R"({"events": [{"board": "pts", "member": "bob", "value": 2, "id": "e\u00002"}]})"),
+      kAnswerWithin);
+  ASSERT_TRUE(batch);
+  EXPECT_EQ(batch->status, 400) << batch->body;
+  EXPECT_NE(batch->body.find("events[0]: id is refused: event id contains the control character "
+                             "U+0000 at byte offset 1"),
+            std::string::npos)
+      << batch->body;
+  EXPECT_TRUE(empty(tops(s))) << tops(s).dump();
 }
 
 }  // namespace

@@ -152,7 +152,8 @@ TEST(Ingest, ProducersAndAKilledConsumerLoseNothingAndCountNothingTwice) {
 }
 
 // Entries no event can be made of without guessing go to the dead letters with their
-// reason: a field twice, an event id past 512 bytes, an event time outside 1970-9999 (as
+// reason: a field twice, an event id past 512 bytes or with a control character (the rule of
+// HTTP's ids too), an event time outside 1970-9999 (as
 // epoch milliseconds too: ±2^63 must not become a garbage date in the reason).
 TEST(Ingest, EntriesWithDoubledFieldsHugeIdsOrImpossibleTimesAreDeadLettered) {
   const std::string prefix = test::unique_prefix();
@@ -167,6 +168,8 @@ TEST(Ingest, EntriesWithDoubledFieldsHugeIdsOrImpossibleTimesAreDeadLettered) {
        "field 'member' appears more than once"},
       {{"board", "ing", "member", "d", "value", "1", "id", std::string(513, 'x')},
        "event id is 513 bytes, more than 512"},
+      {{"board", "ing", "member", "d", "value", "1", "id", "e\x01x"},
+       "event id contains the control character U+0001 at byte offset 1"},
       {{"board", "ing", "member", "e", "value", "1", "at", "9223372036854775807"},
        "event time 9223372036854775807 ms since 1970 is outside 1970-01-01T00:00:00Z .. "
        "9999-12-31T23:59:59.999Z"},
