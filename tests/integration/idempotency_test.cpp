@@ -1,13 +1,15 @@
 // Idempotency of the score write (docs/http-api.md, "Idempotency"), through a running serve
 // with real Redis and PostgreSQL: an Idempotency-Key (or the body's id) applies once within
 // the board's dedupe window, a retry answers duplicate with the current standing, the same key
-// with another request is a 422 with nothing applied, and two identical keyed requests sent
-// at once apply once.
+// with another request is a 422 with nothing applied, two identical keyed requests sent at
+// once apply once, and an id that `add` (or ingest) applied, with no fingerprint, answers
+// duplicate to a keyed HTTP write whatever its body.
 #include <gtest/gtest.h>
 
 #include <future>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness.h"
@@ -104,6 +106,32 @@ TEST_F(IdempotencyTest, IdenticalKeyedRequestsSentAtOnceApplyOnce) {
     EXPECT_NE(a.body.at("applied"), b.body.at("applied")) << a.text << "\n" << b.text;
   }
   EXPECT_EQ(s1.get("/v1/boards/pts/daily/members/ann", as(kReader)).body.at("points"), 20);
+}
+
+// `add --id` and ingest apply event ids without a request fingerprint: the key's first HTTP
+// request cannot be told from a retry, so it answers duplicate whatever it holds (another
+// value, another member), applies nothing, and binds the key to its own fingerprint.
+TEST_F(IdempotencyTest, AnIdAppliedWithoutAFingerprintAnswersDuplicateWhateverTheBody) {
+  for (const char* id : {"match-3:ann", "match-4:ann"}) {
+    ASSERT_EQ(test::run_cli(
+                  {"--config", config_path, "--now", kNow, "add", "pts", "ann", "5", "--id", id})
+                  .exit_code,
+              0);
+  }
+  Served s = serve();
+  // Another value under one id, another member under the other: neither is applied.
+  for (const auto& [member, key] : std::vector<std::pair<std::string, std::string>>{
+           {"ann", "match-3:ann"}, {"bob", "match-4:ann"}}) {
+    const Answer a = send(s, member, {{"value", 9}}, key);
+    ASSERT_EQ(a.status, 200) << member << " " << a.text;
+    EXPECT_EQ(a.body.at("applied"), false) << a.text;
+    EXPECT_EQ(a.body.at("duplicate"), true) << a.text;
+  }
+  EXPECT_EQ(s.get("/v1/boards/pts/daily/members/ann", as(kReader)).body.at("points"), 10);
+  EXPECT_EQ(s.get("/v1/boards/pts/daily/members/bob", as(kReader)).status, 404);
+  // The first HTTP request bound the key to its fingerprint: another one is now a 422.
+  EXPECT_EQ(send(s, "ann", {{"value", 11}}, "match-3:ann").status, 422);
+  EXPECT_EQ(send(s, "ann", {{"value", 9}}, "match-3:ann").body.at("duplicate"), true);
 }
 
 TEST_F(IdempotencyTest, AWriteNeedsAJsonContentType) {
