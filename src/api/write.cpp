@@ -354,7 +354,11 @@ std::string result_json(const service::Update& u, const service::Written& w, boo
     const bool refused = r.status == S::refused;
     line.num("status", refused ? refusal_status(r.refusal) : r.status == S::failed ? 500 : 503);
     line.str("reason", refused ? service::refusal_label(r.refusal) : outcome_label(r.status));
-    line.str("error", r.reason);
+    // Said here, as the single write's 404 says it: the service's reason names the config
+    // file, which is no client's business.
+    line.str("error", refused && r.refusal == service::Refusal::unknown_board
+                          ? "no board entry matches board " + bk::quoted(u.board)
+                          : r.reason);
     return line.done();
   }
   std::string list = "[";

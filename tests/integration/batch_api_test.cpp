@@ -61,6 +61,8 @@ TEST_F(BatchApiTest, OneResultPerEventInOrderARefusalInTheMiddleStopsNothing) {
   EXPECT_EQ(r[2].at("periods").at(0).at("points"), 15);
   EXPECT_EQ(r[3].at("status"), 404);
   EXPECT_EQ(r[3].at("reason"), "unknown_board");
+  EXPECT_EQ(r[3].at("error"), "no board entry matches board 'nope'")
+      << "the config file's path is no client's business";
   EXPECT_EQ(r[4].at("status"), 409);
   EXPECT_EQ(r[5].at("applied"), true);
   EXPECT_FALSE(r[0].at("periods").at(0).contains("rank")) << "ranks only when asked";
