@@ -461,6 +461,19 @@ std::optional<Response> Api::refuse_before_body(const Request& head) const {
 }
 
 bool Api::fetch_cursor_key() const {
+std::optional<std::uint64_t> Api::token_share(const Request& head) const {
+  const std::string_view path = path_of(head.target);
+  if (path.rfind("/v1/", 0) != 0) return std::nullopt;
+  const auto tokens = tokens_->current();
+  if (match_route(head.method, path).access == Access::read && tokens->tokens().read.empty()) {
+    return std::nullopt;  // needs no token: a made-up one must not buy a share of its own
+  }
+  const std::optional<std::string_view> given = bearer_token(head.authorization);
+  const Caller who = given ? tokens->identify(*given) : Caller{};
+  if (who.kind == TokenKind::none) return std::nullopt;
+  return who.id;
+}
+
   try {
     cursor_key_->get();
     return true;

@@ -99,6 +99,12 @@ class Api {
   // the body. Never blocks (the limits hold a mutex for a few steps).
   std::optional<Response> refuse_before_body(const Request& head) const;
 
+  // Whose share of what clients may hold (serve.bodies_in_flight_per_token_mb, ...) a request
+  // takes, from its head: the identity of the token it was let in with (Caller::id, never
+  // the token itself) when its route needs one; nullopt when it needs none (reads of an open
+  // API, paths outside /v1) or the token is not ours: the client's address then.
+  std::optional<std::uint64_t> token_share(const Request& head) const;
+
   // Asks for the cursor key now (at start), so that a backend outage later does not stop
   // cursors; false, with the reason logged, when it cannot be had yet (asked again when a
   // cursor is next made or checked).

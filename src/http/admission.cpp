@@ -1,6 +1,8 @@
 // What the server lets its clients hold at once (http/admission.h).
 #include "http/admission.h"
 
+#include <boost/asio/ip/address.hpp>
+
 namespace bk::http {
 
 // The key's own limits first: a key over its share is told so (429) whatever the others hold.
@@ -39,6 +41,19 @@ std::size_t Admission::body_bytes_of(const std::string& key) const {
 std::size_t Admission::requests_of(const std::string& key) const {
   const auto it = held_.find(key);
   return it == held_.end() ? 0 : it->second.requests;
+}
+
+std::string address_share(std::string_view peer) {
+  namespace ip = boost::asio::ip;
+  boost::system::error_code ec;
+  const ip::address a = ip::make_address(std::string(peer), ec);
+  if (ec) return "address " + std::string(peer);
+  if (a.is_v4()) return "address " + a.to_v4().to_string();
+  const ip::address_v6 v6 = a.to_v6();
+  if (v6.is_v4_mapped()) return "address " + ip::make_address_v4(ip::v4_mapped, v6).to_string();
+  ip::address_v6::bytes_type bytes = v6.to_bytes();
+  for (std::size_t i = 8; i < bytes.size(); ++i) bytes[i] = 0;
+  return "address " + ip::address_v6(bytes).to_string() + "/64";
 }
 
 bool FloodMark::ended(std::size_t held) {

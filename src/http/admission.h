@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace bk::http {
@@ -47,6 +48,11 @@ class Admission {
   std::size_t body_bytes_ = 0;
   std::unordered_map<std::string, Held> held_;
 };
+
+// The share key of a client known only by its address (`peer`, as the socket gives it): an
+// IPv4 address itself (also one mapped into IPv6, ::ffff:a.b.c.d), an IPv6 address by its /64
+// (a client owns a /64 and can send from any of its 2^64 addresses), anything else as sent.
+std::string address_share(std::string_view peer);
 
 // Whether a flood has ended: the memory held (bodies in flight and connections, as the server
 // counts it) fell to a quarter of its highest mark since the last time, and that mark was at

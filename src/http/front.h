@@ -32,6 +32,21 @@ inline HttpServer::Response json(int status, std::string body) {
   return {status, "application/json", std::move(body) + "\n"};
 }
 
+// Whose share of bodies and requests in progress a request takes (HttpServer::Options::
+// share_key): "token <identity in hex>" for a request let in with one of serve's tokens
+// (api::Api::token_share: the identity rate limits count by, never the token, which is a
+// secret and would live in the server's map as long as the request); else "", the client's
+// address (its /64 for IPv6: http/admission.h).
+inline std::string share_key(const api::Api& api, const HttpServer::Request& head) {
+  const std::optional<std::uint64_t> id =
+      api.token_share({head.method, head.target, head.authorization, std::string()});
+  if (!id) return {};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string key = "token ";
+  for (int shift = 60; shift >= 0; shift -= 4) key += kHex[(*id >> shift) & 15];
+  return key;
+}
+
 // /v1 (and anything not a probe), on a worker: a session from the pool, the API within the
 // request's deadline, and one retry on fresh connections when a backend refused a session
 // that sat idle.

@@ -49,20 +49,6 @@ extern "C" void on_reload_signal(int /*sig*/) {
 
 const std::vector<std::string> kProbes{"/healthz", "/readyz", "/metrics"};
 
-// Whose share of bodies and requests in progress a request takes (Options::share_key): the
-// bearer token it was let in with when serve checked it (a /v1 route that needs one: all but
-// reads of an open API); else "", the client's address. (A token's identity can take its
-// place here: the token is never logged.)
-std::string share_key(const api::Api& api, const HttpServer::Request& head) {
-  const std::string_view target = head.target;
-  const std::string_view path = target.substr(0, target.find('?'));
-  if (path.rfind("/v1/", 0) != 0) return {};
-  const bool checked = api::match_route(head.method, path).access != api::Access::read ||
-                       !api.authorized(std::string());
-  const auto token = checked ? api::bearer_token(head.authorization) : std::nullopt;
-  return token ? "token " + std::string(*token) : std::string();
-}
-
 // Outside /v1 (the probes, the console) only GET and HEAD are served: a body sent there is
 // refused before it is read, as one the API would refuse.
 std::optional<HttpServer::Response> body_outside_api(const HttpServer::Request& head) {

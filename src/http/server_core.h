@@ -125,7 +125,7 @@ struct Server {
   }
   std::string share_key(const Request& head) const {
     std::string key = options.share_key ? options.share_key(head) : std::string();
-    return key.empty() ? "address " + head.peer : key;
+    return key.empty() ? address_share(head.peer) : key;
   }
   // The handler's answer; an exception becomes a 500 whose text is logged, not sent.
   Response run(const Request& request) const {

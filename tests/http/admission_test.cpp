@@ -112,6 +112,21 @@ TEST(AdmissionTest, AReleaseOfWhatWasNeverAdmittedChangesNothing) {
   EXPECT_EQ(a.admit("t1", 400), Verdict::admitted);
 }
 
+// A client owns an IPv6 /64: keyed by its address, it could take 2^64 shares.
+TEST(AddressShareTest, IPv4ByTheAddressIPv6ByItsSlash64) {
+  EXPECT_EQ(address_share("192.0.2.7"), "address 192.0.2.7");
+  EXPECT_NE(address_share("192.0.2.7"), address_share("192.0.2.8"));
+  EXPECT_EQ(address_share("::ffff:192.0.2.7"), "address 192.0.2.7") << "mapped: the IPv4 one";
+  EXPECT_EQ(address_share("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "address 2001:db8:1:2::/64");
+  EXPECT_EQ(address_share("2001:db8:1:2::1"), address_share("2001:db8:1:2:ffff::9"))
+      << "one /64, one share";
+  EXPECT_NE(address_share("2001:db8:1:2::1"), address_share("2001:db8:1:3::1"));
+  EXPECT_EQ(address_share("::1"), "address ::/64");
+  EXPECT_EQ(address_share("fe80::1%1"), "address fe80::/64") << "the scope is no part of it";
+  EXPECT_EQ(address_share(""), "address ") << "unknown: every unknown one shares";
+  EXPECT_EQ(address_share("not an address"), "address not an address");
+}
+
 TEST(FloodMarkTest, AFloodEndsWhenWhatIsHeldFallsToAQuarterOfItsMarkAboveTheFloor) {
   FloodMark m(100);
   EXPECT_FALSE(m.ended(50));
