@@ -138,6 +138,7 @@ class Route {
   // The write token of the request (with its snapshot), for a batch's boards.
   std::shared_ptr<const TokenSnapshot> tokens_;
   const WriteToken* writer_ = nullptr;
+  PayFor pay_;  // a batch's cost in rate limits
 
  private:
   const Request& request_;
@@ -175,7 +176,7 @@ class Route {
         parameters(query_, {});
         return write_score(request_, board_, member, boards_, response_);
       case RouteId::events:
-        return write_events(request_, boards_, may_write(), response_);
+        return write_events(request_, boards_, may_write(), pay_, response_);
       case RouteId::top:
         return top(period);
       case RouteId::history:
@@ -460,7 +461,6 @@ std::optional<Response> Api::refuse_before_body(const Request& head) const {
   return Response{e.status, error_body(e.message), "other", e.headers, m.access == Access::admin};
 }
 
-bool Api::fetch_cursor_key() const {
 std::optional<std::uint64_t> Api::token_share(const Request& head) const {
   const std::string_view path = path_of(head.target);
   if (path.rfind("/v1/", 0) != 0) return std::nullopt;
@@ -474,6 +474,7 @@ std::optional<std::uint64_t> Api::token_share(const Request& head) const {
   return who.id;
 }
 
+bool Api::fetch_cursor_key() const {
   try {
     cursor_key_->get();
     return true;
@@ -507,6 +508,9 @@ Response Api::respond(const Request& request, service::Leaderboards& boards,
       }
       route.writer_ = who.write;
       limit = look_limit(m, who);
+      route.pay_ = [this, id = who.id, &limit](const std::vector<service::Update>& events) {
+        pay_for_batch(id, events, limit);
+      };
     }
     return route.run();
   } catch (const HttpError& e) {

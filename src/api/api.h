@@ -125,6 +125,14 @@ class Api {
   std::optional<Response> refuse_over_limit(const Matched& m, const Caller& who) const;
   // The state of the limit of `who` on the route `m`, nothing taken; nullopt: none.
   std::optional<Verdict> look_limit(const Matched& m, const Caller& who) const;
+  // A batch's cost, once its events are read and before any is applied (docs/http-api.md,
+  // "Rate limits"): one write request per event from the token `who`'s bucket, and one per
+  // event of each member from its write_per_member bucket, all taken or none. Refused: a 429
+  // (Retry-After: when the buckets could pay it), or a 413 when the batch asks a bucket for
+  // more than its burst. `limit`: the token's write limit after it (or the refusal's), for
+  // the RateLimit-* headers.
+  void pay_for_batch(std::uint64_t who, const std::vector<service::Update>& events,
+                     std::optional<Verdict>& limit) const;
 
   std::shared_ptr<const TokenStore> tokens_;
   std::shared_ptr<RateLimits> limits_;

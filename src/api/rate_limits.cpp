@@ -59,21 +59,26 @@ bool TokenBucket::is_full(const Bucket& b, SteadyTime now) const {
   return refilled(b, now).level >= static_cast<double>(limit_.burst) - kSlack;
 }
 
-Verdict TokenBucket::look(const Bucket& b) const {
+Verdict TokenBucket::look(const Bucket& b, std::int64_t count) const {
+  const auto asked = static_cast<double>(count);
   Verdict v;
-  v.allowed = b.level >= 1 - kSlack;
+  v.allowed = b.level >= asked - kSlack;
   v.limit = limit_.burst;
   v.remaining = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(b.level + kSlack)));
   v.reset = whole_seconds_up((static_cast<double>(limit_.burst) - b.level) / limit_.per_second);
-  if (!v.allowed) {
-    v.retry_after = std::max<std::int64_t>(1, whole_seconds_up((1 - b.level) / limit_.per_second));
+  if (count > limit_.burst) {
+    v.allowed = false;
+    v.never = true;
+  } else if (!v.allowed) {
+    v.retry_after =
+        std::max<std::int64_t>(1, whole_seconds_up((asked - b.level) / limit_.per_second));
   }
   return v;
 }
 
-Verdict TokenBucket::take(Bucket& b) const {
-  if (!look(b).allowed) return look(b);
-  b.level = std::max(0.0, b.level - 1);
+Verdict TokenBucket::take(Bucket& b, std::int64_t count) const {
+  if (!look(b, count).allowed) return look(b, count);
+  b.level = std::max(0.0, b.level - static_cast<double>(count));
   Verdict v = look(b);
   v.allowed = true;
   v.retry_after = 0;
@@ -116,71 +121,116 @@ std::size_t RateLimits::buckets() const {
 }
 
 std::optional<Verdict> RateLimits::admit(Access access, std::uint64_t who, std::uint64_t member) {
-  return decide(access, who, member, true);
+  return decide(access, who, member, Mode::take);
 }
 
 std::optional<Verdict> RateLimits::look(Access access, std::uint64_t who, std::uint64_t member) {
-  return decide(access, who, member, false);
+  return decide(access, who, member, Mode::look);
 }
 
-// The class's bucket and the member's, each refilled: a request is taken from both or
-// neither. `take` false: nothing is taken and no bucket is made (a missing one is full).
+std::optional<Verdict> RateLimits::check(Access access, std::uint64_t who) {
+  return decide(access, who, 0, Mode::check);
+}
+
+const TokenBucket* RateLimits::rule(LimitClass c) const {
+  const auto& r = rules_[static_cast<std::size_t>(c)];
+  return r ? &*r : nullptr;
+}
+
+// The class's bucket and the member's: a request is taken from both or neither.
 std::optional<Verdict> RateLimits::decide(Access access, std::uint64_t who, std::uint64_t member,
-                                          bool take) {
-  struct Side {
-    const TokenBucket* rule;
-    Key key;
-    Bucket level;
-    Verdict verdict;
-  };
+                                          Mode mode) {
   const LimitClass own = class_of(access);
-  const auto rule = [this](LimitClass c) {
-    const auto& r = rules_[static_cast<std::size_t>(c)];
-    return r ? &*r : nullptr;
-  };
-  Side sides[2] = {
-      {rule(own), {own, who}, {}, {}},
+  Need needs[2] = {
+      {rule(own), {own, who}, 1, {}, {}},
       {access == Access::write && member != 0 ? rule(LimitClass::write_per_member) : nullptr,
        {LimitClass::write_per_member, member},
+       1,
        {},
        {}}};
-  if (sides[0].rule == nullptr && sides[1].rule == nullptr) return std::nullopt;
+  return settle(needs, 2, mode);
+}
+
+std::optional<Verdict> RateLimits::admit_batch(std::uint64_t who, std::int64_t events,
+                                               const MemberEvents& members) {
+  std::vector<Need> needs;
+  needs.reserve(members.size() + 1);
+  needs.push_back({rule(LimitClass::write), {LimitClass::write, who}, events, {}, {}});
+  if (const TokenBucket* per_member = rule(LimitClass::write_per_member)) {
+    for (const auto& [member, count] : members) {
+      needs.push_back({per_member, {LimitClass::write_per_member, member}, count, {}, {}});
+    }
+  }
+  const std::optional<Verdict> v = settle(needs.data(), needs.size(), Mode::take);
+  if (!v || !v->allowed || needs.front().rule != nullptr) return v;
+  // Without a token's limit, the member's bucket with the least left speaks for the batch.
+  const auto least = std::min_element(
+      needs.begin() + 1, needs.end(),
+      [](const Need& a, const Need& b) { return a.verdict.remaining < b.verdict.remaining; });
+  return least->verdict;
+}
+
+// Every need's bucket refilled, then: a look answers the first's verdict; a check or a take
+// refused by any counts the refusal and answers the longest wait (a burst that can never pay
+// first); a take allowed by all takes from all. Look and check make no bucket.
+std::optional<Verdict> RateLimits::settle(Need* needs, std::size_t n, Mode mode) {
+  Need* first = nullptr;
+  for (std::size_t i = 0; i < n && first == nullptr; ++i) {
+    if (needs[i].rule != nullptr) first = &needs[i];
+  }
+  if (first == nullptr) return std::nullopt;
   const SteadyTime now = now_();
   const std::lock_guard<std::mutex> lock(mu_);
-  if (take) sweep(now, 2);
-  bool all = true;
-  for (Side& s : sides) {
+  if (mode == Mode::take) sweep(now, 2);
+  const Need* refusing = nullptr;
+  for (std::size_t i = 0; i < n; ++i) {
+    Need& s = needs[i];
     if (s.rule == nullptr) continue;
     const auto it = buckets_.find(s.key);
     s.level = s.rule->refilled(it == buckets_.end() ? s.rule->full(now) : it->second, now);
-    s.verdict = s.rule->look(s.level);
+    s.verdict = s.rule->look(s.level, s.count);
     s.verdict.of = s.key.limit;
-    all = all && s.verdict.allowed;
-  }
-  if (!take) return sides[0].rule != nullptr ? sides[0].verdict : sides[1].verdict;
-  for (std::size_t i = 0; i < 2; ++i) {
-    Side& s = sides[i];
-    if (s.rule == nullptr) continue;
-    if (all) {
-      s.verdict = s.rule->take(s.level);
-      s.verdict.of = s.key.limit;
+    s.verdict.whose = s.key.id;
+    if (s.verdict.allowed) continue;
+    if (refusing == nullptr || (s.verdict.never && !refusing->verdict.never) ||
+        (s.verdict.never == refusing->verdict.never &&
+         s.verdict.retry_after > refusing->verdict.retry_after)) {
+      refusing = &s;
     }
-    bucket(s.key, sides[1 - i].key, now) = s.level;
   }
-  if (all) return sides[0].rule != nullptr ? sides[0].verdict : sides[1].verdict;
-  const bool first = sides[0].rule != nullptr && !sides[0].verdict.allowed &&
-                     (sides[1].rule == nullptr || sides[1].verdict.allowed ||
-                      sides[0].verdict.retry_after >= sides[1].verdict.retry_after);
-  const Side& refusing = sides[first ? 0 : 1];
-  ++refused_[static_cast<std::size_t>(refusing.key.limit)];
-  return refusing.verdict;
+  if (mode == Mode::look || (mode == Mode::check && refusing == nullptr)) return first->verdict;
+  if (refusing != nullptr) {
+    // A burst that can never pay is no 429: not counted, and no bucket is made for it.
+    if (!refusing->verdict.never) ++refused_[static_cast<std::size_t>(refusing->key.limit)];
+    if (mode == Mode::take && !refusing->verdict.never) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (needs[i].rule != nullptr) bucket(needs[i].key, needs, n, now) = needs[i].level;
+      }
+    }
+    return refusing->verdict;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    Need& s = needs[i];
+    if (s.rule == nullptr) continue;
+    s.verdict = s.rule->take(s.level, s.count);
+    s.verdict.of = s.key.limit;
+    s.verdict.whose = s.key.id;
+    bucket(s.key, needs, n, now) = s.level;
+  }
+  return first->verdict;
 }
 
-RateLimits::Map::mapped_type& RateLimits::bucket(const Key& key, const Key& keep, SteadyTime now) {
+RateLimits::Map::mapped_type& RateLimits::bucket(const Key& key, const Need* keep, std::size_t n,
+                                                 SteadyTime now) {
   const auto it = buckets_.find(key);
   if (it != buckets_.end()) return it->second;
-  make_room(key, keep);
-  return buckets_.emplace(key, Bucket{0, now}).first->second;
+  make_room(keep, n);
+  const std::size_t slots = buckets_.bucket_count();
+  Bucket& made = buckets_.emplace(key, Bucket{0, now}).first->second;
+  // Beyond the cap (a batch with more members than it) the map may rehash: the sweep starts
+  // again.
+  if (buckets_.bucket_count() != slots) sweep_ = buckets_.end();
+  return made;
 }
 
 void RateLimits::sweep(SteadyTime now, std::size_t steps) {
@@ -195,13 +245,23 @@ void RateLimits::sweep(SteadyTime now, std::size_t steps) {
   }
 }
 
-void RateLimits::make_room(const Key& keep_a, const Key& keep_b) {
-  while (buckets_.size() >= max_buckets_) {
+// Room for one more bucket: the next ones in the sweep's order go, except those of the
+// request being decided (`keep`); when only those are left, none goes.
+void RateLimits::make_room(const Need* keep, std::size_t n) {
+  const auto kept = [keep, n](const Key& k) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (keep[i].rule != nullptr && keep[i].key == k) return true;
+    }
+    return false;
+  };
+  for (std::size_t passed = 0; buckets_.size() >= max_buckets_ && passed <= buckets_.size();) {
     if (sweep_ == buckets_.end()) sweep_ = buckets_.begin();
-    if (sweep_->first == keep_a || sweep_->first == keep_b) {
+    if (kept(sweep_->first)) {
       ++sweep_;
+      ++passed;
     } else {
       sweep_ = buckets_.erase(sweep_);
+      passed = 0;
     }
   }
 }

@@ -12,6 +12,8 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "api/routes.h"
 #include "config/config.h"
@@ -38,8 +40,12 @@ struct Verdict {
   std::int64_t limit = 0;            // the burst: RateLimit-Limit
   std::int64_t remaining = 0;        // whole requests left now: RateLimit-Remaining
   std::int64_t reset = 0;            // seconds until the bucket is full again: RateLimit-Reset
-  std::int64_t retry_after = 0;      // refused: seconds until one request is taken (>= 1)
+  std::int64_t retry_after = 0;      // refused: seconds until the requests asked are taken
   LimitClass of = LimitClass::read;  // the limit this is of (set by RateLimits)
+  std::uint64_t whose = 0;           // its bucket's: a token's identity or a member_key
+  // Refused because more requests were asked at once than the burst: no wait makes them
+  // pass (retry_after 0).
+  bool never = false;
 };
 
 // One limit's arithmetic, pure: a bucket of `burst` refilled at `per_second`.
@@ -50,10 +56,12 @@ class TokenBucket {
   // The bucket refilled up to `now` (a clock that went back refills nothing).
   Bucket refilled(const Bucket& b, SteadyTime now) const;
   bool is_full(const Bucket& b, SteadyTime now) const;
-  // Takes one request from a refilled bucket when it holds one.
-  Verdict take(Bucket& refilled) const;
-  // The verdict of a refilled bucket, nothing taken (allowed: it holds a request).
-  Verdict look(const Bucket& refilled) const;
+  // Takes `count` requests from a refilled bucket when it holds them.
+  Verdict take(Bucket& refilled, std::int64_t count = 1) const;
+  // The verdict of a refilled bucket for `count` requests, nothing taken (allowed: it holds
+  // them; never: count is over the burst).
+  Verdict look(const Bucket& refilled, std::int64_t count = 1) const;
+  std::int64_t burst() const { return limit_.burst; }
 
  private:
   RateLimit limit_;
@@ -80,6 +88,20 @@ class RateLimits {
   std::optional<Verdict> admit(Access access, std::uint64_t who, std::uint64_t member = 0);
   // The same verdict, nothing taken (for the headers of an answer).
   std::optional<Verdict> look(Access access, std::uint64_t who, std::uint64_t member = 0);
+  // The same verdict, nothing taken and no bucket made, but a refusal counted as admit's:
+  // the check before a batch's body, whose cost is known only once it is read.
+  std::optional<Verdict> check(Access access, std::uint64_t who);
+
+  // Events of one member in a batch: its member_key and how many.
+  using MemberEvents = std::vector<std::pair<std::uint64_t, std::int64_t>>;
+  // A batch of `events` writes by `who` (docs/http-api.md, "Batches"): `events` requests
+  // from the token's write bucket and, from each member's write_per_member bucket, one per
+  // event of that member (`members`, each member once), all taken or none. The verdict:
+  // allowed, of the token's bucket (without a write limit, of the member's with the least
+  // left); refused, of the bucket that cannot pay (the longest wait: retry_after is when it
+  // could), or `never` when one is asked for more than its burst. nullopt: no limit applies.
+  std::optional<Verdict> admit_batch(std::uint64_t who, std::int64_t events,
+                                     const MemberEvents& members);
 
   // A member's key for admit: keyed by a secret of this process, so that member names chosen
   // to collide cannot crowd one hash chain.
@@ -102,6 +124,15 @@ class RateLimits {
     }
   };
   using Map = std::unordered_map<Key, Bucket, KeyHash>;
+  // What one request (or batch) asks of one bucket.
+  struct Need {
+    const TokenBucket* rule = nullptr;
+    Key key{};
+    std::int64_t count = 1;
+    Bucket level{};
+    Verdict verdict{};
+  };
+  enum class Mode { look, check, take };
 
   std::array<std::optional<TokenBucket>, kLimitClasses> rules_;
   std::size_t max_buckets_;
@@ -112,10 +143,13 @@ class RateLimits {
   Map buckets_;
   Map::iterator sweep_;  // the idle sweep's place (valid: the map never rehashes)
 
-  std::optional<Verdict> decide(Access access, std::uint64_t who, std::uint64_t member, bool take);
-  Bucket& bucket(const Key& key, const Key& keep, SteadyTime now);
+  const TokenBucket* rule(LimitClass c) const;
+  std::optional<Verdict> decide(Access access, std::uint64_t who, std::uint64_t member, Mode mode);
+  // The verdict of `needs` (those with a rule), taken from all of them or none (Mode::take).
+  std::optional<Verdict> settle(Need* needs, std::size_t n, Mode mode);
+  Bucket& bucket(const Key& key, const Need* keep, std::size_t n, SteadyTime now);
   void sweep(SteadyTime now, std::size_t steps);
-  void make_room(const Key& keep_a, const Key& keep_b);
+  void make_room(const Need* keep, std::size_t n);
 };
 
 }  // namespace bk::api

@@ -385,7 +385,7 @@ std::string result_json(const service::Update& u, const service::Written& w, boo
 }  // namespace
 
 std::string write_events(const Request& request, service::Leaderboards& boards,
-                         const MayWrite& may_write, Response& answer) {
+                         const MayWrite& may_write, const PayFor& pay, Response& answer) {
   require_json(request);
   const std::string_view target = request.target;
   const std::size_t q = target.find('?');
@@ -398,6 +398,7 @@ std::string write_events(const Request& request, service::Leaderboards& boards,
   }
   const std::optional<std::string> key = idempotency_key(request.idempotency_key);
   const std::vector<service::Update> events = events_of(request, may_write, key);
+  if (pay) pay(events);
   if (key && !boards.claim_batch(*key, batch_fingerprint(events), boards_of(events))) {
     answer.outcome = "refused";
     answer.reason = service::refusal_label(service::Refusal::key_reused);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "api/api.h"
 #include "api/tokens.h"
@@ -36,6 +37,9 @@ std::optional<HttpError> refuse_board(const WriteToken& token, const std::string
 
 // Whether the request's write token may write `board`: nullopt, or the 403 naming it.
 using MayWrite = std::function<std::optional<HttpError>(const std::string& board)>;
+// Takes a batch's cost from the rate limits once its events are read, before any is
+// applied; throws the HttpError (429, 413) of a batch the limits refuse.
+using PayFor = std::function<void(const std::vector<service::Update>& events)>;
 
 // The batch write (docs/http-api.md, "Batches"): POST /v1/events[?standings=true] with
 // {"events": [{"board", "member", "value", "at"?, "id"?, "name"?, "metadata"?}, ...]} (1 to
@@ -47,10 +51,11 @@ using MayWrite = std::function<std::optional<HttpError>(const std::string& board
 // "applied": false, "status", "reason", "error"} for an event not applied (the status its
 // single write would answer). An event that is not the documented object, or whose board
 // `may_write` refuses, refuses the whole batch (400 or 403 naming events[i]) with nothing
-// applied. An Idempotency-Key header keys each event without an id as "<key>:<index>".
+// applied. Then `pay` takes the batch's cost from the rate limits (nothing applied when it
+// throws). An Idempotency-Key header keys each event without an id as "<key>:<index>".
 // `answer.outcomes` gets each event's outcome and reason (metrics).
 std::string write_events(const Request& request, service::Leaderboards& boards,
-                         const MayWrite& may_write, Response& answer);
+                         const MayWrite& may_write, const PayFor& pay, Response& answer);
 
 // The write's answer for an applied or duplicate update (also what `add --json` prints).
 std::string written_json(const std::string& board, const std::string& member,

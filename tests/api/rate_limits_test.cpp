@@ -147,6 +147,60 @@ TEST_F(RateLimitsTest, WhenBothRefuseTheLongerWaitIsAnswered) {
   EXPECT_EQ(limits.refused(LimitClass::write_per_member), 0);
 }
 
+TEST_F(RateLimitsTest, ABatchTakesOnePerEventFromTheTokenAndEachMemberAllOrNothing) {
+  RateLimitsConfig c;
+  c.write = every(1, 10);
+  c.write_per_member = every(1, 3);
+  RateLimits limits(c, RateLimits::kMaxBuckets, clock);
+  const std::uint64_t ann = limits.member_key("pts", "ann");
+  const std::uint64_t bob = limits.member_key("pts", "bob");
+  const auto ok = limits.admit_batch(1, 5, {{ann, 3}, {bob, 2}});
+  ASSERT_TRUE(ok);
+  EXPECT_TRUE(ok->allowed);
+  EXPECT_EQ(ok->of, LimitClass::write);
+  EXPECT_EQ(ok->remaining, 5) << "the token's bucket after the batch";
+  const auto member = limits.admit_batch(1, 2, {{ann, 1}, {bob, 1}});
+  ASSERT_TRUE(member);
+  EXPECT_FALSE(member->allowed);
+  EXPECT_FALSE(member->never);
+  EXPECT_EQ(member->of, LimitClass::write_per_member);
+  EXPECT_EQ(member->whose, ann);
+  EXPECT_EQ(member->retry_after, 1);
+  EXPECT_EQ(limits.look(Access::write, 1, bob)->remaining, 5) << "nothing taken from the token";
+  EXPECT_TRUE(limits.admit_batch(1, 1, {{bob, 1}})->allowed) << "nor from bob: he had one left";
+  EXPECT_FALSE(limits.admit_batch(1, 1, {{bob, 1}})->allowed);
+  const auto token = limits.admit_batch(1, 6, {});
+  ASSERT_TRUE(token);
+  EXPECT_FALSE(token->allowed);
+  EXPECT_EQ(token->of, LimitClass::write);
+  EXPECT_EQ(token->remaining, 4);
+  EXPECT_EQ(token->retry_after, 2) << "two more requests, at 1/s";
+  const auto never = limits.admit_batch(1, 11, {});
+  ASSERT_TRUE(never);
+  EXPECT_FALSE(never->allowed);
+  EXPECT_TRUE(never->never) << "more than the burst";
+  EXPECT_EQ(never->retry_after, 0);
+  EXPECT_EQ(limits.refused(LimitClass::write), 1) << "a batch beyond the burst is no 429";
+  EXPECT_EQ(limits.refused(LimitClass::write_per_member), 2);
+  t += seconds(2);
+  EXPECT_TRUE(limits.admit_batch(1, 6, {{ann, 1}})->allowed);
+}
+
+TEST_F(RateLimitsTest, ABatchWithMoreMembersThanTheCapIsDecidedAndTheMapStaysUsable) {
+  RateLimitsConfig c;
+  c.write_per_member = every(1, 1);
+  RateLimits limits(c, 3, clock);
+  RateLimits::MemberEvents members;
+  for (std::uint64_t m = 1; m <= 8; ++m) members.push_back({m, 1});
+  const auto v = limits.admit_batch(1, 8, members);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(v->allowed) << "no token limit: the members' buckets speak";
+  EXPECT_EQ(v->remaining, 0);
+  EXPECT_FALSE(limits.admit(Access::write, 1, 8)->allowed) << "member 8's bucket is kept";
+  for (std::uint64_t m = 100; m < 120; ++m) limits.admit(Access::write, 1, m);
+  EXPECT_LE(limits.buckets(), 3U) << "back within the cap";
+}
+
 TEST_F(RateLimitsTest, LookingTakesNothingAndMakesNoBucket) {
   RateLimitsConfig c;
   c.read = every(1, 4);

@@ -2,7 +2,9 @@
 // burst a 429 JSON error with Retry-After and RateLimit-*, answered before the body (a
 // refused write applies nothing), and 200 again once Retry-After has passed; successful
 // answers of a limited class carry RateLimit-*; probes and the console are never limited;
-// a member's writes have a bucket of their own; and limits hold per serve process: two
+// a member's writes have a bucket of their own; a batch pays one write per event, per token
+// and per member, all or nothing, and one larger than a burst is a 413; and limits hold per
+// serve process: two
 // processes on the same Redis and PostgreSQL each admit their own burst (docs/operations.md).
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -10,6 +12,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "harness.h"
 #include "served.h"
@@ -56,6 +59,24 @@ class RateLimitTest : public ::testing::Test {
     c.set_read_timeout(10, 0);
     return c.Post(("/v1/boards/pts/members/" + member + "/scores").c_str(),
                   {{"Authorization", "Bearer " + kWriter}}, R"({"value": 1})", "application/json");
+  }
+  // A batch of one event (value 1) for each of `members`, in order.
+  static httplib::Result batch(Served& s, const std::vector<std::string>& members) {
+    std::string events;
+    for (const std::string& m : members) {
+      events += (events.empty() ? "" : ",") + std::string(R"({"board": "pts", "member": ")") + m +
+                R"(", "value": 1})";
+    }
+    httplib::Client c("127.0.0.1", s.port());
+    c.set_read_timeout(10, 0);
+    return c.Post("/v1/events", {{"Authorization", "Bearer " + kWriter}},
+                  "{\"events\": [" + events + "]}", "application/json");
+  }
+  static std::string points_of(Served& s, const std::string& member) {
+    const auto r = get(s, "/v1/boards/pts/daily/members/" + member, kReader);
+    if (!r || r->status != 200) return "none";
+    const auto at = r->body.find(R"("points":)");
+    return r->body.substr(at + 9, r->body.find_first_of(",}", at) - at - 9);
   }
   // How many of `n` reads of the top page by `token` got 200 before the first 429.
   static int burst_of(Served& s, const std::string& token, int n) {
@@ -135,6 +156,66 @@ TEST_F(RateLimitTest, AMembersWritesHaveABucketOfTheirOwnAndARefusedWriteApplies
                            R"(boardkeeper_http_rate_limited_total{class="write_per_member"} 1)"}) {
     EXPECT_NE(metrics.find(line), std::string::npos) << line << "\n" << metrics;
   }
+}
+
+// A batch costs one write per event (before any is applied, all or nothing): before this, a
+// batch of any size cost one request, and write_per_member did not apply to batches.
+TEST_F(RateLimitTest, ABatchPaysOneWritePerEventAllOrNothingAndOneBeyondTheBurstIsA413) {
+  Served s = serve(config_with("    write: {rate: 1/m, burst: 5}\n"), log);
+  const auto huge = batch(s, {"a", "b", "c", "d", "e", "f"});
+  ASSERT_TRUE(huge);
+  EXPECT_EQ(huge->status, 413) << huge->body;
+  EXPECT_NE(huge->body.find("this batch's 6 events are more than this token's write limit "
+                            "(serve.rate_limits.write, 5 at once) can ever hold"),
+            std::string::npos)
+      << huge->body;
+  EXPECT_FALSE(huge->has_header("Retry-After")) << "no wait makes it pass";
+  EXPECT_EQ(points_of(s, "a"), "none") << "nothing applied";
+  const auto four = batch(s, {"a", "b", "c", "d"});
+  ASSERT_TRUE(four);
+  EXPECT_EQ(four->status, 200) << four->body;
+  EXPECT_EQ(four->get_header_value("RateLimit-Remaining"), "1") << "the 413 took nothing";
+  const auto two = batch(s, {"e", "f"});
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->status, 429) << two->body;
+  EXPECT_NE(two->body.find("this batch's 2 events (one request each) are more than this "
+                           "token's write limit"),
+            std::string::npos)
+      << two->body;
+  EXPECT_EQ(two->get_header_value("Retry-After"), "60") << "when the bucket holds 2 again";
+  EXPECT_EQ(two->get_header_value("RateLimit-Remaining"), "1");
+  EXPECT_EQ(points_of(s, "e"), "none") << "the refused batch applied nothing";
+  EXPECT_EQ(write(s, "e")->status, 200) << "and took nothing: one write is left";
+  EXPECT_EQ(write(s, "f")->status, 429);
+  const std::string metrics = get(s, "/metrics", "")->body;
+  EXPECT_NE(metrics.find(R"(boardkeeper_http_rate_limited_total{class="write"} 2)"),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_F(RateLimitTest, ABatchPaysEachMembersBucketOnePerEventOfThatMember) {
+  Served s = serve(config_with("    write: {rate: 1/m, burst: 100}\n"
+                               "    write_per_member: {rate: 1/m, burst: 2}\n"),
+                   log);
+  const auto three = batch(s, {"ann", "bob", "ann", "ann"});
+  ASSERT_TRUE(three);
+  EXPECT_EQ(three->status, 413) << three->body;
+  EXPECT_NE(three->body.find("3 of this batch's events are more than the write limit of member "
+                             "'ann' of board 'pts' (serve.rate_limits.write_per_member, 2 at "
+                             "once) can ever hold"),
+            std::string::npos)
+      << three->body;
+  ASSERT_EQ(batch(s, {"ann", "bob", "ann"})->status, 200);
+  const auto again = batch(s, {"bob", "ann"});
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 429) << again->body;
+  EXPECT_NE(again->body.find("the write limit of member 'ann' of board 'pts'"), std::string::npos)
+      << again->body;
+  EXPECT_EQ(points_of(s, "ann"), "2");
+  EXPECT_EQ(points_of(s, "bob"), "1") << "bob's event in the refused batch was not applied";
+  EXPECT_EQ(write(s, "bob")->status, 200) << "and took nothing from bob's bucket";
+  EXPECT_EQ(write(s, "bob")->status, 429);
+  EXPECT_EQ(write(s, "ann")->status, 429) << "ann's two were spent by the batch";
 }
 
 // The documented choice: a limit holds per serve process, counted in its memory (no Redis
