@@ -2,7 +2,7 @@
 // with real Redis and PostgreSQL. One result per event in order, refusals in the middle not
 // stopping the rest, a member's events in their order, standings after the whole batch exact
 // against the reads, the write token's scope for every event's board, and an Idempotency-Key
-// that keys the batch's events.
+// that keys the batch's events; an answer's size within its documented bound.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -145,6 +145,21 @@ TEST_F(BatchApiTest, AnIdempotencyKeyKeysTheBatchsEvents) {
   EXPECT_EQ(points_of(s, "ann"), 10);
   EXPECT_EQ(points_of(s, "bob"), 20);
   EXPECT_EQ(points_of(s, "cat"), nullptr);
+}
+
+// The heaviest answer: 1,000 refused events whose member is 512 DEL characters (1 byte each
+// in the body, 6 escaped in the answer, where the member and the error naming it repeat it).
+// The documented bound: about 7 KiB an event plus 100 bytes per event and period.
+TEST_F(BatchApiTest, AnAnswerWeighsAtMostAbout7KiBAnEvent) {
+  Served s = serve();
+  json events = json::array();
+  for (int i = 0; i < 1000; ++i) events.push_back(event("pts", std::string(512, '\x7f'), 5000));
+  const Answer a =
+      s.post("/v1/events?standings=true", json{{"events", events}}.dump(), as(kWriter));
+  ASSERT_EQ(a.status, 200) << a.text.substr(0, 500);
+  EXPECT_EQ(a.body.at("refused"), 1000);
+  EXPECT_GT(a.text.size(), 1000U * 6 * 1024) << "the heaviest case, or the bound says little";
+  EXPECT_LE(a.text.size(), 1000U * (7 * 1024 + 100 * 2));
 }
 
 TEST_F(BatchApiTest, AMalformedEventRefusesTheBatchNamingIt) {
