@@ -99,6 +99,7 @@ void add_calls(const std::string& prefix, bool cold_tier, std::size_t i, const H
     first.events.assign(b.events.begin(), b.events.begin() + half);
     HotBatch second = b.without_events();
     second.events.assign(b.events.begin() + half, b.events.end());
+    first.want_standings = second.want_standings = false;  // a call of one event's (b has more)
     add_calls(prefix, cold_tier, i, first, part_no, plan);
     add_calls(prefix, cold_tier, i, second, part_no, plan);
     return;
@@ -157,7 +158,8 @@ std::vector<std::vector<HotResult>> BoardScripts::apply(
         continue;
       }
       std::vector<HotResult> r =
-          protocol::parse_update_replies(replies[j].checked(), plan.parts[k].second);
+          protocol::parse_update_replies(replies[j].checked(), plan.parts[k].second,
+                                         protocol::with_standings(batches[plan.parts[k].first]));
       auto& into = out[plan.parts[k].first];
       into.insert(into.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
     }

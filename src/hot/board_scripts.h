@@ -71,6 +71,9 @@ struct HotCall {
   // false: applied events come back without their points (HotResult::points empty), which
   // the script builds and Redis sends a good deal faster (the stream consumer's case).
   bool want_points = true;
+  // A call of one event (else ignored): its member's standing in every slot comes back with
+  // it (HotResult::standings), read in the same atomic step (Leaderboards::write).
+  bool want_standings = false;
 };
 
 struct HotBatch : HotCall {
@@ -101,6 +104,21 @@ enum class HotOutcome {
   failed,
 };
 
+// What the update script read of its event's member in one slot, right before and right
+// after the event (HotCall::want_standings): Redis's part of its rank (update_standing.lua).
+struct HotStanding {
+  std::optional<std::int64_t> before;      // encoded: hot, or the cold score it was rehydrated from
+  std::optional<std::int64_t> after;       // encoded, hot
+  std::int64_t before_better = 0;          // hot members (others) scored strictly below `before`
+  std::int64_t after_better = 0;           // ... below `after`
+  bool spilled = false;                    // the cold tier may hold members of the period
+  std::optional<std::int64_t> cold_bound;  // see ReadState::cold_bound
+  std::string gen;                         // see ReadState::gen, after the event
+  // Read only when a score lies beyond the hot part (spilled, not below cold_bound): the
+  // members whose cold rows must be skipped (ReadState::hot_and_stale).
+  std::optional<std::vector<std::string>> hot_and_stale{};
+};
+
 struct HotResult {
   HotOutcome outcome = HotOutcome::applied;
   std::vector<std::int64_t> points;     // applied: new points, parallel to the event's slots
@@ -112,6 +130,9 @@ struct HotResult {
   std::vector<std::size_t> cold_slots;  // needs_cold: slots to look up
   std::vector<std::string> cold_gens;   // needs_cold: their spill generations
   std::string error;  // failed: Redis's error reply, and the call's keys of a wrong type
+  // With HotCall::want_standings: per slot of the call, whatever the outcome (empty when
+  // nothing was written: needs_sync, failed).
+  std::vector<HotStanding> standings{};
 };
 
 // The keys of one board period.

@@ -97,6 +97,10 @@ void push_slots(const HotEvent& e, redis::Args& a) {
 
 }  // namespace
 
+bool with_standings(const HotBatch& batch) {
+  return batch.want_standings && batch.events.size() == 1;
+}
+
 IdBuckets id_buckets(Instant now, Millis window) {
   const std::int64_t width = std::max<std::int64_t>(1, window.count() / kBucketsPerWindow);
   const std::int64_t now_ms = to_epoch_ms(now);
@@ -172,8 +176,9 @@ void scan_values(const HotBatch& batch, CallShape& shape) {
 }
 
 // ARGV's field letters (see kFieldPacked...).
-std::string fields_of(const CallShape& shape) {
+std::string fields_of(const HotBatch& batch, const CallShape& shape) {
   std::string fields;
+  if (with_standings(batch)) fields += kFieldStandings;
   if (shape.pack) fields += kFieldPacked;
   if (shape.any_id) fields += kFieldEventId;
   if (shape.join_tokens) {
@@ -239,7 +244,7 @@ redis::Args head_args(const HotBatch& batch, bool cold_tier, const CallShape& sh
           std::to_string(batch.acknowledged_below_ms),
           batch.want_points ? "1" : "0",
           std::to_string(shape.marker_ms),
-          fields_of(shape),
+          fields_of(batch, shape),
           shape.join_tokens ? joined_tokens(batch) : std::string(),
           shape.pack ? std::to_string(shape.at_base) : std::string(),
           std::move(floor_text)};
@@ -349,7 +354,48 @@ HotResult parse_update_reply(const redis::Reply& r) {
   return out;
 }
 
-std::vector<HotResult> parse_update_replies(const redis::Reply& reply, std::size_t events) {
+namespace {
+
+std::optional<std::int64_t> score_or_none(const redis::Reply& r) {
+  if (r.as_string().empty()) return std::nullopt;
+  return r.as_int();
+}
+
+}  // namespace
+
+HotStanding parse_standing(const redis::Reply& r) {
+  if (r.type != redis::Reply::Type::array || r.elements.size() < 8) {
+    throw redis::ReplyError("update script: a standing is not an array of 8 or more");
+  }
+  HotStanding s;
+  s.before = score_or_none(r.at(0));
+  s.before_better = r.at(1).as_int();
+  s.after = score_or_none(r.at(2));
+  s.after_better = r.at(3).as_int();
+  s.spilled = r.at(4).as_int() == 1;
+  s.cold_bound = score_or_none(r.at(5));
+  s.gen = r.at(6).as_string();
+  if (r.at(7).as_int() == 1) {
+    s.hot_and_stale.emplace();
+    for (std::size_t i = 8; i < r.elements.size(); ++i) {
+      s.hot_and_stale->push_back(r.at(i).as_string());
+    }
+  }
+  return s;
+}
+
+std::vector<HotResult> parse_update_replies(const redis::Reply& reply, std::size_t events,
+                                            bool standings) {
+  if (standings) {
+    if (reply.type != redis::Reply::Type::array || reply.elements.empty() || events != 1) {
+      throw redis::ReplyError("update script: a reply with standings is not {reply, ...}");
+    }
+    std::vector<HotResult> results = parse_update_replies(reply.elements[0], events);
+    for (std::size_t j = 1; j < reply.elements.size(); ++j) {
+      results.front().standings.push_back(parse_standing(reply.elements[j]));
+    }
+    return results;
+  }
   if (reply.type == redis::Reply::Type::integer) {
     if (reply.as_int() != static_cast<std::int64_t>(events)) {
       throw redis::ReplyError("update script said " + std::to_string(reply.as_int()) +

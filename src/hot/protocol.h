@@ -45,6 +45,9 @@ inline constexpr char kFieldPacked = 'p';
 inline constexpr std::int64_t kPackValueBias = std::int64_t{1} << 31;
 inline constexpr std::int64_t kPackTimeShift = std::int64_t{1} << 32;
 inline constexpr std::int64_t kPackTimeSpan = std::int64_t{1} << 20;
+// The call has one event and wants its member's standing in every slot (HotCall::
+// want_standings): the reply is {the reply without it, then a standing per slot}.
+inline constexpr char kFieldStandings = 'r';
 inline constexpr std::string_view kColdUnknown = "?";
 inline constexpr char kColdAbsent = 'a';
 inline constexpr char kColdPresent = 'p';
@@ -98,6 +101,9 @@ struct IdBuckets {
 };
 IdBuckets id_buckets(Instant now, Millis window);
 
+// Whether a call of `batch` asks for standings (kFieldStandings): a call of one event only.
+bool with_standings(const HotBatch& batch);
+
 // One script call.
 struct Call {
   redis::Args keys;
@@ -111,7 +117,11 @@ HotResult parse_update_reply(const redis::Reply& reply);
 // The replies for a call of `events` events: one per event, the event count alone when
 // every event applied without points and none rehydrated, or kAllPoints and the points of
 // every event when every event applied with points and none rehydrated. Throws
-// redis::ReplyError for any other count.
-std::vector<HotResult> parse_update_replies(const redis::Reply& reply, std::size_t events);
+// redis::ReplyError for any other count. `standings`: the call asked for them
+// (with_standings): the reply wraps that, and the standings go to the event's result.
+std::vector<HotResult> parse_update_replies(const redis::Reply& reply, std::size_t events,
+                                            bool standings = false);
+// One slot's standing (update_standing.lua's per-slot array).
+HotStanding parse_standing(const redis::Reply& reply);
 
 }  // namespace bk::hot::protocol

@@ -52,7 +52,8 @@
 --     event's value and time come as one integer, packed = (at_ms - at_base) * 2^32 + (value
 --     + 2^31), below 2^52 so exact in a double (the caller packs a call whose values fit 32
 --     bits and whose times lie within 2^20 ms of its earliest, at_base). The common call
---     sends two arguments per event.
+--     sends two arguments per event. "r", standings: the call has one event, and the reply
+--     carries its member's standing in every period (see Returns).
 --   joined: the events' order tokens joined by commas with "j" in fields, else "".
 --   at_base: with "p" in fields, the ms the packed times count from, else "".
 --   per slot (6): registry_member start_ms span_units resolution_ms expire_at_ms end_ms
@@ -106,6 +107,8 @@
 --   {"expired", period}  the key's expiry (period end + retention) is already past on the
 --     Redis server's clock (a replay or backfill far behind real time): Redis would delete
 --     the write at once, so it is refused instead of silently lost
+-- With "r" in fields: {the reply above, then per slot j: its standing (update_standing.lua)};
+-- {the reply above} alone when nothing was written ({"sync"}).
 --
 -- The script is joined from its parts at build time (bk_embed, top-level CMakeLists.txt),
 -- in this order; they share the chunk's locals, so the order is the script's.
@@ -113,10 +116,12 @@
 -- #include update_event.lua
 -- #include update_reads.lua
 -- #include update_at_once.lua
+-- #include update_standing.lua
 
 -- blocked / split: members whose later events of this call must not be applied before an
 -- earlier one that answered "cold" / "split" (they answer the same; the caller resends them).
 local blocked, split, split_any = {}, {}, false
+local before_hot = want_standing and hot_scores_read() or nil  -- as read, before any write
 local all_at_once, began = apply_all_at_once()
 if not all_at_once then
   if began then read_scores() end  -- nothing was written: read them again
@@ -200,5 +205,7 @@ if #new_marks > 0 then
   -- Coalesced tokens (",!,t1,t2") join as they are: readers split at commas and skip "!".
   redis.call('ZADD', inflight_key, marker_ms, table.concat(new_marks, ','))
 end
-if all_at_once then return flat_points or nevents end
-return results
+local reply = results
+if all_at_once then reply = flat_points or nevents end
+if want_standing then return standings_reply(reply, before_hot) end
+return reply

@@ -15,6 +15,9 @@ local joined = string.find(ARGV[16], 'j', 1, true) ~= nil and ARGV[17] or nil
 local has_token = token_field or joined ~= nil
 local has_used = string.find(ARGV[16], 's', 1, true) ~= nil
 local packed = string.find(ARGV[16], 'p', 1, true) ~= nil
+-- "r": a call of one event that wants its member's standing in every period (see Returns)
+local want_standing = string.find(ARGV[16], 'r', 1, true) ~= nil
+if want_standing and nevents ~= 1 then error('update: standings need a call of one event') end
 local at_base = packed and tonumber(ARGV[18]) or 0
 local floor_id = ARGV[19]
 local inflight_key = inflight_mode ~= '0' and KEYS[5 + nbuckets] or nil
@@ -27,7 +30,7 @@ local desc, tie_earliest = order == 'd', tie == 'e'
 if ARGV[9] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
   local out = {}
   for e = 1, nevents do out[e] = {'sync'} end
-  return out
+  return want_standing and {out} or out
 end
 
 -- Keys this script writes without reading them first (the registry when a key is born, the

@@ -164,8 +164,8 @@ Leaderboards::Prepared Leaderboards::prepare(const std::vector<Update>& updates,
   Prepared p;
   p.updates_ = &updates;
   p.results_.resize(updates.size());
-  p.batches_ = std::make_unique<Batches>(
-      Batches{updates_->updates.prepare(updates, detail == Detail::points, p.results_)});
+  p.batches_ =
+      std::make_unique<Batches>(Batches{updates_->updates.prepare(updates, detail, p.results_)});
   return p;
 }
 

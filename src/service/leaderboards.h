@@ -51,16 +51,20 @@ class Leaderboards {
 
   // Applies updates in order. Updates of one board go in one script call per chunk; chunks
   // of different boards are pipelined. A refused update does not stop the others.
-  // Detail::status: applied results come without their points (faster; what a consumer
-  // that only counts needs).
-  enum class Detail { points, status };
+  // Detail (service/types.h): Detail::status, applied results come without their points
+  // (faster; what a consumer that only counts needs).
+  using Detail = service::Detail;
   std::vector<UpdateResult> apply(const std::vector<Update>& updates,
                                   Detail detail = Detail::points);
   UpdateResult apply(const Update& update);
-  // apply() of one update, with the member's standing in each period it touched before and
-  // right after it (a read per period each side; a write by someone else in between may move
-  // the ranks; a standing a backend cannot give right then is left out, and the update is
-  // applied all the same): what the HTTP write and `add --json` answer.
+  // apply() of one update, with the member's standing in each period it touched right before
+  // and right after it, both as of the update's own atomic script call, which reads them with
+  // it: one Redis round trip in all while the member is within the hot part of each period
+  // (or the period never spilled); beyond it, the cold tier's counts as of the spill
+  // generation the call saw (memory, else PostgreSQL). Where that moved on meanwhile, or a
+  // duplicate's member is not hot, the standing after is read as ranks() reads it, without
+  // the one before. A standing a backend cannot give right then is left out, and the update
+  // is applied all the same. No profiles. What the HTTP write and `add --json` answer.
   Written write(const Update& update);
   // apply() of many updates (in order; refusals per update), each answered as write() does
   // with `standings`, but after the whole batch: the standing of each applied or duplicate

@@ -45,11 +45,14 @@ void LiveReads::share_cold_ranks(std::shared_ptr<ColdIndexes> indexes) {
 }
 
 std::unique_ptr<ColdSnapshot> LiveReads::snapshot(const PeriodRef& ref, const hot::PeriodKeys& keys,
-                                                  const std::string& gen) {
+                                                  const std::string& gen, bool* from_memory) {
   if (indexes_) {
     const std::string spill = spill_generation(gen);
     if (!spill.empty()) {
-      if (auto index = indexes_->find(ref, keys.meta, spill)) return snapshot_of(std::move(index));
+      if (auto index = indexes_->find(ref, keys.meta, spill)) {
+        if (from_memory != nullptr) *from_memory = true;
+        return snapshot_of(std::move(index));
+      }
     }
   }
   return cold_.snapshot();

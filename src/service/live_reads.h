@@ -40,6 +40,12 @@ class LiveReads {
   Following listed_after(const PeriodRef& ref, const Standing& mark, std::int64_t count);
   void share_cold_ranks(std::shared_ptr<ColdIndexes> indexes);
   bool load_cold_ranks(const PeriodRef& ref);
+  // The member's standings before and after an update, from what the update script read with
+  // it (written_ranks.cpp), without profiles; nullopt when the cold tier was needed and moved
+  // on since (a spill), or the member is not hot after it in a spilled period (a duplicate's
+  // member may be cold): rank it with ranks() instead.
+  std::optional<BeforeAfter> update_standings(const PeriodRef& ref, const std::string& member,
+                                              const hot::HotStanding& facts);
 
  private:
   const Config& config_;
@@ -99,9 +105,17 @@ class LiveReads {
   std::optional<std::vector<std::optional<Standing>>> ranks_attempt(
       const PeriodRef& ref, const std::vector<std::string>& members);
   // A snapshot of `ref`'s cold rows for a read that found generation `gen` in Redis: from
-  // memory when the index of its spill generation is loaded, else PostgreSQL's.
+  // memory when the index of its spill generation is loaded (then `*from_memory` is set),
+  // else PostgreSQL's.
   std::unique_ptr<ColdSnapshot> snapshot(const PeriodRef& ref, const hot::PeriodKeys& keys,
-                                         const std::string& gen);
+                                         const std::string& gen, bool* from_memory = nullptr);
+  // Per score of `encoded`: the cold members scored strictly below it as of generation `gen`,
+  // whose stale set Redis gave as `stale` (written_ranks.cpp); nullopt when the spill
+  // generation moved since.
+  std::optional<std::vector<std::int64_t>> cold_better_at(const PeriodRef& ref,
+                                                          const std::string& gen,
+                                                          const std::vector<std::string>& stale,
+                                                          const std::vector<std::int64_t>& encoded);
   // Before each attempt of a merged read: a repeat is counted, and from the fourth on waits.
   void begin_attempt(int attempt);
 };

@@ -179,6 +179,11 @@ std::vector<std::optional<Standing>> Reads::ranks(const PeriodView& view,
   return out;
 }
 
+std::optional<BeforeAfter> Reads::update_standings(const PeriodRef& ref, const std::string& member,
+                                                   const hot::HotStanding& facts) {
+  return live_.update_standings(ref, member, facts);
+}
+
 std::vector<Standing> Reads::members(const PeriodView& view,
                                      const std::vector<std::string>& members) {
   std::vector<Standing> out;

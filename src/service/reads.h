@@ -106,6 +106,13 @@ class Reads {
   // most kMaxReadRows), hot or cold.
   std::vector<std::optional<Standing>> ranks(const PeriodView& view,
                                              const std::vector<std::string>& members);
+  // The standings of a member right before and right after its update in an open period,
+  // from what the update script read with it (UpdateResult::standings), without profiles:
+  // Redis's word alone within the hot part, else also the cold rows of the spill generation
+  // the script saw (memory or PostgreSQL). nullopt when those moved on meanwhile, or the
+  // member may be cold (LiveReads::update_standings): then read its rank with ranks().
+  std::optional<BeforeAfter> update_standings(const PeriodRef& ref, const std::string& member,
+                                              const hot::HotStanding& facts);
   // The member and up to k members each side, in listing order; empty when it is not there.
   std::vector<Standing> around(const PeriodView& view, const std::string& member, std::int64_t k);
   // The period's members: hot and cold while open, the history rows once archived.

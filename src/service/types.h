@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "core/period.h"
 #include "core/time.h"
+#include "hot/board_scripts.h"
 
 namespace bk::service {
 
@@ -92,11 +93,28 @@ inline constexpr Refusal kLastRefusal = Refusal::key_reused;
 // "closed", "out_of_range", ...: the enumerator's name ("none" for none).
 const char* refusal_label(Refusal refusal);
 
+// What an applied update's result carries (Leaderboards::apply): its points; its status
+// alone (faster: what a consumer that only counts needs); or, for a call of one update
+// (Leaderboards::write), its points and what the update script read of the member's standing
+// in each period of its board call (UpdateResult::standings).
+enum class Detail { points, status, standings };
+
+// Detail::standings: Redis's part of the member's standing in one period, read with the update
+// (service/live_reads.h makes the standings of it).
+struct PeriodFacts {
+  std::string period;
+  std::string period_id;
+  hot::HotStanding hot;
+};
+
 struct UpdateResult {
   UpdateStatus status = UpdateStatus::applied;
   Refusal refusal = Refusal::none;   // refused: why, for counting
   std::string reason;                // refused, unavailable, waiting, failed: why, naming the board
   std::vector<PeriodPoints> points;  // applied: the member's new points in each period
+  // Detail::standings, applied or duplicate: per period of its board call (empty when the
+  // call had more than one update).
+  std::vector<PeriodFacts> standings{};
 };
 
 // One board period addressed by a read.
@@ -118,6 +136,12 @@ struct Standing {
   // Profile fields the member may have that could not be fetched ("name", "metadata"): they
   // had moved to PostgreSQL, which could not be reached. Empty when the profile is whole.
   std::vector<std::string> unavailable{};
+};
+
+// A member's standing right before and right after an update (Reads::update_standings).
+struct BeforeAfter {
+  std::optional<Standing> before;
+  std::optional<Standing> after;
 };
 
 struct PeriodStatus {

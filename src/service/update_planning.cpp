@@ -126,18 +126,17 @@ std::map<std::string, Updates::Group> Updates::plan_all(const std::vector<Update
   return groups;
 }
 
-UpdateCalls Updates::prepare(const std::vector<Update>& updates, bool want_points,
+UpdateCalls Updates::prepare(const std::vector<Update>& updates, Detail detail,
                              std::vector<UpdateResult>& results) {
   auto groups = plan_all(updates, results);
-  return make_batches(updates, groups, want_points);
+  return make_batches(updates, groups, detail);
 }
 
 // Step 2: one HotBatch (script call) per chunk of a group. Chunks by member (hash), not by
 // position: all events of one member go in the same call, which keeps them in order even
 // when some wait for the cold tier.
 UpdateCalls Updates::make_batches(const std::vector<Update>& updates,
-                                  const std::map<std::string, Group>& groups,
-                                  bool want_points) const {
+                                  const std::map<std::string, Group>& groups, Detail detail) const {
   UpdateCalls out;
   const Instant now = clock_.now();
   for (const auto& [board, g] : groups) {
@@ -153,7 +152,8 @@ UpdateCalls Updates::make_batches(const std::vector<Update>& updates,
     call.dedupe_window = config.dedupe_window;
     call.now = now;
     call.stream = g.stream;
-    call.want_points = want_points;
+    call.want_points = detail != Detail::status;
+    call.want_standings = detail == Detail::standings;  // a call of one event only
     call.acknowledged_below_ms = acknowledged_ms_(g.stream);
     for (const auto& chunk : chunks) {
       if (!chunk.empty()) add_batch(g, chunk, updates, call, out);

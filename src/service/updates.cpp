@@ -156,8 +156,10 @@ void Updates::report(const hot::HotBatch& batch, const hot::HotResult& r, const 
         const hot::PeriodSlot& s = batch.slots[e.slots[k]];
         out.points.push_back({s.period_name, s.period.id, r.points.at(k)});
       }
+      report_standings(batch, r, out);
       break;
     case hot::HotOutcome::duplicate:
+      report_standings(batch, r, out);
       out.status = UpdateStatus::duplicate;
       out.reason = u.event_id.empty()
                        ? "stream entry " + u.order_token + " was already applied to " + describe(u)
@@ -201,6 +203,14 @@ void Updates::report(const hot::HotBatch& batch, const hot::HotResult& r, const 
     case hot::HotOutcome::blocked:
       report_cold(u, out);
       break;
+  }
+}
+
+// What the script read of the member's standing in each slot (HotCall::want_standings).
+void Updates::report_standings(const hot::HotBatch& batch, const hot::HotResult& r,
+                               UpdateResult& out) {
+  for (std::size_t k = 0; k < r.standings.size() && k < batch.slots.size(); ++k) {
+    out.standings.push_back({batch.slots[k].period_name, batch.slots[k].period.id, r.standings[k]});
   }
 }
 

@@ -49,8 +49,9 @@ class Updates {
           WriteProfiles write_profiles);
 
   // Validates and plans `updates` (refused ones get their result in `results`, sized like
-  // `updates`) and makes their script calls, without a round trip.
-  UpdateCalls prepare(const std::vector<Update>& updates, bool want_points,
+  // `updates`) and makes their script calls, without a round trip. `detail`: what applied
+  // results carry (service/types.h).
+  UpdateCalls prepare(const std::vector<Update>& updates, Detail detail,
                       std::vector<UpdateResult>& results);
   // Sends the calls prepare() made; `results` as prepare() left them.
   std::vector<UpdateResult> apply(const std::vector<Update>& updates, UpdateCalls& calls,
@@ -96,7 +97,7 @@ class Updates {
   std::map<std::string, Group> plan_all(const std::vector<Update>& updates,
                                         std::vector<UpdateResult>& results) const;
   UpdateCalls make_batches(const std::vector<Update>& updates,
-                           const std::map<std::string, Group>& groups, bool want_points) const;
+                           const std::map<std::string, Group>& groups, Detail detail) const;
   void add_batch(const Group& g, const std::vector<std::size_t>& chunk,
                  const std::vector<Update>& updates, hot::HotBatch batch, UpdateCalls& out) const;
 
@@ -111,6 +112,8 @@ class Updates {
   void report(const hot::HotBatch& batch, const hot::HotResult& r, const hot::HotEvent& e,
               const Update& u, UpdateResult& out) const;
   void report_cold(const Update& u, UpdateResult& out) const;
+  static void report_standings(const hot::HotBatch& batch, const hot::HotResult& r,
+                               UpdateResult& out);
   void report_parts(const hot::HotBatch& batch, const std::vector<hot::HotEvent>& singles,
                     const std::vector<std::size_t>& parts, const hot::HotResult& r,
                     const std::vector<std::size_t>& indexes, const std::vector<Update>& updates,

@@ -1,5 +1,6 @@
 // Writes answered with standings (Leaderboards::write, write_batch): the update path's
-// apply(), then the member's standing read in each period the event touched.
+// apply(); one write's standings come from what its script call read with it
+// (Reads::update_standings), a batch's from one ranks() read per period touched.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -44,23 +45,33 @@ auto tolerant(Read read) -> decltype(read()) {
   return {};
 }
 
+// The member's standings in `ref` around the update `r`: from what the update script read
+// with it (one round trip for the whole write while the member is within the hot part);
+// where it gave nothing usable, the rank read after the update, without the one before.
+BeforeAfter standings_in(Reads& reads, const PeriodRef& ref, const std::string& member,
+                         const UpdateResult& r) {
+  for (const PeriodFacts& f : r.standings) {
+    if (f.period != ref.spec->name || f.period_id != ref.period.id) continue;
+    if (auto s = tolerant([&] { return reads.update_standings(ref, member, f.hot); })) {
+      return std::move(*s);
+    }
+    break;
+  }
+  return {std::nullopt, tolerant([&] { return reads.ranks({ref}, {member}).front(); })};
+}
+
 }  // namespace
 
 Written Leaderboards::write(const Update& update) {
   const std::vector<PeriodRef> refs = periods_at(config_, update, now());
-  std::vector<std::optional<Standing>> before;
-  for (const PeriodRef& ref : refs) {
-    before.push_back(tolerant([&] { return reads().ranks({ref}, {update.member}).front(); }));
-  }
-  Written w{apply(update), {}};
+  Written w{apply(std::vector<Update>{update}, Detail::standings).front(), {}};
   const bool applied = w.result.status == UpdateStatus::applied;
   if (!applied && w.result.status != UpdateStatus::duplicate) return w;
-  for (std::size_t i = 0; i < refs.size(); ++i) {
-    if (applied && !touched(w.result, refs[i])) continue;
-    std::optional<Standing> after =
-        tolerant([&] { return reads().ranks({refs[i]}, {update.member}).front(); });
-    w.periods.push_back({refs[i].spec->name, refs[i].period.id, std::move(before[i]),
-                         std::move(after), refs[i].config->policy == Policy::best});
+  for (const PeriodRef& ref : refs) {
+    if (applied && !touched(w.result, ref)) continue;
+    BeforeAfter s = standings_in(reads(), ref, update.member, w.result);
+    w.periods.push_back({ref.spec->name, ref.period.id, std::move(s.before), std::move(s.after),
+                         ref.config->policy == Policy::best});
   }
   return w;
 }

@@ -342,6 +342,59 @@ TEST(ProtocolTest, OtherwiseACallIsAnsweredEventByEvent) {
   EXPECT_THROW(protocol::parse_update_replies(str("OK"), 1), redis::ReplyError);
 }
 
+TEST(ProtocolTest, OnlyACallOfOneEventAsksForStandings) {
+  HotBatch b = two_slot_batch();
+  b.want_standings = true;
+  b.events = {event("ann", 5, 1500)};
+  EXPECT_TRUE(protocol::with_standings(b));
+  EXPECT_NE(protocol::marshal_update("lb", b, true).args.at(15).find('r'), std::string::npos);
+  b.events.push_back(event("bob", 2, 1600));
+  EXPECT_FALSE(protocol::with_standings(b));
+  EXPECT_EQ(protocol::marshal_update("lb", b, true).args.at(15).find('r'), std::string::npos);
+  b.want_standings = false;
+  b.events.pop_back();
+  EXPECT_EQ(protocol::marshal_update("lb", b, true).args.at(15).find('r'), std::string::npos);
+}
+
+TEST(ProtocolTest, AReplyWithStandingsWrapsTheReplyAndGivesOnePerSlot) {
+  // Applied with points in two slots, the second rehydrated; the first slot within the hot
+  // part, the second beyond it (with its stale set).
+  const Reply reply = array({array({array({integer(2), integer(7), integer(9)})}),
+                             array({str("120"), integer(3), str("90"), integer(1), integer(1),
+                                    str("100"), str("5:2"), integer(0)}),
+                             array({str("400"), integer(1000), str("300"), integer(998), integer(1),
+                                    str(""), str("6:0"), integer(1), str("ann"), str("zed")})});
+  const auto all = protocol::parse_update_replies(reply, 1, true);
+  ASSERT_EQ(all.size(), 1U);
+  EXPECT_EQ(all[0].points, (std::vector<std::int64_t>{7, 9}));
+  ASSERT_EQ(all[0].standings.size(), 2U);
+  const HotStanding& hot = all[0].standings[0];
+  EXPECT_EQ(hot.before, 120);
+  EXPECT_EQ(hot.before_better, 3);
+  EXPECT_EQ(hot.after, 90);
+  EXPECT_EQ(hot.after_better, 1);
+  EXPECT_TRUE(hot.spilled);
+  EXPECT_EQ(hot.cold_bound, 100);
+  EXPECT_EQ(hot.gen, "5:2");
+  EXPECT_FALSE(hot.hot_and_stale);
+  const HotStanding& beyond = all[0].standings[1];
+  EXPECT_FALSE(beyond.cold_bound);
+  ASSERT_TRUE(beyond.hot_and_stale);
+  EXPECT_EQ(*beyond.hot_and_stale, (std::vector<std::string>{"ann", "zed"}));
+  // A member with no score before (new) or after (a duplicate's member that is not hot).
+  const auto fresh = protocol::parse_standing(array(
+      {str(""), integer(0), str(""), integer(0), integer(0), str(""), str("0:0"), integer(0)}));
+  EXPECT_FALSE(fresh.before);
+  EXPECT_FALSE(fresh.after);
+  EXPECT_FALSE(fresh.spilled);
+  // Nothing written ({"sync"}): the reply alone, no standings.
+  const auto sync = protocol::parse_update_replies(array({array({array({str("sync")})})}), 1, true);
+  EXPECT_EQ(sync.at(0).outcome, HotOutcome::needs_sync);
+  EXPECT_TRUE(sync.at(0).standings.empty());
+  EXPECT_THROW(protocol::parse_update_replies(integer(1), 1, true), redis::ReplyError);
+  EXPECT_THROW(protocol::parse_standing(array({str("1"), integer(0)})), redis::ReplyError);
+}
+
 TEST(ProtocolTest, RepliesTheScriptNeverGivesAreErrors) {
   EXPECT_THROW(protocol::parse_update_reply(array({str("maybe")})), redis::ReplyError);
   EXPECT_THROW(protocol::parse_update_reply(array({str("span"), str("daily:x")})), Error);

@@ -79,6 +79,57 @@ TEST_F(WriteApiTest, RanksAreExactForSpilledMembersAndAroundThem) {
   EXPECT_EQ(read_rank(s, "pts", "daily", "m0"), 2);
 }
 
+// A write's standings come from its own script call: a write of a hot member is one call on
+// serve's shared Redis connection, however many periods the board has. Ranks stay exact
+// beyond the hot part (a rehydrated member that scores again) and for a duplicate whose
+// member went cold again.
+TEST_F(WriteApiTest, AHotMembersWriteIsOneRedisRoundTripAndItsRanksStayExact) {
+  Served s = serve();
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_EQ(write(s, "pts", "m" + std::to_string(i), {{"value", 100 + 10 * i}}).status, 200);
+  }
+  ASSERT_EQ(test::run_cli({"--config", config_path, "--now", kNow, "tick"}).exit_code, 0);
+  const auto calls = [&] {
+    const std::string text = s.get("/metrics").text;
+    const std::string name = "\nboardkeeper_redis_shared_calls_total ";
+    const auto at = text.find(name);
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size()));
+  };
+  // m7 (170) is hot, first in both periods (m6 too; m0..m5 spilled).
+  const double before = calls();
+  const Answer hot = write(s, "pts", "m7", {{"value", 1}});
+  EXPECT_EQ(calls() - before, 1) << "Redis calls for one write of a hot member";
+  for (const char* period : {"daily", "weekly"}) {
+    EXPECT_EQ(period_of(hot, period).at("rank"), 1) << hot.text;
+    EXPECT_EQ(period_of(hot, period).at("previous_rank"), 1) << hot.text;
+  }
+  // m1 (110, spilled) rehydrates to 115: 7th. Hot now, but below what spilled (beyond the
+  // hot part): to 116 it stays 7th; to 166 it passes m6 (160), from 7th to 2nd.
+  ASSERT_EQ(period_of(write(s, "pts", "m1", {{"value", 5}}), "daily").at("rank"), 7);
+  const Answer beyond = write(s, "pts", "m1", {{"value", 1}});
+  const Answer up = write(s, "pts", "m1", {{"value", 50}});
+  for (const char* period : {"daily", "weekly"}) {
+    EXPECT_EQ(period_of(beyond, period).at("previous_rank"), 7) << beyond.text;
+    EXPECT_EQ(period_of(beyond, period).at("rank"), 7) << beyond.text;
+    EXPECT_EQ(period_of(up, period).at("previous_rank"), 7) << up.text;
+    EXPECT_EQ(period_of(up, period).at("rank"), 2) << up.text;
+    EXPECT_EQ(period_of(up, period).at("rank"), read_rank(s, "pts", period, "m1"));
+  }
+  // m3 (130, spilled) scores with an id (rehydrated: 135), goes cold again at the next tick,
+  // and the retry finds it there.
+  const json keyed = {{"value", 5}, {"id", "e-m3"}};
+  const Answer first = write(s, "pts", "m3", keyed);
+  ASSERT_EQ(first.body.at("applied"), true) << first.text;
+  ASSERT_EQ(test::run_cli({"--config", config_path, "--now", kNow, "tick"}).exit_code, 0);
+  const Answer retry = write(s, "pts", "m3", keyed);
+  EXPECT_EQ(retry.body.at("duplicate"), true) << retry.text;
+  for (const char* period : {"daily", "weekly"}) {
+    EXPECT_EQ(period_of(retry, period).at("points"), 135) << retry.text;
+    EXPECT_EQ(period_of(retry, period).at("rank"), period_of(first, period).at("rank"));
+    EXPECT_EQ(period_of(retry, period).at("rank"), read_rank(s, "pts", period, "m3"));
+  }
+}
+
 // The CLI and the API agree: add --json prints the object the write answers.
 TEST_F(WriteApiTest, AddJsonPrintsWhatTheWriteAnswers) {
   Served s = serve();

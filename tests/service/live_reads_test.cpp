@@ -286,6 +286,58 @@ TEST_F(LiveReadsTest, ProfilesAreWrittenForUpdatesThatCountedAndARefusedHashFail
   EXPECT_EQ(results[3].status, UpdateStatus::applied);
 }
 
+// A write's standings from what its script read (hot::HotStanding): Redis's counts alone within
+// the hot part; beyond it, the cold rows that are members (stale ones skipped) are counted
+// too; a duplicate's member that is not hot, or a spill meanwhile, sends the caller to ranks().
+TEST_F(LiveReadsTest, UpdateStandingsAddTheColdMembersBetterOnlyBeyondTheHotPart) {
+  const PeriodRef ref = period("flat");
+  cold(ref, "c", 90);
+  cold(ref, "x", 85);  // removed (a tombstone): its row is void
+  cold(ref, "d", 70);
+  cold(ref, "b", 60);  // b's row, stale: b was rehydrated from it and is hot at 75
+  cold(ref, "e", 50);
+  spilled(ref, encoded(ref, 90, 0));
+  hot::HotStanding facts;
+  facts.spilled = true;
+  facts.cold_bound = encoded(ref, 90, 0);
+  facts.gen = redis.period(keys(ref)).gen;
+  facts.before = encoded(ref, 60, 0);  // its cold row
+  facts.before_better = 1;             // a, hot at 100
+  facts.after = encoded(ref, 75, 0);
+  facts.after_better = 1;
+  facts.hot_and_stale = std::vector<std::string>{"b", "x"};
+  auto s = reads.update_standings(ref, "b", facts);
+  ASSERT_TRUE(s && s->before && s->after);
+  EXPECT_EQ(s->before->rank, 4);  // a, c, d
+  EXPECT_EQ(s->before->points, 60);
+  EXPECT_EQ(s->after->rank, 3);  // a, c
+  EXPECT_EQ(s->after->points, 75);
+  // Within the hot part (below the bound): Redis's count alone, no stale set needed.
+  facts.before = encoded(ref, 95, 0);
+  facts.after = encoded(ref, 99, 0);
+  facts.hot_and_stale.reset();
+  s = reads.update_standings(ref, "b", facts);
+  ASSERT_TRUE(s && s->before && s->after);
+  EXPECT_EQ(s->before->rank, 2);
+  EXPECT_EQ(s->after->rank, 2);
+  // Not hot after it in a spilled period: it may be cold.
+  facts.after.reset();
+  EXPECT_FALSE(reads.update_standings(ref, "b", facts));
+  // A spill since the script read (PostgreSQL's rows are those of now): not answered.
+  facts.before = encoded(ref, 60, 0);
+  facts.after = encoded(ref, 75, 0);
+  facts.hot_and_stale = std::vector<std::string>{"b"};
+  facts.gen = "7:0";
+  redis.period(keys(ref)).gen = "8:0";
+  EXPECT_FALSE(reads.update_standings(ref, "b", facts));
+  // A period that never spilled: Redis alone.
+  facts.spilled = false;
+  facts.cold_bound.reset();
+  s = reads.update_standings(ref, "b", facts);
+  ASSERT_TRUE(s && s->after);
+  EXPECT_EQ(s->after->rank, 2);
+}
+
 }  // namespace
 }  // namespace bk::service
 

@@ -70,7 +70,7 @@ class UpdatesTest : public ::testing::Test {
   static std::vector<UpdateResult> run_on(Updates& u, const std::vector<Update>& us,
                                           bool want_points = true) {
     std::vector<UpdateResult> results(us.size());
-    UpdateCalls calls = u.prepare(us, want_points, results);
+    UpdateCalls calls = u.prepare(us, want_points ? Detail::points : Detail::status, results);
     return u.apply(us, calls, std::move(results));
   }
   // The points of the first period of an applied result.
