@@ -7,8 +7,10 @@
 CREATE SEQUENCE {{schema}}.period_close_seq;
 
 CREATE TABLE {{schema}}.period_closes (
-  -- Taken under a lock held until the archive commits: notices commit in seq order.
-  seq          bigint      PRIMARY KEY,
+  -- Taken under a lock held until the archive commits: notices commit in seq order. Unique
+  -- by the sequence; the key also names the board, as every per-board table's does (the way
+  -- to a PostgreSQL distributed by board: tests/integration/schema_path_test.cpp).
+  seq          bigint      NOT NULL,
   board        text        NOT NULL,
   period       text        NOT NULL,
   period_id    text        NOT NULL,
@@ -22,7 +24,8 @@ CREATE TABLE {{schema}}.period_closes (
   -- The Redis stream the notice goes to (the board's closes_stream when archived).
   stream       text        NOT NULL,
   -- When tick saw the notice in its stream; null: still to publish.
-  published_at timestamptz
+  published_at timestamptz,
+  PRIMARY KEY (seq, board)
 );
 
 COMMENT ON TABLE {{schema}}.period_closes IS

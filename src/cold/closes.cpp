@@ -85,26 +85,26 @@ StatementTable closes_statements(const std::string& q) {
   const std::string cols = kNoticeColumns;
   return {
       // The distinct streams through the (stream, seq) index, one probe each.
-      {"bk_closes_streams", "WITH RECURSIVE s AS (SELECT min(stream) AS stream FROM " + t +
+      {"bk_cold_closes_streams", "WITH RECURSIVE s AS (SELECT min(stream) AS stream FROM " + t +
                                 " UNION ALL SELECT (SELECT min(stream) FROM " + t +
                                 " WHERE stream > s.stream) FROM s WHERE s.stream IS NOT NULL)"
                                 " SELECT stream FROM s WHERE stream IS NOT NULL"},
-      {"bk_closes_last_seq", "SELECT coalesce(max(seq), 0) FROM " + t},
-      {"bk_closes_mark_through", "UPDATE " + t +
+      {"bk_cold_closes_last_seq", "SELECT coalesce(max(seq), 0) FROM " + t},
+      {"bk_cold_closes_mark_through", "UPDATE " + t +
                                      " SET published_at = now() WHERE stream = $1 AND seq <= $2"
                                      " AND published_at IS NULL"},
-      {"bk_closes_of_stream",
+      {"bk_cold_closes_of_stream",
        "SELECT " + cols + " FROM " + t + " WHERE stream = $1 AND seq > $2 ORDER BY seq LIMIT $3"},
-      {"bk_closes_mark",
+      {"bk_cold_closes_mark",
        "UPDATE " + t + " SET published_at = coalesce(published_at, now()) WHERE seq = $1"},
-      {"bk_closes_counts",
+      {"bk_cold_closes_counts",
        "SELECT count(*) FILTER (WHERE published_at IS NULL),"
        " count(*) FILTER (WHERE published_at IS NOT NULL) FROM " +
            t},
-      {"bk_closes_first", "SELECT " + cols + " FROM " + t +
+      {"bk_cold_closes_first", "SELECT " + cols + " FROM " + t +
                               " WHERE seq > $1 AND seq < $2 AND archived_at >="
                               " to_timestamp($3 / 1000.0) ORDER BY seq LIMIT $4"},
-      {"bk_closes_last", "SELECT " + cols + " FROM " + t +
+      {"bk_cold_closes_last", "SELECT " + cols + " FROM " + t +
                              " WHERE seq > $1 AND seq < $2 AND archived_at >="
                              " to_timestamp($3 / 1000.0) ORDER BY seq DESC LIMIT $4"},
   };
@@ -118,7 +118,7 @@ std::vector<std::string> Closes::streams() {
   return guarded(l, &session, "listing the close notices' streams", [&] {
     pqxx::nontransaction n(*session.conn);
     std::vector<std::string> out;
-    for (const auto& r : n.exec_prepared("bk_closes_streams"))
+    for (const auto& r : n.exec_prepared("bk_cold_closes_streams"))
       out.push_back(r[0].as<std::string>());
     return out;
   });
@@ -129,7 +129,7 @@ std::int64_t Closes::last_seq() {
   Session& session = l.use();
   return guarded(l, &session, "reading the last close notice", [&] {
     pqxx::nontransaction n(*session.conn);
-    return n.exec_prepared1("bk_closes_last_seq")[0].as<std::int64_t>();
+    return n.exec_prepared1("bk_cold_closes_last_seq")[0].as<std::int64_t>();
   });
 }
 
@@ -138,7 +138,7 @@ std::int64_t Closes::mark_published_through(const std::string& stream, std::int6
   Session& session = l.use();
   return guarded(l, &session, "marking close notices published", [&] {
     pqxx::work w(*session.conn);
-    const pqxx::result r = w.exec_prepared("bk_closes_mark_through", stream, through);
+    const pqxx::result r = w.exec_prepared("bk_cold_closes_mark_through", stream, through);
     w.commit();
     return static_cast<std::int64_t>(r.affected_rows());
   });
@@ -150,7 +150,7 @@ std::vector<CloseNotice> Closes::of_stream(const std::string& stream, std::int64
   Session& session = l.use();
   return guarded(l, &session, "reading close notices", [&] {
     pqxx::nontransaction n(*session.conn);
-    return notices_from(n.exec_prepared("bk_closes_of_stream", stream, after, limit));
+    return notices_from(n.exec_prepared("bk_cold_closes_of_stream", stream, after, limit));
   });
 }
 
@@ -159,7 +159,7 @@ void Closes::mark_published(std::int64_t seq) {
   Session& session = l.use();
   guarded(l, &session, "marking a close notice published", [&] {
     pqxx::work w(*session.conn);
-    w.exec_prepared("bk_closes_mark", seq);
+    w.exec_prepared("bk_cold_closes_mark", seq);
     w.commit();
     return 0;
   });
@@ -180,7 +180,7 @@ Closes::Counts Closes::counts() {
   Session& session = l.use();
   return guarded(l, &session, "counting close notices", [&] {
     pqxx::nontransaction n(*session.conn);
-    const pqxx::row r = n.exec_prepared1("bk_closes_counts");
+    const pqxx::row r = n.exec_prepared1("bk_cold_closes_counts");
     return Counts{r[0].as<std::int64_t>(), r[1].as<std::int64_t>()};
   });
 }
@@ -192,7 +192,7 @@ std::vector<CloseNotice> Closes::page(const Query& query) {
     pqxx::nontransaction n(*session.conn);
     const std::int64_t since = query.since ? to_epoch_ms(*query.since) : 0;
     std::vector<CloseNotice> out =
-        notices_from(n.exec_prepared(query.newest ? "bk_closes_last" : "bk_closes_first",
+        notices_from(n.exec_prepared(query.newest ? "bk_cold_closes_last" : "bk_cold_closes_first",
                                      query.after_seq, query.before_seq, since, query.limit));
     if (query.newest) std::reverse(out.begin(), out.end());
     return out;
