@@ -36,6 +36,13 @@ const char* kBoards = R"(  - name: hh
     retention: {default: 1000d}
 )";
 
+// psql's answer without its line end.
+std::string one_line(const std::string& sql) {
+  std::string row = test::psql(sql);
+  while (!row.empty() && std::isspace(static_cast<unsigned char>(row.back()))) row.pop_back();
+  return row;
+}
+
 class WindowsTest : public ::testing::Test {
  protected:
   std::string prefix = test::unique_prefix();
@@ -62,15 +69,21 @@ class WindowsTest : public ::testing::Test {
     EXPECT_EQ(a.status, 200) << a.text;
     return a.body;
   }
+  // The close notice of one window: its members and whether tick published it.
+  std::string notice(const std::string& board, const std::string& period, const std::string& id) {
+    return one_line(
+        "SELECT members || CASE WHEN published_at IS NULL THEN ' pending' ELSE ' published' END"
+        " FROM " +
+        prefix + ".period_closes WHERE board = '" + board + "' AND period = '" + period +
+        "' AND period_id = '" + id + "'");
+  }
   // The periods table's row of one window: status and end, or "" when there is none.
   std::string closed(const std::string& board, const std::string& period, const std::string& id) {
-    std::string row = test::psql(
+    return one_line(
         "SELECT status || ' ' || to_char(period_end AT TIME ZONE 'UTC', "
         "'YYYY-MM-DD HH24:MI') FROM " +
         prefix + ".periods WHERE board = '" + board + "' AND period = '" + period +
         "' AND period_id = '" + id + "'");
-    while (!row.empty() && std::isspace(static_cast<unsigned char>(row.back()))) row.pop_back();
-    return row;
   }
 };
 
@@ -105,6 +118,8 @@ TEST_F(WindowsTest, BetweenWindowsReadsAnswerTheLastOneAndTickArchivesItAtItsEnd
   EXPECT_EQ(closed("hh", "happy_hour", "2026-11-20T18:00"), "");
   ASSERT_EQ(cli("2026-11-20T19:11:00+01:00", {"tick"}).exit_code, 0);
   EXPECT_EQ(closed("hh", "happy_hour", "2026-11-20T18:00"), "archived 2026-11-20 18:00");
+  // Its close notice went out with the archive, at the window's end.
+  EXPECT_EQ(notice("hh", "happy_hour", "2026-11-20T18:00"), "2 published");
   t = top("2026-11-21T12:00:00+01:00", "hh", "happy_hour");
   EXPECT_EQ(t["period_id"], "2026-11-20T18:00");
   EXPECT_EQ(t["state"], "archived");
@@ -122,6 +137,7 @@ TEST_F(WindowsTest, AWeekendAcrossTheFallBackClosesAtItsEnd) {
   EXPECT_EQ(closed("wk", "weekend", "2026-W43"), "");
   ASSERT_EQ(cli("2026-10-26T00:11:00+01:00", {"tick"}).exit_code, 0);
   EXPECT_EQ(closed("wk", "weekend", "2026-W43"), "archived 2026-10-25 23:00");
+  EXPECT_EQ(notice("wk", "weekend", "2026-W43"), "1 published");
 }
 
 TEST_F(WindowsTest, AWindowAcrossMidnightBelongsToTheDayItStarted) {
