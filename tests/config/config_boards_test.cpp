@@ -385,11 +385,13 @@ TEST(ConfigTest, ManyBoardEntriesLoadAndTheirConflictsAreStillFound) {
 // --- close notices ---------------------------------------------------------------------
 
 TEST(ConfigTest, CloseNoticesDefaultToThePrefixStreamAndTenStandings) {
-  const BoardConfig& b = parse(minimal()).boards.at(0);
+  const Config plain = parse(minimal());
+  const BoardConfig& b = plain.boards.at(0);
   EXPECT_EQ(b.closes_stream, "");  // <key_prefix>:closes
   EXPECT_EQ(b.notice_top, 10);
-  const BoardConfig& set =
-      parse(minimal("    closes_stream: \"game:{rewards}\"\n    notice_top: 1000\n")).boards.at(0);
+  const Config configured =
+      parse(minimal("    closes_stream: \"game:{rewards}\"\n    notice_top: 1000\n"));
+  const BoardConfig& set = configured.boards.at(0);
   EXPECT_EQ(set.closes_stream, "game:{rewards}");
   EXPECT_EQ(set.notice_top, 1000);
 }
