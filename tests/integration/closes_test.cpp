@@ -332,6 +332,11 @@ TEST_F(ClosesTest, RedisDownWhilePublishingLeavesNoticesPendingUntilItIsBack) {
 }
 
 TEST_F(ClosesTest, KilledTicksLeaveEveryClosedPeriodOneNoticeAndOneEntryThroughARedisRestart) {
+#ifdef __SANITIZE_ADDRESS__
+  // Its kills are timed for a plain build: an instrumented tick does not begin its work within
+  // the 90 ms a kill allows, so no run ever finishes (the plain build runs it).
+  GTEST_SKIP() << "timed for a plain build";
+#endif
   // Its own server (restarted empty once) unless on the cluster suite, which has none to spare.
   // A day's grace: the first tick spills the hours, archiving none.
   std::string boards = boards_yaml(prefix);
