@@ -21,6 +21,11 @@ int check_config(Context& ctx) {
                 << format_duration(b.retention_for(p)) << ", history kept "
                 << (kept ? format_duration(*kept) : std::string("forever")) << "\n";
     }
+    std::string tiers;
+    for (const TierRule& t : b.tiers) {
+      tiers += (tiers.empty() ? "" : ", ") + t.name + " (" + describe_criterion(t) + ")";
+    }
+    if (!tiers.empty()) std::cout << "    tiers, first match wins: " << tiers << "\n";
   }
   return 0;
 }

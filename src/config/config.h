@@ -14,6 +14,7 @@
 #include "core/period.h"
 #include "core/policy.h"
 #include "core/score_codec.h"
+#include "core/tiers.h"
 #include "core/time.h"
 
 namespace bk {
@@ -179,7 +180,10 @@ struct BoardConfig {
   // ("": <key_prefix>:closes) and how many of its top standings the entry carries.
   std::string closes_stream{};
   std::int64_t notice_top = kDefaultNoticeTop;  // [1, kMaxNoticeTop]
-  std::string where;                            // "FILE:LINE:COLUMN" of the entry, for messages
+  // Named rules, first match wins (core/tiers.h); empty: the board has no tiers, and its
+  // reads carry no "tier".
+  Tiers tiers{};
+  std::string where;  // "FILE:LINE:COLUMN" of the entry, for messages
 
   const PeriodSpec* period(std::string_view name) const;  // nullptr when not used
   Millis retention_for(const PeriodSpec& period) const;

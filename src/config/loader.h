@@ -186,6 +186,13 @@ class Loader {
   void parse_retention(const Fields& f, BoardDraft& d);
   std::optional<WrittenRetention> read_retention(const Entry& entry, const BoardDraft& d);
   void check_budget(const BoardDraft& d);
+  // tiers (config/tiers.cpp): the rules, then the checks between them.
+  void parse_tiers(const Fields& f, BoardDraft& d);
+  std::optional<TierRule> parse_tier_rule(const yaml::Node& node, const BoardDraft& d);
+  std::optional<TierRule> read_tier_criterion(const Fields& rule, const yaml::Node& node,
+                                              const BoardDraft& d);
+  void check_tier_order(const std::vector<TierRule>& rules, const std::vector<Pos>& positions,
+                        const BoardDraft& d);
   bool parse_periods(const Entry& entry, BoardConfig& board, std::vector<Pos>& positions);
   std::optional<PeriodSpec> parse_custom_period(const yaml::Node& node);
   // A named period's window (config/period_window.cpp): `period` (a fixed kind), `starts`
