@@ -25,21 +25,20 @@
 namespace bk::api {
 namespace {
 
-std::string record(const service::Standing& s) {
-  return JsonLine()
-      .num("rank", s.rank)
-      .str("member", s.member)
-      .num("points", s.points)
-      .time("achieved_at", s.achieved_at)
-      .profile(s.name, s.metadata, s.unavailable)
-      .done();
+// A standing; "tier" (a name or null) only on a board with tiers (`tiered`).
+std::string record(const service::Standing& s, bool tiered) {
+  JsonLine line;
+  line.num("rank", s.rank).str("member", s.member).num("points", s.points);
+  line.time("achieved_at", s.achieved_at);
+  if (tiered) line.raw("tier", s.tier ? json_string(*s.tier) : "null");
+  return line.profile(s.name, s.metadata, s.unavailable).done();
 }
 
-std::string records(const std::vector<service::Standing>& rows) {
+std::string records(const std::vector<service::Standing>& rows, bool tiered) {
   std::string out = "[";
   for (const auto& r : rows) {
     if (out.size() > 1) out += ',';
-    out += record(r);
+    out += record(r, tiered);
   }
   return out + "]";
 }
@@ -54,6 +53,10 @@ const char* state_name(service::PeriodState state) {
       break;
   }
   return "archived";
+}
+
+bool tiered(const service::PeriodView& view) {
+  return !view.ref.config->tiers.empty();
 }
 
 JsonLine period_fields(const service::PeriodView& view) {
@@ -288,7 +291,7 @@ class Route {
                   : std::string("null");
     return period_fields(view)
         .raw("total", page.total ? std::to_string(*page.total) : "null")
-        .raw("records", records(page.rows))
+        .raw("records", records(page.rows, tiered(view)))
         .raw("next_cursor", next)
         .done();
   }
@@ -327,7 +330,7 @@ class Route {
       throw HttpError{404, "member " + json_string(member) + " is not on " + board_ + " " + period +
                                " " + view.ref.period.id};
     }
-    return record(*found);
+    return record(*found, tiered(view));
   }
 
   std::string members(const std::string& period) {
@@ -343,7 +346,10 @@ class Route {
       if (missing.size() > 1) missing += ',';
       missing += json_string(id);
     }
-    return JsonLine().raw("records", records(found)).raw("not_found", missing + "]").done();
+    return JsonLine()
+        .raw("records", records(found, tiered(view)))
+        .raw("not_found", missing + "]")
+        .done();
   }
 
   std::string around(const std::string& period, const std::string& member) {
@@ -357,7 +363,10 @@ class Route {
       throw HttpError{404, "member " + json_string(member) + " is not on " + board_ + " " + period +
                                " " + view.ref.period.id};
     }
-    return JsonLine().raw("member", record(*self)).raw("records", records(rows)).done();
+    return JsonLine()
+        .raw("member", record(*self, tiered(view)))
+        .raw("records", records(rows, tiered(view)))
+        .done();
   }
 };
 

@@ -242,6 +242,18 @@ int refusal_status(service::Refusal refusal) {
   return 422;
 }
 
+namespace {
+
+// A period's standing after a write: points, rank (null when it could not be read) and, on a
+// board with tiers, the tier.
+void standing_after(JsonLine& line, const service::PeriodStanding& p) {
+  line.raw("points", p.after ? std::to_string(p.after->points) : "null");
+  line.raw("rank", p.after ? std::to_string(p.after->rank) : "null");
+  if (p.tiered) line.raw("tier", p.after && p.after->tier ? json_string(*p.after->tier) : "null");
+}
+
+}  // namespace
+
 std::string written_json(const std::string& board, const std::string& member,
                          const service::Written& w) {
   const bool applied = w.result.status == service::UpdateStatus::applied;
@@ -249,8 +261,7 @@ std::string written_json(const std::string& board, const std::string& member,
   for (const service::PeriodStanding& p : w.periods) {
     JsonLine line;
     line.str("period", p.period).str("period_id", p.period_id);
-    line.raw("points", p.after ? std::to_string(p.after->points) : "null");
-    line.raw("rank", p.after ? std::to_string(p.after->rank) : "null");
+    standing_after(line, p);
     if (applied && p.before) line.num("previous_rank", p.before->rank);
     if (applied && p.best) {
       line.flag("improved", p.after && (!p.before || p.before->points != p.after->points));
@@ -366,8 +377,7 @@ std::string result_json(const service::Update& u, const service::Written& w, boo
     for (const service::PeriodStanding& p : w.periods) {
       JsonLine period;
       period.str("period", p.period).str("period_id", p.period_id);
-      period.raw("points", p.after ? std::to_string(p.after->points) : "null");
-      period.raw("rank", p.after ? std::to_string(p.after->rank) : "null");
+      standing_after(period, p);
       list += (list.size() > 1 ? "," : "") + period.done();
     }
   } else {

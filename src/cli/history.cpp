@@ -39,8 +39,10 @@ int history(Context& ctx, const ReadArgs& args) {
   std::vector<service::Standing> rows;
   archive.history_pages(key, args.n, [&](const std::vector<cold::HistoryRow>& page) {
     rows.clear();
-    for (const cold::HistoryRow& h : page)
+    for (const cold::HistoryRow& h : page) {
       rows.push_back({h.rank, h.member, h.points, h.achieved_at, h.name, h.metadata});
+      rows.back().tier = h.tier;
+    }
     printer.page(rows);
   });
   printer.finish();

@@ -43,7 +43,10 @@ class StandingsPrinter {
   const service::PeriodRef& ref_;
   bool started_ = false;
   std::size_t width_ = 6;
+  std::size_t tier_width_ = 4;  // "tier"
   void header();
+  void json_lines(const std::vector<service::Standing>& rows);
+  bool tiered() const { return !ref_.config->tiers.empty(); }
 };
 
 }  // namespace bk::cli

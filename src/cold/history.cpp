@@ -45,6 +45,40 @@ std::string merged_rows(const std::string& q, const std::string& extra) {
          ".profiles p ON p.board = $1 AND p.member = m.member";
 }
 
+// The tier of a merged row as SQL, core/tiers.h's rules in order (first match wins): a CASE
+// over the row's competition rank (the same window as the rank column) and its points; a
+// percent rule's cut-off is percent_cutoff of the merged rows' count `members` (the reads' own
+// function, so the frozen tier is what a read of the final standings said). Names are plain
+// (tier_name_problem), quoted all the same; values are integers.
+std::string tier_sql(const Tiers& tiers, std::int64_t members) {
+  const std::string rank = "rank() OVER (ORDER BY m.encoded) <= ";
+  std::string out = "CASE";
+  for (const TierRule& rule : tiers) {
+    std::string test;
+    switch (rule.kind) {
+      case TierKind::top:
+        test = rank + std::to_string(rule.value);
+        break;
+      case TierKind::percent:
+        test = rank + std::to_string(percent_cutoff(members, rule.value));
+        break;
+      case TierKind::min_points:
+        test = "m.points >= " + std::to_string(rule.value);
+        break;
+      case TierKind::max_points:
+        test = "m.points <= " + std::to_string(rule.value);
+        break;
+    }
+    out += " WHEN " + test + " THEN " + pg::quote_literal(rule.name);
+  }
+  return out + " END";
+}
+
+bool uses_members(const Tiers& tiers) {
+  return std::any_of(tiers.begin(), tiers.end(),
+                     [](const TierRule& r) { return r.kind == TierKind::percent; });
+}
+
 }  // namespace
 
 // Every statement of the history store, prepared once per connection (libpqxx prepares on
@@ -64,6 +98,10 @@ StatementTable history_statements(const std::string& q) {
   // The period's cold rows, from its counted pages (sql/007_cold_pages.sql).
   add("bk_archive_cold_rows",
       "SELECT coalesce(sum(rows), 0)::bigint FROM " + q + ".cold_pages WHERE" + period);
+  // The cold rows of hot members (stale: the merge leaves them out), found from the hot side.
+  add("bk_archive_cold_stale", "SELECT count(*) FROM " + std::string(kHotTable) + " h JOIN " + q +
+                                   ".cold_members c ON c.board = $1 AND c.period = $2 AND" +
+                                   " c.period_id = $3 AND c.member = h.member");
   add("bk_archive_next_part", "SELECT nextval(" + pg::quote_literal(q + ".history_part") + ")");
   add("bk_archive_record",
       "INSERT INTO " + q +
@@ -89,9 +127,9 @@ StatementTable history_statements(const std::string& q) {
           " note = excluded.note, archived_at = now() WHERE " +
           q + ".periods.status = 'open' RETURNING 1");
   // A large period's rows: only its own table is read (pruned at run time by the key).
-  const std::string columns = "rank, position, member, points, achieved_at, name, metadata";
+  const std::string columns = "rank, position, member, points, achieved_at, name, metadata, tier";
   const std::string selected = "SELECT rank, position, member, points, " + epoch_ms("achieved_at") +
-                               ", name, metadata::text";
+                               ", name, metadata::text, tier";
   add("bk_archive_history",
       selected + " FROM (SELECT " + columns + " FROM " + q + ".history_rows WHERE" + period +
           " AND position > $4 UNION ALL SELECT " + columns + " FROM " + q + ".history_large WHERE" +
@@ -196,6 +234,7 @@ std::unique_ptr<History::Transaction> History::begin(const PeriodInfo& period, C
     }
     m.current = period;
     m.hot_written = 0;
+    m.voided = 0;
     // Lives as long as the session; every commit empties it.
     m.txn->exec0(std::string("CREATE TEMP TABLE IF NOT EXISTS ") + kHotTable +
                  " (member text COLLATE \"C\" NOT NULL, encoded bigint NOT NULL,"
@@ -236,8 +275,11 @@ History::Counts History::Transaction::commit(bool hot_lost,
     if (!void_members.empty()) {
       pg::ArrayLiteral members;
       for (const std::string& member : void_members) members.text(member);
-      m.txn->exec_prepared("bk_archive_drop_void", p.key.board, p.key.period, p.key.period_id,
-                           members.done());
+      m.voided = static_cast<std::int64_t>(m.txn
+                                               ->exec_prepared("bk_archive_drop_void", p.key.board,
+                                                               p.key.period, p.key.period_id,
+                                                               members.done())
+                                               .affected_rows());
     }
     Counts counts;
     counts.hot = m.hot_written;
@@ -246,8 +288,9 @@ History::Counts History::Transaction::commit(bool hot_lost,
     m.txn->exec0(std::string("ANALYZE ") + kHotTable);
     m.txn->exec0("SET LOCAL work_mem = '64MB'");
     const std::optional<std::int64_t> part = m.own_table_if_large(counts.hot);
-    const pqxx::result merged = m.merge(part);
-    counts.cold = static_cast<std::int64_t>(merged.affected_rows()) - counts.hot;
+    Impl::Merged merged = m.merge(part);
+    counts.cold = merged.rows - counts.hot;
+    counts.tiers = std::move(merged.tiers);
     m.record_archived(counts, hot_lost, part);
     m.txn->exec_prepared("bk_archive_drop_cold", p.key.board, p.key.period, p.key.period_id);
     // Last: its lock serializes the archives' commits (closes.h).
@@ -264,38 +307,96 @@ History::Counts History::Transaction::commit(bool hot_lost,
 std::optional<std::int64_t> History::Impl::own_table_if_large(std::int64_t hot_rows) {
   const PeriodKey& k = current.key;
   // Stale cold rows (of hot members) count too: a threshold, not the history's size.
-  const std::int64_t cold_rows =
-      txn->exec_prepared1("bk_archive_cold_rows", k.board, k.period, k.period_id)[0]
-          .as<std::int64_t>();
+  cold_rows = txn->exec_prepared1("bk_archive_cold_rows", k.board, k.period, k.period_id)[0]
+                  .as<std::int64_t>();
   if (hot_rows + cold_rows < large_rows) return std::nullopt;
   return txn->exec_prepared1("bk_archive_next_part")[0].as<std::int64_t>();
 }
 
-pqxx::result History::Impl::merge(const std::optional<std::int64_t>& part) {
-  if (part) return merge_into_own_table(*part);
+// One INSERT ... SELECT of the merged rows into history_rows, or into the large period's own
+// table (then indexed and attached). Without tiers, history_rows' statement is the prepared
+// one; with them, each row's tier is computed in the same statement and the rows are counted
+// per tier after it (cheaper than RETURNING them: a scan of the period's rows, with no second
+// window over them).
+History::Impl::Merged History::Impl::merge(const std::optional<std::int64_t>& part) {
   const PeriodInfo& p = current;
-  return txn->exec_prepared("bk_archive_merge", p.key.board, p.key.period, p.key.period_id,
-                            ts(p.start), ts(p.end));
+  const std::string& q = link->q;
+  const std::string table = part ? own_table(*part) : q + ".history_rows";
+  std::string columns = kHistoryColumns;
+  std::string values;
+  if (part) {
+    columns += ", part";
+    values = ", " + std::to_string(*part) + "::bigint";
+  }
+  if (!p.tiers.empty()) {
+    columns += ", tier";
+    values += ", " + tier_sql(p.tiers, uses_members(p.tiers) ? merged_members() : 0);
+  }
+  const pqxx::result r =
+      part || !p.tiers.empty()
+          ? txn->exec_params("INSERT INTO " + table + " (" + columns + ")" + merged_rows(q, values),
+                             p.key.board, p.key.period, p.key.period_id, ts(p.start), ts(p.end))
+          : txn->exec_prepared("bk_archive_merge", p.key.board, p.key.period, p.key.period_id,
+                               ts(p.start), ts(p.end));
+  Merged out{static_cast<std::int64_t>(r.affected_rows()), {}};
+  if (!p.tiers.empty()) out.tiers = tier_counts(table);
+  if (part) index_and_attach(*part);
+  return out;
 }
 
-pqxx::result History::Impl::merge_into_own_table(std::int64_t part) {
-  // A table of its own, filled, then indexed (sorted builds), then attached: the CHECK lets
-  // ATTACH skip its validation scan.
+// The rows the merge will write: the hot members written and the cold rows of members that are
+// not hot. The counted pages (exact: sql/007_cold_pages.sql) hold every cold row, the void ones
+// just deleted included; the stale ones are counted from the hot side (the smaller one, as a
+// rule): no scan of the cold rows.
+std::int64_t History::Impl::merged_members() {
+  const PeriodKey& k = current.key;
+  const std::int64_t cold = cold_rows - voided;
+  if (cold <= 0) return hot_written;
+  const std::int64_t stale =
+      txn->exec_prepared1("bk_archive_cold_stale", k.board, k.period, k.period_id)[0]
+          .as<std::int64_t>();
+  return hot_written + cold - stale;
+}
+
+// The period's rows just written to `table`, per tier of its rules (zeros included).
+std::vector<TierCount> History::Impl::tier_counts(const std::string& table) {
   const PeriodInfo& p = current;
+  std::vector<TierCount> out;
+  for (const TierRule& rule : p.tiers) out.push_back({rule.name, 0});
+  const pqxx::result r =
+      txn->exec_params("SELECT tier, count(*) FROM " + table + " WHERE" + kInPeriod +
+                           "AND period_start = $4::timestamptz AND tier IS NOT NULL GROUP BY tier",
+                       p.key.board, p.key.period, p.key.period_id, ts(p.start));
+  for (const auto& row : r) {
+    const std::string name = row[0].as<std::string>();
+    for (TierCount& t : out) {
+      if (t.tier == name) t.members = row[1].as<std::int64_t>();
+    }
+  }
+  return out;
+}
+
+// A large period's table of its own, empty; index_and_attach once filled.
+std::string History::Impl::own_table(std::int64_t part) {
   const std::string& q = link->q;
   const std::string id = std::to_string(part);
   const std::string table = q + ".history_large_" + id;
   txn->exec0("CREATE TABLE " + table + " (LIKE " + q + ".history_large, CHECK (part = " + id +
              "))");
-  pqxx::result merged = txn->exec_params(
-      "INSERT INTO " + table + " (" + kHistoryColumns + ", part)" + merged_rows(q, ", $6::bigint"),
-      p.key.board, p.key.period, p.key.period_id, ts(p.start), ts(p.end), part);
+  return table;
+}
+
+// Indexed once filled (sorted builds), then attached: the CHECK lets ATTACH skip its
+// validation scan.
+void History::Impl::index_and_attach(std::int64_t part) {
+  const std::string& q = link->q;
+  const std::string id = std::to_string(part);
+  const std::string table = q + ".history_large_" + id;
   txn->exec0("SET LOCAL maintenance_work_mem = '256MB'");
   txn->exec0("CREATE INDEX ON " + table + " (board, period, period_id, position)");
   txn->exec0("CREATE UNIQUE INDEX ON " + table + " (member, board, period, period_id, part)");
   txn->exec0("ALTER TABLE " + q + ".history_large ATTACH PARTITION " + table + " FOR VALUES IN (" +
              id + ")");
-  return merged;
 }
 
 void History::Impl::record_archived(const History::Counts& counts, bool hot_lost,

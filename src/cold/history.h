@@ -13,6 +13,7 @@
 
 #include "cold/cold_store.h"
 #include "core/defaults.h"
+#include "core/tiers.h"
 #include "core/time.h"
 
 namespace bk::cold {
@@ -23,6 +24,9 @@ struct PeriodInfo {
   Instant end;
   std::optional<Instant> pruned_at{};  // archived_period: when history.retention removed its rows
   std::int64_t members = 0;            // archived_period: its history rows when archived
+  // The board's tiers, for the archive (begin): each history row's `tier` is computed from
+  // them in the merge and frozen there. Empty: the rows' tier is null.
+  Tiers tiers{};
 };
 
 // One final row, in listing order.
@@ -34,6 +38,13 @@ struct HistoryRow {
   std::optional<Instant> achieved_at;
   std::optional<std::string> name{};      // the member's profile when the period was archived
   std::optional<std::string> metadata{};  // (compact JSON)
+  std::optional<std::string> tier{};      // frozen at archive time; null without tiers
+};
+
+// How many members of an archived period one tier holds.
+struct TierCount {
+  std::string tier;
+  std::int64_t members = 0;
 };
 
 // An archived period whose history rows are kept (not removed by history.retention).
@@ -89,6 +100,10 @@ class History {
     std::int64_t hot = 0;     // history rows from the hot members
     std::int64_t cold = 0;    // history rows from cold rows (of members that were not hot)
     std::int64_t notice = 0;  // the seq of the period's close notice (cold/closes.h)
+    // Per tier of PeriodInfo::tiers, in the rules' order (zeros included): the members the
+    // merge put in it, counted from the rows it wrote. Empty without tiers. Members in no
+    // tier: hot + cold minus their sum.
+    std::vector<TierCount> tiers{};
   };
 
   // The archive transaction of one claimed period (libpqxx's pattern): it rolls back when
@@ -108,7 +123,10 @@ class History {
     // value wins), ranked by the database in listing order (encoded ascending, then member
     // bytes; competition ranks on equal encoded values). Then the periods row (archived,
     // counts, whether the hot part was lost, now()), deletes the period's cold rows, writes
-    // the period's close notice for `closes_stream` (cold/closes.h), commits.
+    // the period's close notice for `closes_stream` (cold/closes.h), commits. With tiers
+    // (PeriodInfo::tiers) each row's tier is computed in the same statement from its rank,
+    // its points and the merged member count (tier_sql), and the counts per tier come back
+    // with it.
     // `void_members`: removed members (tombstones) whose cold rows are void: deleted first,
     // so the history leaves them out.
     Counts commit(bool hot_lost, const std::vector<std::string>& void_members,

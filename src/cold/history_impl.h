@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cold/history.h"
 #include "cold/history_partitions.h"
@@ -36,6 +37,8 @@ struct History::Impl {
   std::unique_ptr<pqxx::stream_to> stream;
   PeriodInfo current;
   std::int64_t hot_written = 0;
+  std::int64_t voided = 0;     // void cold rows (removed members) the commit deleted
+  std::int64_t cold_rows = 0;  // the period's cold rows by its counted pages (own_table_if_large)
   std::int64_t large_rows = kDefaultLargePeriodRows;
 
   pqxx::connection_base& connection() { return *link->use().conn; }
@@ -62,8 +65,15 @@ struct History::Impl {
   // own history table when it is large, the merge into it (or into history_rows), the
   // periods row. Each returns what the next needs.
   std::optional<std::int64_t> own_table_if_large(std::int64_t hot_rows);
-  pqxx::result merge(const std::optional<std::int64_t>& part);
-  pqxx::result merge_into_own_table(std::int64_t part);
+  struct Merged {
+    std::int64_t rows = 0;           // history rows written
+    std::vector<TierCount> tiers{};  // per tier of current.tiers (Counts::tiers)
+  };
+  Merged merge(const std::optional<std::int64_t>& part);
+  std::string own_table(std::int64_t part);  // its name, schema-qualified
+  void index_and_attach(std::int64_t part);
+  std::int64_t merged_members();
+  std::vector<TierCount> tier_counts(const std::string& table);
   void record_archived(const History::Counts& counts, bool hot_lost,
                        const std::optional<std::int64_t>& part);
 

@@ -27,6 +27,7 @@ std::vector<HistoryRow> history_rows(const pqxx::result& r) {
     if (!row[5].is_null()) h.name = row[5].as<std::string>();
     // jsonb's text reorders and spaces the object: the same text as Redis keeps instead.
     if (!row[6].is_null()) h.metadata = compact_metadata(row[6].as<std::string>());
+    if (!row[7].is_null()) h.tier = row[7].as<std::string>();
     rows.push_back(std::move(h));
   }
   return rows;

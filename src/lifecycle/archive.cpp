@@ -23,8 +23,12 @@ struct ArchiveRun {
   const hot::BoardKeys board_keys{job.hot.key_prefix(), target.board};
   const hot::PeriodKeys keys{board_keys, target.spec->name, target.period.id};
   const std::string registry_member = hot::registry_member(target.spec->name, target.period.id);
-  const cold::PeriodInfo info{
-      {target.board, target.spec->name, target.period.id}, target.period.start, target.period.end};
+  const cold::PeriodInfo info{{target.board, target.spec->name, target.period.id},
+                              target.period.start,
+                              target.period.end,
+                              std::nullopt,
+                              0,
+                              target.config->tiers};
 
   // Frees the period's hot keys and its registry entry.
   void release() const { job.hot.release(job.redis, keys, board_keys.registry(), registry_member); }
@@ -129,6 +133,7 @@ void fill_and_commit(const ArchiveRun& run, cold::History::Transaction& txn,
                  ClosesPublisher::stream_for(*run.target.config, run.job.hot.key_prefix()));
   stats.hot = counts.hot;
   stats.cold = counts.cold;
+  stats.tiers = counts.tiers;
 }
 
 }  // namespace

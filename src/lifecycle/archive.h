@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "cold/cold_store.h"
 #include "cold/history.h"
@@ -23,6 +24,9 @@ struct ArchiveStats {
   // Archived, but Redis had lost the period's data (its hot key was gone, or a sync found
   // cold rows Redis did not know of): points that lived only in Redis are missing.
   bool hot_lost = false;
+  // Members per tier of the board's tiers, as frozen in the history rows (empty without
+  // tiers): cold::History::Counts::tiers.
+  std::vector<cold::TierCount> tiers{};
 };
 
 // How far the archive of one period has come, for people watching a long one.

@@ -368,6 +368,7 @@ void Tick::archive_into(BoardPass& pass, const PeriodJob& job, const std::string
       pr.archived_rows = a.hot + a.cold;
       pr.archived_hot = a.hot;
       pr.archived_cold = a.cold;
+      pr.archived_tiers = a.tiers;
       pr.hot_lost = a.hot_lost;
       pr.outcome = PeriodOutcome::archived;
       if (a.hot_lost) {

@@ -54,10 +54,12 @@ struct PeriodReport {
   std::int64_t archived_rows = 0;
   std::int64_t archived_hot = 0;   // of archived_rows: taken from Redis
   std::int64_t archived_cold = 0;  // of archived_rows: taken from the cold tier
-  bool hot_lost = false;           // archived, but Redis had lost the period's data
-  bool lost = false;               // its hot key vanished before it could be archived, no cold rows
-  bool busy = false;               // skipped: another tick was spilling or archiving it
-  std::int64_t busy_streak = 0;    // busy: ticks in a row that found it so, this one included
+  // archived: members per tier of the board's tiers (empty without tiers)
+  std::vector<cold::TierCount> archived_tiers{};
+  bool hot_lost = false;         // archived, but Redis had lost the period's data
+  bool lost = false;             // its hot key vanished before it could be archived, no cold rows
+  bool busy = false;             // skipped: another tick was spilling or archiving it
+  std::int64_t busy_streak = 0;  // busy: ticks in a row that found it so, this one included
   PeriodOutcome outcome = PeriodOutcome::spilled;
   // would_archive: the rows the archive would take from each tier.
   std::int64_t would_archive_hot = 0;

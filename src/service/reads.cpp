@@ -5,13 +5,16 @@
 #include <unordered_map>
 
 #include "service/live_reads.h"
+#include "service/standing_tiers.h"
 #include "service/tier_adapters.h"
 
 namespace bk::service {
 namespace {
 
 Standing standing(const cold::HistoryRow& h) {
-  return Standing{h.rank, h.member, h.points, h.achieved_at, h.name, h.metadata};
+  Standing s{h.rank, h.member, h.points, h.achieved_at, h.name, h.metadata};
+  s.tier = h.tier;  // frozen at archive time
+  return s;
 }
 
 cold::PeriodKey key_of(const PeriodRef& ref) {
@@ -117,13 +120,20 @@ Page Reads::top(const PeriodView& view, const std::optional<PageMark>& after, st
   if (view.state == PeriodState::archived) return archived_top(view, after, limit);
   if (after) return next_page(view.ref, *after, limit);
   auto first = live_.first_page(view.ref, limit + 1);
+  // The page's total is the count tiers need: none when it could not be had.
+  attach_tiers(view.ref.config->tiers, first.rows, [&] { return first.total; });
   return paged(first.total, 0, std::move(first.rows), limit);
 }
 
 Page Reads::next_page(const PeriodRef& ref, const PageMark& after, std::int64_t limit) {
   auto following = live_.listed_after(ref, after.row, limit + 1);
   const auto total = following.total ? following.total : total_of(ref);
+  attach_tiers(ref.config->tiers, following.rows, [&] { return total; });
   return paged(total, following.position, std::move(following.rows), limit);
+}
+
+void Reads::with_tiers(const PeriodRef& ref, std::vector<Standing>& rows) {
+  attach_tiers(ref.config->tiers, rows, [&] { return total_of(ref); });
 }
 
 std::optional<std::int64_t> Reads::total_of(const PeriodRef& ref) {
@@ -146,7 +156,11 @@ Page Reads::archived_top(const PeriodView& view, const std::optional<PageMark>& 
 
 std::vector<Standing> Reads::top_at(const PeriodView& view, std::int64_t offset,
                                     std::int64_t count) {
-  if (view.state != PeriodState::archived) return live_.top(view.ref, offset, count);
+  if (view.state != PeriodState::archived) {
+    auto rows = live_.top(view.ref, offset, count);
+    with_tiers(view.ref, rows);
+    return rows;
+  }
   check_bound(view.ref, "count", count, kMaxReadRows);
   check_bound(view.ref, "offset", offset, kMaxReadOffset);
   std::vector<Standing> out;
@@ -165,7 +179,7 @@ std::optional<Standing> Reads::member(const PeriodView& view, const std::string&
 
 std::vector<std::optional<Standing>> Reads::ranks(const PeriodView& view,
                                                   const std::vector<std::string>& members) {
-  if (view.state != PeriodState::archived) return live_.ranks(view.ref, members);
+  if (view.state != PeriodState::archived) return open_ranks(view.ref, members);
   check_bound(view.ref, "members", static_cast<std::int64_t>(members.size()), kMaxReadRows);
   std::unordered_map<std::string, Standing> found;
   for (const auto& h : archive().history_of(key_of(view.ref), members))
@@ -181,7 +195,26 @@ std::vector<std::optional<Standing>> Reads::ranks(const PeriodView& view,
 
 std::optional<BeforeAfter> Reads::update_standings(const PeriodRef& ref, const std::string& member,
                                                    const hot::HotStanding& facts) {
-  return live_.update_standings(ref, member, facts);
+  auto found = live_.update_standings(ref, member, facts);
+  if (!found || !found->after || ref.config->tiers.empty()) return found;
+  std::vector<Standing> after{std::move(*found->after)};
+  with_tiers(ref, after);
+  found->after = std::move(after.front());
+  return found;
+}
+
+std::vector<std::optional<Standing>> Reads::open_ranks(const PeriodRef& ref,
+                                                       const std::vector<std::string>& members) {
+  auto found = live_.ranks(ref, members);
+  std::vector<Standing> rows;
+  for (auto& s : found) {
+    if (s) rows.push_back(std::move(*s));
+  }
+  with_tiers(ref, rows);
+  for (std::size_t i = 0, r = 0; i < found.size(); ++i) {
+    if (found[i]) found[i] = std::move(rows[r++]);
+  }
+  return found;
 }
 
 std::vector<Standing> Reads::members(const PeriodView& view,
@@ -193,7 +226,7 @@ std::vector<Standing> Reads::members(const PeriodView& view,
       out.push_back(standing(h));
     return out;
   }
-  for (auto& s : live_.ranks(view.ref, members)) {
+  for (auto& s : open_ranks(view.ref, members)) {
     if (s) out.push_back(std::move(*s));
   }
   std::sort(out.begin(), out.end(), [&](const Standing& a, const Standing& b) {
@@ -210,7 +243,11 @@ std::int64_t Reads::count(const PeriodView& view) {
 
 std::vector<Standing> Reads::around(const PeriodView& view, const std::string& member,
                                     std::int64_t k) {
-  if (view.state != PeriodState::archived) return live_.around(view.ref, member, k);
+  if (view.state != PeriodState::archived) {
+    auto rows = live_.around(view.ref, member, k);
+    with_tiers(view.ref, rows);
+    return rows;
+  }
   check_bound(view.ref, "k", k, kMaxReadRows / 2);
   cold::History& history = archive();
   const cold::PeriodKey key = key_of(view.ref);

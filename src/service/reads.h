@@ -86,7 +86,10 @@ class Reads {
   PeriodView locate(const std::string& board, const std::string& period,
                     const std::optional<std::string>& period_id);
 
-  // Every read returns each member's profile (Standing::name / metadata) when it has one.
+  // Every read returns each member's profile (Standing::name / metadata) when it has one, and
+  // on a board with tiers each member's tier (Standing::tier): an open period's by the
+  // current standing (a percent rule costs the period's count: see service/standing_tiers.h),
+  // an archived one's as frozen in its history.
   // Reads are bounded: `limit` and `count` in [0, kMaxReadRows], `offset` in
   // [0, kMaxReadOffset], `k` in [0, kMaxReadRows / 2]; other values throw UsageError (never
   // an overflow, or a board loaded whole). An offset past the last member reads nothing.
@@ -110,7 +113,9 @@ class Reads {
   // from what the update script read with it (UpdateResult::standings), without profiles:
   // Redis's word alone within the hot part, else also the cold rows of the spill generation
   // the script saw (memory or PostgreSQL). nullopt when those moved on meanwhile, or the
-  // member may be cold (LiveReads::update_standings): then read its rank with ranks().
+  // member may be cold (LiveReads::update_standings): then read its rank with ranks(). On a
+  // tiered board `after` carries the member's tier (a percent rule costs the period's count,
+  // as every read's; untiered boards pay nothing more).
   std::optional<BeforeAfter> update_standings(const PeriodRef& ref, const std::string& member,
                                               const hot::HotStanding& facts);
   // The member and up to k members each side, in listing order; empty when it is not there.
@@ -159,6 +164,11 @@ class Reads {
   PeriodView past(PeriodView view);
   // The period's members, or nullopt when PostgreSQL is needed to count them and is down.
   std::optional<std::int64_t> total_of(const PeriodRef& ref);
+  // Live periods (open or closed, not archived): each row's tier (service/standing_tiers.h),
+  // counting the members only when a percent rule needs them.
+  void with_tiers(const PeriodRef& ref, std::vector<Standing>& rows);
+  std::vector<std::optional<Standing>> open_ranks(const PeriodRef& ref,
+                                                  const std::vector<std::string>& members);
 };
 
 }  // namespace bk::service

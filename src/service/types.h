@@ -133,9 +133,15 @@ struct Standing {
   // The member's profile, when it has one (metadata: a compact JSON object).
   std::optional<std::string> name{};
   std::optional<std::string> metadata{};
-  // Profile fields the member may have that could not be fetched ("name", "metadata"): they
-  // had moved to PostgreSQL, which could not be reached. Empty when the profile is whole.
+  // Fields the standing may have that could not be had ("name", "metadata": they had moved to
+  // PostgreSQL, which could not be reached; "tier": a percent tier needed the period's member
+  // count, which PostgreSQL could not give). Empty when the standing is whole.
   std::vector<std::string> unavailable{};
+  // On a board with tiers (BoardConfig::tiers): the name of the first rule the standing meets,
+  // nullopt when none does (or "tier" is unavailable). Open periods: by the current standing
+  // (service/standing_tiers.h); archived ones: as frozen at archive time. Always nullopt on a
+  // board without tiers (its reads carry no "tier").
+  std::optional<std::string> tier{};
 };
 
 // A member's standing right before and right after an update (Reads::update_standings).
@@ -223,6 +229,7 @@ struct PeriodStanding {
   std::optional<Standing> before;
   std::optional<Standing> after;
   bool best = false;  // the board keeps each member's best (update: best)
+  bool tiered{};      // the board has tiers: `after` carries the member's tier
 };
 
 // An update applied with the member's standings (Leaderboards::write): the periods it

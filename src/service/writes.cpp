@@ -48,6 +48,7 @@ auto tolerant(Read read) -> decltype(read()) {
 // The member's standings in `ref` around the update `r`: from what the update script read
 // with it (one round trip for the whole write while the member is within the hot part);
 // where it gave nothing usable, the rank read after the update, without the one before.
+// Either way `after` carries the member's tier on a tiered board.
 BeforeAfter standings_in(Reads& reads, const PeriodRef& ref, const std::string& member,
                          const UpdateResult& r) {
   for (const PeriodFacts& f : r.standings) {
@@ -60,6 +61,17 @@ BeforeAfter standings_in(Reads& reads, const PeriodRef& ref, const std::string& 
   return {std::nullopt, tolerant([&] { return reads.ranks({ref}, {member}).front(); })};
 }
 
+// A member's standing in `ref` before and after a write, with what the board says of it.
+PeriodStanding period_standing(const PeriodRef& ref, std::optional<Standing> before,
+                               std::optional<Standing> after) {
+  return {ref.spec->name,
+          ref.period.id,
+          std::move(before),
+          std::move(after),
+          ref.config->policy == Policy::best,
+          !ref.config->tiers.empty()};
+}
+
 }  // namespace
 
 Written Leaderboards::write(const Update& update) {
@@ -70,8 +82,7 @@ Written Leaderboards::write(const Update& update) {
   for (const PeriodRef& ref : refs) {
     if (applied && !touched(w.result, ref)) continue;
     BeforeAfter s = standings_in(reads(), ref, update.member, w.result);
-    w.periods.push_back({ref.spec->name, ref.period.id, std::move(s.before), std::move(s.after),
-                         ref.config->policy == Policy::best});
+    w.periods.push_back(period_standing(ref, std::move(s.before), std::move(s.after)));
   }
   return w;
 }
@@ -120,9 +131,7 @@ std::vector<Written> Leaderboards::write_batch(const std::vector<Update>& update
   }
   for (std::size_t i = 0; i < updates.size(); ++i) {
     for (const Key& key : keys_of[i]) {
-      const PeriodRef& ref = reads_of.at(key).first;
-      PeriodStanding p{std::get<1>(key), std::get<2>(key), std::nullopt, std::nullopt,
-                       ref.config->policy == Policy::best};
+      PeriodStanding p = period_standing(reads_of.at(key).first, std::nullopt, std::nullopt);
       const auto found = read.find(key);
       if (found != read.end()) {
         const auto m = found->second.find(updates[i].member);

@@ -31,6 +31,7 @@ const char* kBoards = R"(  - name: pts
     hot_keep: 2
     display: 2
     retention: {default: 30d}
+    tiers: [{name: first, top: 1}, {name: half, top: "50%"}]
   - name: best
     periods: [daily]
     update: best

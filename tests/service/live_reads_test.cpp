@@ -10,6 +10,8 @@
 #include "fake_tiers.h"
 #include "server_free_config.h"
 #include "service/cold_index.h"
+#include "service/reads.h"
+#include "service/tier_adapters.h"
 
 namespace bk::service {
 namespace {
@@ -26,6 +28,11 @@ const char* kBoards = R"(  - name: flat
     periods: [daily]
     max_points: 1000
     retention: {default: 30d}
+  - name: tiered
+    periods: [daily]
+    max_points: 1000
+    retention: {default: 30d}
+    tiers: [{name: first, top: 1}, {name: half, top: "50%"}, {name: rich, min_points: 40}]
 )";
 
 class LiveReadsTest : public ::testing::Test {
@@ -204,6 +211,55 @@ TEST_F(LiveReadsTest, TheHotPartOfASpilledPeriodIsReadWithoutPostgres) {
   EXPECT_FALSE(page.total);  // the cold members cannot be counted
   EXPECT_EQ(ranked(reads.top(ref, 0, 1)), (Ranked{{"a", 1}}));
   EXPECT_THROW(reads.top(ref, 0, 2), UnavailableError);
+}
+
+// service::Reads over the same fakes: the tiers of open periods.
+class TieredReadsTest : public LiveReadsTest {
+ protected:
+  PostgresTier unused{[] { return false; },
+                      []() -> cold::ColdStore& { throw UnavailableError("not in this test"); }};
+  Reads front{config, Clock(now), reads, unused};
+  PeriodRef ref = period("tiered");
+
+  static std::vector<std::string> tiers(const std::vector<Standing>& rows) {
+    std::vector<std::string> out;
+    for (const Standing& s : rows) {
+      out.push_back(s.member + "=" + s.tier.value_or("-") +
+                    (s.unavailable.empty() ? "" : "(" + s.unavailable.front() + ")"));
+    }
+    return out;
+  }
+};
+
+TEST_F(TieredReadsTest, APercentTierCountsHotAndColdMembers) {
+  hot(ref, "a", 100);
+  hot(ref, "b", 90);
+  cold(ref, "c", 50);
+  cold(ref, "d", 30);
+  cold(ref, "e", 20);
+  spilled(ref);
+  // 5 members: 50% admits ranks up to 3.
+  const std::vector<std::string> want{"a=first", "b=half", "c=half", "d=-", "e=-"};
+  EXPECT_EQ(tiers(front.top_at({ref}, 0, 10)), want);
+  EXPECT_EQ(tiers(front.top({ref}, std::nullopt, 10).rows), want);
+  std::vector<std::string> ranked;
+  for (const auto& s : front.ranks({ref}, {"e", "c", "a"}))
+    ranked.push_back(s->member + "=" + s->tier.value_or("-"));
+  EXPECT_EQ(ranked, (std::vector<std::string>{"e=-", "c=half", "a=first"}));
+  EXPECT_EQ(tiers(front.around({ref}, "d", 1)), (std::vector<std::string>{"c=half", "d=-", "e=-"}));
+}
+
+TEST_F(TieredReadsTest, WithoutTheCountAPercentTierIsUnavailableAndTheOtherRulesStillAnswer) {
+  hot(ref, "a", 100);
+  hot(ref, "b", 90);
+  hot(ref, "f", 80);
+  cold(ref, "c", 50);
+  spilled(ref, encoded(ref, 50, 0));  // a, b and f are listed before every cold member
+  postgres.reachable = false;         // so the period's members cannot be counted
+  const auto page = front.top({ref}, std::nullopt, 2);
+  EXPECT_FALSE(page.total);
+  // a is decided by `first` before the percent rule; b needs the count.
+  EXPECT_EQ(tiers(page.rows), (std::vector<std::string>{"a=first", "b=-(tier)"}));
 }
 
 class ProfileFallbackTest : public LiveReadsTest {
