@@ -349,35 +349,47 @@ async function archivedList(board, period, zone, current) {
 
 // --- A period's listing: cursor paging, look-up ----------------------------------------
 
-// The tier of the row at 1-based `position`: archived periods are all archived; an open
+// Where the row at 1-based `position` is stored: archived periods are all archived; an open
 // period is hot up to its hot count (the members Redis holds) and cold beyond, which is
 // exact for the hot part (listed before every spilled member) and counts a member brought
-// back to Redis since the last tick by its position.
-function tierOf(view, position) {
+// back to Redis since the last tick by its position. (The board's tiers, the operator's
+// named rules, are the API's "tier" field: a column of their own.)
+function storeOf(view, position) {
   if (view.state === "archived") return "archived";
   if (!view.counts) return null;
   if (view.counts.cold_members === 0) return "hot";
   return position <= view.counts.hot_members ? "hot" : "cold";
 }
 
+// Records of a board with tiers carry "tier" (a name, or null in none).
+function tiered(records) {
+  return records.some((r) => "tier" in r);
+}
+
 function recordRows(records, view, firstPosition, me) {
+  const tiers = tiered(records);
   return records.map((r, i) => {
-    const tier = tierOf(view, firstPosition + i);
+    const store = storeOf(view, firstPosition + i);
     return el("tr", { class: r.member === me ? "me" : null },
       el("td", { class: "num rank" }, r.rank),
       el("td", { class: "member" }, link(hash("member", view.board, r.member), r.member)),
       el("td", { class: "name" }, r.name === undefined ? "" : r.name),
       el("td", { class: "num points" }, count(r.points)),
+      tiers ? el("td", { class: "tier" }, r.tier === null ? "–" : r.tier) : null,
       el("td", { class: "achieved" }, when(r.achieved_at, view.zone)),
       el("td", { class: "meta" }, metadata(r.metadata)),
-      el("td", {}, tier ? el("span", { class: `tier ${tier}` }, tier) : "",
+      el("td", {}, store ? el("span", { class: `store ${store}` }, store) : "",
         r.unavailable ? el("span", { class: "muted" }, ` (${r.unavailable.join(", ")} unavailable)`) : ""));
   });
 }
 
-const RECORD_HEADERS = [{ text: "rank", cls: "num" }, { text: "member" }, { text: "name" },
-  { text: "points", cls: "num" }, { text: "achieved at", cls: "achieved" }, { text: "metadata", cls: "meta" },
-  { text: "tier" }];
+// The listing's columns: a "tier" column on boards with tiers.
+function recordHeaders(records) {
+  return [{ text: "rank", cls: "num" }, { text: "member" }, { text: "name" },
+    { text: "points", cls: "num" }, tiered(records) ? { text: "tier" } : null,
+    { text: "achieved at", cls: "achieved" }, { text: "metadata", cls: "meta" },
+    { text: "store" }].filter((h) => h !== null);
+}
 
 async function topPage(args, current) {
   const [board, period, periodId] = args;
@@ -413,7 +425,7 @@ class Listing {
   nodes() {
     return [this.heading, this.facts, el("div", { class: "row" }, this.prev, this.next, this.size, this.where),
       memberForm("jump", "Jump to a member", (m) => this.jump(m)), this.rows,
-      el("p", { class: "muted" }, "Keys: n next page, p previous page. Tiers: hot in Redis, cold spilled to PostgreSQL, archived in history.")];
+      el("p", { class: "muted" }, "Keys: n next page, p previous page. Store: hot in Redis, cold spilled to PostgreSQL, archived in history.")];
   }
 
   async load() {
@@ -444,7 +456,7 @@ class Listing {
 
   showPage(data) {
     const first = this.page * this.limit + 1;
-    this.rows.replaceChildren(table(RECORD_HEADERS, recordRows(data.records, this.view, first, null), { label: "Listing", cls: "listing" }));
+    this.rows.replaceChildren(table(recordHeaders(data.records), recordRows(data.records, this.view, first, null), { label: "Listing", cls: "listing" }));
     this.where.textContent = data.records.length
       ? `page ${this.page + 1}: rows ${first}–${first + data.records.length - 1}` : `page ${this.page + 1}: empty`;
     this.cursors[this.page + 1] = data.next_cursor;
@@ -482,7 +494,7 @@ class Listing {
       this.rows.replaceChildren(
         el("p", {}, `Around ${member}: rank ${data.member.rank}. `,
           el("button", { type: "button", id: "back-to-page", onclick: () => this.go(0) }, "Back to the listing")),
-        table(RECORD_HEADERS, recordRows(data.records, this.view, NaN, member), { label: "Around the member", cls: "listing around" }));
+        table(recordHeaders(data.records), recordRows(data.records, this.view, NaN, member), { label: "Around the member", cls: "listing around" }));
       this.where.textContent = `around ${member}`;
     } catch (e) {
       fail(e);
@@ -534,7 +546,7 @@ async function standingNow(view, p, member, box) {
     card.append(
       el("p", {}, `Rank ${data.member.rank} of ${count(p.members)} with ${count(data.member.points)} points. `,
         link(hash("top", view.board, p.period, p.period_id), "listing")),
-      table(RECORD_HEADERS, recordRows(data.records, view, NaN, member), { label: `Around in ${p.period}`, cls: "listing around" }));
+      table(recordHeaders(data.records), recordRows(data.records, view, NaN, member), { label: `Around in ${p.period}`, cls: "listing around" }));
   } catch (e) {
     card.append(el("p", { class: "muted" }, e.status === 404 ? "Not on this period." : e.message));
   }

@@ -190,16 +190,19 @@ async function api(p, params = {}) {
 }
 const enc = encodeURIComponent;
 
-// The rendered rows of the listing table: [rank, member, tier] each.
+// The rendered rows of the listing table: [rank, member, name, store, tier] each.
 const ROWS = `[...document.querySelectorAll('table.listing tbody tr')].map((tr) => [
   Number(tr.querySelector('td.rank').textContent), tr.querySelector('td.member').textContent,
-  tr.querySelector('td.name').textContent, (tr.querySelector('.tier') || {}).textContent || ''])`;
+  tr.querySelector('td.name').textContent, (tr.querySelector('.store') || {}).textContent || '',
+  (tr.querySelector('td.tier') || {}).textContent])`;
 
+// Ranks and members, and the tier column where the API's records carry a tier.
 function sameRows(rendered, records, what) {
-  const want = records.map((r) => [r.rank, r.member]);
-  const got = (rendered || []).map((r) => [r[0], r[1]]);
+  const tiered = records.some((r) => "tier" in r);
+  const want = records.map((r) => tiered ? [r.rank, r.member, r.tier === null ? "–" : r.tier] : [r.rank, r.member]);
+  const got = (rendered || []).map((r) => tiered ? [r[0], r[1], r[4]] : [r[0], r[1]]);
   check(JSON.stringify(got) === JSON.stringify(want),
-    `${what}: rendered ranks and members equal the API's JSON (${got.length} rows${got.length ? `, ranks ${got[0][0]}..${got[got.length - 1][0]}` : ""})` +
+    `${what}: rendered ranks, members (and tiers) equal the API's JSON (${got.length} rows${got.length ? `, ranks ${got[0][0]}..${got[got.length - 1][0]}` : ""})` +
     (JSON.stringify(got) === JSON.stringify(want) ? "" : `\n  rendered ${JSON.stringify(got)}\n  API      ${JSON.stringify(want)}`));
 }
 
@@ -274,9 +277,9 @@ async function run(page) {
   let rows = await waitRows(page, pages[0].records, "page 1");
   sameRows(rows, pages[0].records, "listing page 1");
   const hot = daily.hot_members;
-  const tiers = rows.map((r) => r[3]);
-  check(tiers.every((t, i) => t === (i < hot ? "hot" : "cold")),
-    `listing page 1: the first ${hot} rows are hot, the rest cold (${tiers.join(" ")})`);
+  const stores = rows.map((r) => r[3]);
+  check(stores.every((t, i) => t === (i < hot ? "hot" : "cold")),
+    `listing page 1: the first ${hot} rows are stored hot, the rest cold (${stores.join(" ")})`);
   const hostileRow = rows.find((r) => r[1] === args.hostile);
   check(hostileRow && hostileRow[2] === args.hostile, `the hostile member id and name render as text: ${JSON.stringify(hostileRow)}`);
   await page.screenshot("listing.png");

@@ -55,6 +55,7 @@ boards:
     display: 5
     archive: {grace: 10m}
     retention: {daily: 30d}
+    tiers: [{name: gold, top: 3}, {name: silver, top: "50%"}]
   - name: quiet # named, never written: the start page lists it as not in Redis
     periods: [weekly]
     max_points: 100
