@@ -2,6 +2,7 @@
 #include "service/reads.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 #include "service/live_reads.h"
@@ -196,10 +197,18 @@ std::vector<std::optional<Standing>> Reads::ranks(const PeriodView& view,
 std::optional<BeforeAfter> Reads::update_standings(const PeriodRef& ref, const std::string& member,
                                                    const hot::HotStanding& facts) {
   auto found = live_.update_standings(ref, member, facts);
-  if (!found || !found->after || ref.config->tiers.empty()) return found;
-  std::vector<Standing> after{std::move(*found->after)};
-  with_tiers(ref, after);
-  found->after = std::move(after.front());
+  if (!found || ref.config->tiers.empty()) return found;
+  // Both standings in one call: a percent rule counts the period once.
+  const std::array<std::optional<Standing>*, 2> both{&found->before, &found->after};
+  std::vector<Standing> rows;
+  for (std::optional<Standing>* s : both) {
+    if (*s) rows.push_back(std::move(**s));
+  }
+  with_tiers(ref, rows);
+  auto next = rows.begin();
+  for (std::optional<Standing>* s : both) {
+    if (*s) *s = std::move(*next++);
+  }
   return found;
 }
 

@@ -114,7 +114,7 @@ class Reads {
   // Redis's word alone within the hot part, else also the cold rows of the spill generation
   // the script saw (memory or PostgreSQL). nullopt when those moved on meanwhile, or the
   // member may be cold (LiveReads::update_standings): then read its rank with ranks(). On a
-  // tiered board `after` carries the member's tier (a percent rule costs the period's count,
+  // tiered board both carry the member's tier (a percent rule costs the period's count once,
   // as every read's; untiered boards pay nothing more).
   std::optional<BeforeAfter> update_standings(const PeriodRef& ref, const std::string& member,
                                               const hot::HotStanding& facts);

@@ -245,6 +245,53 @@ TEST_F(TiersTest, DescBoardTiersByRankPercentileAndPointsForHotAndSpilledMembers
   expect_archived("desc", desc_tier, {"champion", "gold", "silver"});
 }
 
+// The write answers take the tier from the write's own standings (the update script's call, for
+// a hot member one Redis round trip) and a batch's from its read after the batch: each equal to
+// what the full listing says afterwards; an untiered board's carry none.
+TEST_F(TiersTest, TheWriteAnswersCarryTheTierTheListingGivesAfterwards) {
+  std::vector<std::int64_t> points{900, 900, 800, 800, 700, 650, 600, 550, 500, 500};
+  for (int i = 0; i < 20; ++i) points.push_back(499 - i);
+  fill("desc", points);
+  fill("plain", {10, 20});
+  ASSERT_FALSE(tick(kNoon).any_failed());  // spills all but m0..m4
+  Leaderboards lb(config, conn, Clock(kNoon), &cold);
+  const auto after_is = [&](const service::PeriodStanding& p, const std::string& member,
+                            const std::string& tier) {
+    EXPECT_TRUE(p.tiered);
+    ASSERT_TRUE(p.after) << member;
+    EXPECT_EQ(shown(p.after->tier), tier) << member;
+    EXPECT_EQ(shown(p.after->tier), shown(expected(lb, "desc", desc_tier).at(member))) << member;
+  };
+  // m4 (700, hot, rank 5 of 30: gold) to 1000: rank 1 alone, champion.
+  service::Written w = lb.write({"desc", "m4", 300, kNoon, ""});
+  ASSERT_EQ(w.periods.size(), 1U);
+  after_is(w.periods[0], "m4", "champion");
+  ASSERT_TRUE(w.periods[0].before);
+  EXPECT_EQ(shown(w.periods[0].before->tier), "gold");
+  // m12 (497, spilled: none) to 547, 9th: silver.
+  w = lb.write({"desc", "m12", 50, kNoon, ""});
+  ASSERT_EQ(w.periods.size(), 1U);
+  after_is(w.periods[0], "m12", "silver");
+  // A batch with standings: m13 (496, spilled) to 506, m2 (800, hot) to 801, 4th.
+  const auto batch = lb.write_batch(
+      {{"desc", "m13", 10, kNoon, ""}, {"desc", "m2", 1, kNoon, ""}, {"plain", "m0", 5, kNoon, ""}},
+      true);
+  ASSERT_EQ(batch.size(), 3U);
+  ASSERT_EQ(batch[0].periods.size(), 1U);
+  after_is(batch[0].periods[0], "m13", "silver");
+  ASSERT_EQ(batch[1].periods.size(), 1U);
+  after_is(batch[1].periods[0], "m2", "gold");
+  ASSERT_EQ(batch[2].periods.size(), 1U);
+  EXPECT_FALSE(batch[2].periods[0].tiered);
+  ASSERT_TRUE(batch[2].periods[0].after);
+  EXPECT_FALSE(batch[2].periods[0].after->tier);
+  w = lb.write({"plain", "m1", 1, kNoon, ""});
+  ASSERT_EQ(w.periods.size(), 1U);
+  EXPECT_FALSE(w.periods[0].tiered);
+  ASSERT_TRUE(w.periods[0].after);
+  EXPECT_FALSE(w.periods[0].after->tier);
+}
+
 TEST_F(TiersTest, AscBoardTiersWithATieOnTheTopCutoff) {
   // Ranks 1, 1, 3, 3, 5, 6, 6, 8, 8, 10, ...: top 3 admits four members (the tie on rank 3);
   // points <= 60 the next three; 60% of 12 (ceil(7.2) = 8) admits both members ranked 8, the
@@ -360,6 +407,13 @@ TEST_F(TiersTest, TheHttpApiCarriesTiersInEveryReadAndTheWriteAnswer) {
              {{"Authorization", "Bearer " + writer}});
   ASSERT_EQ(a.status, 200) << a.text;
   EXPECT_EQ(tier_in(a.body["periods"][0]), "silver") << a.text;  // 480 + 100
+  a = s.post("/v1/events?standings=true",
+             R"({"events": [{"board": "desc", "member": "m27", "value": 100},)"
+             R"( {"board": "plain", "member": "m0", "value": 1}]})",
+             {{"Authorization", "Bearer " + writer}});
+  ASSERT_EQ(a.status, 200) << a.text;
+  EXPECT_EQ(tier_in(a.body["results"][0]["periods"][0]), "silver") << a.text;  // 482 + 100
+  EXPECT_EQ(tier_in(a.body["results"][1]["periods"][0]), "(absent)") << a.text;
   a = s.get("/v1/boards/plain/daily/top");
   ASSERT_EQ(a.status, 200) << a.text;
   EXPECT_EQ(tier_in(a.body["records"][0]), "(absent)") << a.text;

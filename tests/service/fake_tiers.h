@@ -29,6 +29,7 @@ class FakeRedis final : public HotTier {
   // Profile hashes by board key (names()/metadata()); "" is the marker field.
   std::map<std::string, std::map<std::string, std::string>> hashes;
   int profile_reads = 0;
+  int state_reads = 0;  // read_state calls (a count of the period's members is one)
   std::map<std::string, hot::ProfileWrites> written;  // by board, as asked to write
   std::map<std::string, std::string> refuse;          // board -> why its hashes are refused
 
@@ -73,6 +74,7 @@ class FakeRedis final : public HotTier {
 
   hot::ReadState read_state(const hot::PeriodKeys& keys, const std::string& member,
                             std::int64_t head, const hot::BoardKeys* profiles) override {
+    ++state_reads;
     const FakePeriod& p = sorted(keys);
     hot::ReadState st;
     st.gen = p.gen;

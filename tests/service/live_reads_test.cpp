@@ -262,6 +262,42 @@ TEST_F(TieredReadsTest, WithoutTheCountAPercentTierIsUnavailableAndTheOtherRules
   EXPECT_EQ(tiers(page.rows), (std::vector<std::string>{"a=first", "b=-(tier)"}));
 }
 
+// A write's standings (Reads::update_standings, from its own script call): on a tiered board
+// the member's tier before and after, the period counted once for the percent rule; on an
+// untiered board no tier and nothing read beyond what the script gave.
+TEST_F(TieredReadsTest, AWritesStandingsCarryTiersAndAnUntieredBoardReadsNothingMore) {
+  hot(ref, "a", 100);
+  hot(ref, "b", 90);  // after its write of 55: 35 -> 90
+  hot(ref, "c", 50);
+  hot(ref, "d", 30);
+  hot::HotStanding facts;
+  facts.before = encoded(ref, 35, 0);
+  facts.before_better = 2;  // a, c: rank 3 of 4, past 50% (rank 2), below 40 points
+  facts.after = encoded(ref, 90, 0);
+  facts.after_better = 1;  // a: rank 2
+  redis.state_reads = 0;
+  auto s = front.update_standings(ref, "b", facts);
+  ASSERT_TRUE(s && s->before && s->after);
+  EXPECT_EQ(s->before->rank, 3);
+  EXPECT_EQ(s->before->tier.value_or("-"), "-");
+  EXPECT_EQ(s->after->rank, 2);
+  EXPECT_EQ(s->after->tier.value_or("-"), "half");
+  EXPECT_EQ(redis.state_reads, 1);  // the count, once for both
+  const PeriodRef flat = period("flat");
+  hot(flat, "a", 100);
+  hot(flat, "b", 90);
+  facts.before = encoded(flat, 35, 0);
+  facts.before_better = 1;
+  facts.after = encoded(flat, 90, 0);
+  redis.state_reads = 0;
+  s = front.update_standings(flat, "b", facts);
+  ASSERT_TRUE(s && s->before && s->after);
+  EXPECT_EQ(s->after->rank, 2);
+  EXPECT_FALSE(s->before->tier);
+  EXPECT_FALSE(s->after->tier);
+  EXPECT_EQ(redis.state_reads, 0);
+}
+
 class ProfileFallbackTest : public LiveReadsTest {
  protected:
   hot::BoardKeys board{config.redis.key_prefix, "pts"};
