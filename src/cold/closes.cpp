@@ -5,6 +5,7 @@
 
 #include "cold/pg.h"
 #include "cold/statements.h"
+#include "core/json.h"
 
 namespace bk::cold {
 
@@ -42,11 +43,13 @@ std::vector<CloseNotice> notices_from(const pqxx::result& rows) {
   return out;
 }
 
-// The members per tier of the period just merged into history, as a jsonb expression over
-// $1-$3 (board, period, period id). The one place they are computed: a board without tiers
-// has none ({}); the tiers' history column is counted here once it exists.
-std::string tier_counts_sql(const std::string& /*q*/) {
-  return "'{}'::jsonb";
+// The members per tier of the period just merged into history, as the notice's JSON object:
+// the counts the merge took from the rows it wrote (History::Counts::tiers, every tier of the
+// rules, zeros included), so the notice costs no second scan; {} without tiers.
+std::string tier_counts_json(const std::vector<TierCount>& tiers) {
+  JsonLine counts;
+  for (const TierCount& t : tiers) counts.num(t.tier, t.members);
+  return counts.done();
 }
 
 }  // namespace
@@ -70,10 +73,11 @@ std::int64_t write_close_notice(pqxx::transaction_base& txn, const std::string& 
                  ".period_closes (seq, board, period, period_id, period_start, period_end,"
                  " members, tiers, hot_lost, archived_at, stream) VALUES (nextval(" +
                  pg::quote_literal(q + ".period_close_seq") +
-                 "), $1, $2, $3, to_timestamp($4 / 1000.0), to_timestamp($5 / 1000.0), $6, " +
-                 tier_counts_sql(q) + ", $7, now(), $8) RETURNING seq",
+                 "), $1, $2, $3, to_timestamp($4 / 1000.0), to_timestamp($5 / 1000.0), $6,"
+                 " $7::jsonb, $8, now(), $9) RETURNING seq",
              close.key.board, close.key.period, close.key.period_id, to_epoch_ms(close.start),
-             to_epoch_ms(close.end), close.members, close.hot_lost, close.stream)[0]
+             to_epoch_ms(close.end), close.members, tier_counts_json(close.tiers), close.hot_lost,
+             close.stream)[0]
           .as<std::int64_t>();
   // Delivered to listeners at commit, never before (nor at all on a rollback).
   txn.exec_params("SELECT pg_notify($1, $2)", closes_channel(schema), std::to_string(seq));
@@ -168,7 +172,7 @@ void Closes::mark_published(std::int64_t seq) {
 std::string Closes::history_sql(const PeriodKey& key) const {
   using pg::quote_literal;
   // The schema unquoted, as people write it: the config allows plain identifiers only.
-  return "SELECT rank, member, points, achieved_at, name, metadata FROM " + link_->schema +
+  return "SELECT rank, member, points, achieved_at, name, metadata, tier FROM " + link_->schema +
          ".history WHERE board = " + quote_literal(key.board) +
          " AND period = " + quote_literal(key.period) +
          " AND period_id = " + quote_literal(key.period_id) +

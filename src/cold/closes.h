@@ -28,8 +28,10 @@ struct CloseNotice {
   Instant start{};
   Instant end{};
   std::int64_t members = 0;  // the period's history rows
-  std::string tiers = "{}";  // members per tier, a JSON object ({} on a board without tiers)
-  bool hot_lost = false;     // archived after Redis had lost the period's data
+  // Members per tier, a JSON object with every tier of the board's rules when archived (zeros
+  // too; members in no tier are not counted), {} on a board without tiers.
+  std::string tiers = "{}";
+  bool hot_lost = false;  // archived after Redis had lost the period's data
   Instant archived_at{};
   std::string stream;                     // the Redis stream it goes to
   std::optional<Instant> published_at{};  // null: not yet seen in its stream
@@ -49,6 +51,9 @@ struct ArchivedClose {
   std::int64_t members = 0;
   bool hot_lost = false;
   const std::string& stream;
+  // Per tier of the board's rules, as the merge counted them (History::Counts::tiers); empty
+  // without tiers.
+  const std::vector<TierCount>& tiers;
 };
 std::int64_t write_close_notice(pqxx::transaction_base& txn, const std::string& schema,
                                 const ArchivedClose& close);

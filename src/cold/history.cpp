@@ -296,7 +296,7 @@ History::Counts History::Transaction::commit(bool hot_lost,
     // Last: its lock serializes the archives' commits (closes.h).
     counts.notice = write_close_notice(
         *m.txn, m.link->schema,
-        {p.key, p.start, p.end, counts.hot + counts.cold, hot_lost, closes_stream});
+        {p.key, p.start, p.end, counts.hot + counts.cold, hot_lost, closes_stream, counts.tiers});
     m.txn->commit();
     m.txn.reset();
     committed_ = true;

@@ -41,12 +41,6 @@ struct HistoryRow {
   std::optional<std::string> tier{};      // frozen at archive time; null without tiers
 };
 
-// How many members of an archived period one tier holds.
-struct TierCount {
-  std::string tier;
-  std::int64_t members = 0;
-};
-
 // An archived period whose history rows are kept (not removed by history.retention).
 struct ArchivedPeriod {
   std::string period_id;

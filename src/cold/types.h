@@ -16,6 +16,13 @@ struct PeriodKey {
   std::string period_id;  // "2026-11-22", ...
 };
 
+// How many members of an archived period one tier holds (History::Counts::tiers, a close
+// notice's counts).
+struct TierCount {
+  std::string tier;
+  std::int64_t members = 0;
+};
+
 // A member as a spill writes it.
 struct ColdRow {
   std::string member;

@@ -14,10 +14,10 @@ namespace {
 
 constexpr std::int64_t kPage = 100;  // notices read from PostgreSQL at a time
 
-// A history row's tier in the entry: the one place it is filled (null: the board has no
-// tiers; the tiers' history column goes here once it exists).
-std::string tier_json(const cold::HistoryRow& /*row*/) {
-  return "null";
+// A history row's tier in the entry: as the archive froze it in history (null: no rule
+// matched, or the board has no tiers).
+std::string tier_json(const cold::HistoryRow& row) {
+  return row.tier ? json_string(*row.tier) : "null";
 }
 
 std::string standing_json(const cold::HistoryRow& h) {

@@ -1,10 +1,12 @@
 // Close notices against real Redis and PostgreSQL: one notice per archived period, written
-// with the archive and equal to its history rows; each reaches its stream exactly once however
+// with the archive and equal to its history rows (a tiered board's counts per tier and its
+// rows' tiers as the history view has them); each reaches its stream exactly once however
 // tick is stopped (SIGKILL anywhere, Redis restarted empty, a stream Redis lost or rolled back,
 // an unwritable stream, Redis down while publishing); the NOTIFY; and the `closes` command.
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -37,8 +39,9 @@ Instant at(const char* text) {
 
 const Instant kDay = at("2027-01-10T00:00:00Z");  // the hours every test fills
 
-// Two hourly boards: `arena` on the default stream with three standings inline, the `cup:*`
-// boards on a stream of their own (with a hash tag, as a cluster wants none but allows it).
+// Hourly boards: `arena` on the default stream with three standings inline, the `cup:*`
+// boards on a stream of their own (with a hash tag, as a cluster wants none but allows it),
+// and `ranked`, with tiers (one no member reaches), on the default stream with five inline.
 std::string boards_yaml(const std::string& prefix) {
   return R"(  - name: arena
     periods: [hourly]
@@ -57,6 +60,19 @@ std::string boards_yaml(const std::string& prefix) {
          prefix + R"(:{cups}:closes"
     archive: {grace: 1m}
     retention: {default: 3650d}
+  - name: ranked
+    periods: [hourly]
+    max_points: 1000000
+    hot_keep: 4
+    display: 2
+    notice_top: 5
+    archive: {grace: 1m}
+    retention: {default: 3650d}
+    tiers:
+      - {name: champion, top: 1}
+      - {name: gold, top: "25%"}
+      - {name: platinum, min_points: 900}
+      - {name: silver, min_points: 20}
 )";
 }
 
@@ -113,6 +129,23 @@ class ClosesTest : public ::testing::Test {
   }
 
   std::int64_t count(const std::string& sql) { return std::stoll(test::psql(sql)); }
+  // The period's rows in the history view, as SQL users read them.
+  std::string in_view(const std::string& what, const cold::PeriodKey& key,
+                      const std::string& rest = "") {
+    return test::psql("SELECT " + what + " FROM " + prefix + ".history WHERE board = '" +
+                      key.board + "' AND period = '" + key.period + "' AND period_id = '" +
+                      key.period_id + "'" + rest);
+  }
+  // The members per tier of the board's rules (zeros too) the view's tier column gives.
+  nlohmann::json tiers_in_view(const cold::PeriodKey& key) {
+    nlohmann::json out = nlohmann::json::object();
+    const BoardConfig* board = config.board_for(key.board);
+    if (board == nullptr) return out;
+    for (const TierRule& rule : board->tiers) {
+      out[rule.name] = std::stoll(in_view("count(*)", key, " AND tier = '" + rule.name + "'"));
+    }
+    return out;
+  }
   std::int64_t notices(const std::string& where = "true") {
     return count("SELECT count(*) FROM " + prefix + ".period_closes WHERE " + where);
   }
@@ -126,10 +159,14 @@ class ClosesTest : public ::testing::Test {
     EXPECT_EQ(e.fields.at("period_id"), n.key.period_id);
     EXPECT_EQ(e.fields.at("period_start"), format_rfc3339(n.start));
     EXPECT_EQ(e.fields.at("members"), std::to_string(n.members));
-    EXPECT_EQ(e.fields.at("tiers"), "{}");
+    EXPECT_EQ(nlohmann::json::parse(e.fields.at("tiers")), nlohmann::json::parse(n.tiers));
+    EXPECT_EQ(nlohmann::json::parse(n.tiers), tiers_in_view(n.key)) << n.key.board;
     const auto rows = archive.history(n.key, 1000000);
     EXPECT_EQ(static_cast<std::int64_t>(rows.size()), n.members) << n.key.period_id;
-    const std::size_t top = n.key.board == "arena" ? 3 : 10;
+    const auto top = static_cast<std::size_t>(config.board_for(n.key.board)->notice_top);
+    // The view's tier column in listing order (member bytes within a rank), "-" for null.
+    std::istringstream view_tiers(
+        in_view("coalesce(tier, '-')", n.key, " ORDER BY rank, convert_to(member, 'UTF8')"));
     const auto shown = nlohmann::json::parse(e.fields.at("top"));
     ASSERT_EQ(shown.size(), std::min(top, rows.size())) << n.key.period_id;
     for (std::size_t i = 0; i < shown.size(); ++i) {
@@ -137,7 +174,10 @@ class ClosesTest : public ::testing::Test {
       EXPECT_EQ(shown[i]["position"], rows[i].position);
       EXPECT_EQ(shown[i]["member"], rows[i].member);
       EXPECT_EQ(shown[i]["points"], rows[i].points);
-      EXPECT_TRUE(shown[i]["tier"].is_null());
+      std::string tier;
+      ASSERT_TRUE(std::getline(view_tiers, tier));
+      EXPECT_EQ(shown[i]["tier"].is_null() ? "-" : shown[i]["tier"].get<std::string>(), tier)
+          << n.key.board << " " << rows[i].member;
       EXPECT_EQ(shown[i]["name"], rows[i].name.value_or(""));
       EXPECT_EQ(shown[i]["metadata"].dump(), rows[i].metadata.value_or(""));
     }
@@ -216,6 +256,58 @@ TEST_F(ClosesTest, EachArchiveWritesOneNoticeEqualToItsHistoryAndPublishesItOnce
   EXPECT_EQ(second.closes.found, 0);
   EXPECT_EQ(second.closes.published_total, 6);
   expect_exactly_once(conn);
+}
+
+// A tiered board's notice counts the members of each tier of its rules (zeros too, as the
+// archive's merge counted them: the tick reports the same) and its entry's top carries each
+// row's frozen tier, both equal to the history view's tier column (expect_exactly_once); the
+// `closes` command lists the counts.
+TEST_F(ClosesTest, ATieredBoardsNoticeCarriesItsTierCountsAndItsEntryTheRowsTiers) {
+  fill(conn, "ranked", 0, 12);
+  tick(conn, kDay + std::chrono::minutes{45});  // spills all but 4 of hour 0, archives nothing
+  fill(conn, "ranked", 1, 3);
+  const auto r = tick(conn, kDay + std::chrono::hours{3});
+  EXPECT_EQ(r.closes.published, 2);
+  expect_exactly_once(conn);
+  // Hour 0, points 31, 29, 27, 24, 22, 20, 18, ...: rank 1 champion; 25% of 12 admits ranks 2
+  // and 3 (gold); nobody has 900; 24, 22 and 20 are silver. Hour 1 (24, 17, 10): 25% of 3
+  // admits rank 1 only, taken by champion.
+  const std::vector<nlohmann::json> want{
+      nlohmann::json::parse(R"({"champion": 1, "gold": 2, "platinum": 0, "silver": 3})"),
+      nlohmann::json::parse(R"({"champion": 1, "gold": 0, "platinum": 0, "silver": 0})")};
+  cold::Closes closes(cold.link());
+  const auto notices = closes.of_stream(arena_stream, 0, 100);
+  ASSERT_EQ(notices.size(), 2u);
+  ASSERT_LT(notices[0].start, notices[1].start);  // archived in time order
+  std::vector<nlohmann::json> reported;           // the tick's report, from the same counts
+  for (const auto& b : r.boards) {
+    for (const auto& p : b.periods) {
+      if (!p.archived) continue;
+      reported.push_back(nlohmann::json::object());
+      for (const auto& t : p.archived_tiers) reported.back()[t.tier] = t.members;
+    }
+  }
+  ASSERT_EQ(reported.size(), 2u);
+  for (const auto& counts : want) {
+    EXPECT_NE(std::find(reported.begin(), reported.end(), counts), reported.end()) << counts;
+  }
+  for (std::size_t h = 0; h < 2; ++h) {
+    EXPECT_EQ(nlohmann::json::parse(notices[h].tiers), want[h]) << notices[h].key.period_id;
+  }
+  std::vector<std::string> tiers;
+  for (const auto& s : nlohmann::json::parse(entries(conn, arena_stream).at(0).fields.at("top")))
+    tiers.push_back(s["member"].get<std::string>() + "=" + s["tier"].get<std::string>());
+  EXPECT_EQ(tiers, (std::vector<std::string>{"m3=champion", "m6=gold", "m9=gold", "m2=silver",
+                                             "m5=silver"}));
+  const std::string path = test::write_config(prefix, boards_yaml(prefix));
+  const auto cli = test::run_cli({"--config", path, "closes", "--board", "ranked", "--json"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  std::istringstream in(cli.out);
+  std::vector<nlohmann::json> listed;
+  for (std::string line; std::getline(in, line);) {
+    listed.push_back(nlohmann::json::parse(line).at("tiers"));
+  }
+  EXPECT_EQ(listed, want);
 }
 
 TEST_F(ClosesTest, ATickStoppedBetweenTheAddAndItsBookkeepingIsRepairedFromTheStreamsTop) {
