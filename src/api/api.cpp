@@ -312,6 +312,7 @@ class Route {
                   .time("period_end", p.end)
                   .num("members", p.members)
                   .time("archived_at", p.archived_at)
+                  .raw("tiers", p.tiers.value_or("null"))
                   .done();
     }
     return JsonLine()

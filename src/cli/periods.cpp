@@ -1,6 +1,7 @@
 // periods: each period of a board with its current id, bounds (the end is the next reset),
 // its members (hot and cold) and how many periods are live in Redis or due for archive; with
 // --archived, the archived periods of each (newest first), as the HTTP API's history route.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <string>
@@ -63,6 +64,7 @@ void print_archived(bool json, const BoardConfig& c, const std::string& board,
                        .time("period_end", p.end)
                        .num("members", p.members)
                        .time("archived_at", p.archived_at)
+                       .raw("tiers", p.tiers.value_or("null"))
                        .done()
                 << "\n";
     }
@@ -73,12 +75,16 @@ void print_archived(bool json, const BoardConfig& c, const std::string& board,
   if (page.periods.empty()) return;
   std::cout << std::left << std::setw(18) << "period_id" << std::setw(27) << "start"
             << std::setw(27) << "end" << std::right << std::setw(10) << "members"
-            << "  archived_at\n";
+            << "  archived_at"
+            << (std::any_of(page.periods.begin(), page.periods.end(),
+                            [](const auto& p) { return p.tiers.has_value(); })
+                    ? "                tiers\n"
+                    : "\n");
   for (const auto& p : page.periods) {
     std::cout << std::left << std::setw(18) << p.period_id << std::setw(27)
               << format_local(p.start, *c.zone) << std::setw(27) << format_local(p.end, *c.zone)
               << std::right << std::setw(10) << p.members << "  " << format_rfc3339(p.archived_at)
-              << "\n";
+              << (p.tiers ? "  " + *p.tiers : std::string()) << "\n";
   }
   if (page.next) std::cout << "  (more: --period " << period << " --before " << *page.next << ")\n";
 }

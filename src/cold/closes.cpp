@@ -43,16 +43,13 @@ std::vector<CloseNotice> notices_from(const pqxx::result& rows) {
   return out;
 }
 
-// The members per tier of the period just merged into history, as the notice's JSON object:
-// the counts the merge took from the rows it wrote (History::Counts::tiers, every tier of the
-// rules, zeros included), so the notice costs no second scan; {} without tiers.
+}  // namespace
+
 std::string tier_counts_json(const std::vector<TierCount>& tiers) {
   JsonLine counts;
   for (const TierCount& t : tiers) counts.num(t.tier, t.members);
   return counts.done();
 }
-
-}  // namespace
 
 std::string closes_channel(const std::string& schema) {
   constexpr std::size_t kMaxIdentifier = 63;
@@ -90,13 +87,14 @@ StatementTable closes_statements(const std::string& q) {
   return {
       // The distinct streams through the (stream, seq) index, one probe each.
       {"bk_cold_closes_streams", "WITH RECURSIVE s AS (SELECT min(stream) AS stream FROM " + t +
-                                " UNION ALL SELECT (SELECT min(stream) FROM " + t +
-                                " WHERE stream > s.stream) FROM s WHERE s.stream IS NOT NULL)"
-                                " SELECT stream FROM s WHERE stream IS NOT NULL"},
+                                     " UNION ALL SELECT (SELECT min(stream) FROM " + t +
+                                     " WHERE stream > s.stream) FROM s WHERE s.stream IS NOT NULL)"
+                                     " SELECT stream FROM s WHERE stream IS NOT NULL"},
       {"bk_cold_closes_last_seq", "SELECT coalesce(max(seq), 0) FROM " + t},
-      {"bk_cold_closes_mark_through", "UPDATE " + t +
-                                     " SET published_at = now() WHERE stream = $1 AND seq <= $2"
-                                     " AND published_at IS NULL"},
+      {"bk_cold_closes_mark_through",
+       "UPDATE " + t +
+           " SET published_at = now() WHERE stream = $1 AND seq <= $2"
+           " AND published_at IS NULL"},
       {"bk_cold_closes_of_stream",
        "SELECT " + cols + " FROM " + t + " WHERE stream = $1 AND seq > $2 ORDER BY seq LIMIT $3"},
       {"bk_cold_closes_mark",
@@ -106,11 +104,11 @@ StatementTable closes_statements(const std::string& q) {
        " count(*) FILTER (WHERE published_at IS NOT NULL) FROM " +
            t},
       {"bk_cold_closes_first", "SELECT " + cols + " FROM " + t +
-                              " WHERE seq > $1 AND seq < $2 AND archived_at >="
-                              " to_timestamp($3 / 1000.0) ORDER BY seq LIMIT $4"},
+                                   " WHERE seq > $1 AND seq < $2 AND archived_at >="
+                                   " to_timestamp($3 / 1000.0) ORDER BY seq LIMIT $4"},
       {"bk_cold_closes_last", "SELECT " + cols + " FROM " + t +
-                             " WHERE seq > $1 AND seq < $2 AND archived_at >="
-                             " to_timestamp($3 / 1000.0) ORDER BY seq DESC LIMIT $4"},
+                                  " WHERE seq > $1 AND seq < $2 AND archived_at >="
+                                  " to_timestamp($3 / 1000.0) ORDER BY seq DESC LIMIT $4"},
   };
 }
 

@@ -37,6 +37,10 @@ struct CloseNotice {
   std::optional<Instant> published_at{};  // null: not yet seen in its stream
 };
 
+// Members per tier as a JSON object, {"gold": 12, ...}, in the rules' order ({} for none): the
+// notice's `tiers` and the archived period's (sql/016_period_tiers.sql).
+std::string tier_counts_json(const std::vector<TierCount>& tiers);
+
 // The channel of the archive's NOTIFY (payload: the notice's seq): "<schema>_closes", the
 // schema cut to 56 bytes so the name fits PostgreSQL's 63.
 std::string closes_channel(const std::string& schema);

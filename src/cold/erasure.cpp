@@ -118,16 +118,10 @@ StatementTable erasure_row_statements(const std::string& q) {
   return {
       {"bk_cold_erase_history",
        "WITH d AS (" + history_of(q, "DELETE") +
-           " RETURNING period, period_id), l AS (DELETE FROM " + q +
-           ".history_large WHERE member = $2 AND board = $1 RETURNING period, period_id),"
-           " n AS (SELECT period, period_id, count(*) AS n FROM (SELECT * FROM d UNION ALL"
-           " SELECT * FROM l) a GROUP BY period, period_id),"
-           " u AS (UPDATE " +
-           q +
-           ".periods p SET members = greatest(p.members - n.n, 0) FROM n"
-           " WHERE p.board = $1 AND p.period = n.period AND p.period_id = n.period_id"
-           " RETURNING 1)"
-           " SELECT period, period_id, n FROM n ORDER BY 1, 2"},
+           " RETURNING period, period_id, tier), l AS (DELETE FROM " + q +
+           ".history_large WHERE member = $2 AND board = $1 RETURNING period, period_id, tier),"
+           " gone AS (SELECT * FROM d UNION ALL SELECT * FROM l), " +
+           history_rows_gone(q) + " SELECT period, period_id, n FROM n ORDER BY 1, 2"},
       {"bk_cold_erase_count_history",
        "SELECT period, period_id, count(*) FROM (SELECT period, period_id" + history_of(q, "") +
            " UNION ALL SELECT period, period_id FROM " + q +

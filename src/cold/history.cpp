@@ -16,6 +16,19 @@ std::string period_lock(const std::string& schema, const PeriodKey& key) {
   return "bk-period/" + schema + "/" + key.board + "/" + key.period + "/" + key.period_id;
 }
 
+std::string history_rows_gone(const std::string& q) {
+  return "n AS (SELECT period, period_id, sum(c)::bigint AS n, jsonb_object_agg(tier, c)"
+         " FILTER (WHERE tier IS NOT NULL) AS by_tier FROM (SELECT period, period_id, tier,"
+         " count(*) AS c FROM gone GROUP BY 1, 2, 3) t GROUP BY 1, 2),"
+         " u AS (UPDATE " +
+         q +
+         ".periods p SET members = greatest(p.members - n.n, 0), tiers = CASE WHEN n.by_tier"
+         " IS NULL THEN p.tiers ELSE (SELECT jsonb_object_agg(e.key, greatest((e.value #>> '{}')"
+         "::bigint - coalesce((n.by_tier ->> e.key)::bigint, 0), 0)) FROM jsonb_each(p.tiers) e)"
+         " END FROM n WHERE p.board = $1 AND p.period = n.period AND p.period_id = n.period_id"
+         " RETURNING 1)";
+}
+
 std::string retention_lock(const std::string& schema) {
   return "bk-retention/" + schema;
 }
@@ -106,13 +119,13 @@ StatementTable history_statements(const std::string& q) {
   add("bk_archive_record",
       "INSERT INTO " + q +
           ".periods (board, period, period_id, period_start, period_end, status, members,"
-          " hot_members, cold_members, hot_lost, note, history_part, archived_at)"
-          " VALUES ($1, $2, $3, $4, $5, 'archived', $6, $7, $8, $9, $10, $11, now())"
+          " hot_members, cold_members, hot_lost, note, history_part, tiers, archived_at)"
+          " VALUES ($1, $2, $3, $4, $5, 'archived', $6, $7, $8, $9, $10, $11, $12::jsonb, now())"
           " ON CONFLICT (board, period, period_id) DO UPDATE SET status = 'archived',"
           " members = excluded.members, hot_members = excluded.hot_members,"
           " cold_members = excluded.cold_members, hot_lost = excluded.hot_lost,"
           " archived_at = now(), note = excluded.note,"
-          " history_part = excluded.history_part");
+          " history_part = excluded.history_part, tiers = excluded.tiers");
   // Cold rows of removed members (tombstones, see hot/moderation.h): void, left out of the
   // merge.
   add("bk_archive_drop_void",
@@ -146,7 +159,7 @@ StatementTable history_statements(const std::string& q) {
   // Newest first by id (bytewise, as ids of one kind sort by their start).
   add("bk_archive_periods",
       "SELECT period_id, " + epoch_ms("period_start") + ", " + epoch_ms("period_end") +
-          ", members, " + epoch_ms("archived_at") + " FROM " + q +
+          ", members, " + epoch_ms("archived_at") + ", tiers::text FROM " + q +
           ".periods WHERE board = $1 AND period = $2 AND status = 'archived' AND"
           " pruned_at IS NULL AND ($3 = '' OR period_id COLLATE \"C\" < $3)"
           " ORDER BY period_id COLLATE \"C\" DESC LIMIT $4");
@@ -402,13 +415,16 @@ void History::Impl::index_and_attach(std::int64_t part) {
 void History::Impl::record_archived(const History::Counts& counts, bool hot_lost,
                                     const std::optional<std::int64_t>& part) {
   const PeriodInfo& p = current;
-  txn->exec_prepared("bk_archive_record", p.key.board, p.key.period, p.key.period_id, ts(p.start),
-                     ts(p.end), counts.hot + counts.cold, counts.hot, counts.cold, hot_lost,
-                     hot_lost ? std::optional<std::string>(
-                                    "Redis had lost this period's data: archived from the cold "
-                                    "tier; points that lived only in Redis are missing")
-                              : std::nullopt,
-                     part);
+  txn->exec_prepared(
+      "bk_archive_record", p.key.board, p.key.period, p.key.period_id, ts(p.start), ts(p.end),
+      counts.hot + counts.cold, counts.hot, counts.cold, hot_lost,
+      hot_lost
+          ? std::optional<std::string>("Redis had lost this period's data: archived from the cold "
+                                       "tier; points that lived only in Redis are missing")
+          : std::nullopt,
+      part,
+      current.tiers.empty() ? std::nullopt
+                            : std::optional<std::string>(tier_counts_json(counts.tiers)));
 }
 
 bool History::record_lost(const PeriodInfo& period, const std::string& note) {

@@ -48,6 +48,9 @@ struct ArchivedPeriod {
   Instant end;
   std::int64_t members = 0;  // its history rows
   Instant archived_at;
+  // Its members per tier as a JSON object (sql/016_period_tiers.sql), kept equal to its rows;
+  // null when archived without tiers.
+  std::optional<std::string> tiers{};
 };
 
 enum class PeriodStatus { open, archived, lost };

@@ -18,6 +18,11 @@ namespace bk::cold {
 // for its whole run, an archive's claim takes it, a member's removal waits for it (R2).
 std::string period_lock(const std::string& schema, const PeriodKey& key);
 
+// SQL common table expressions over `gone` (period, period_id, tier: history rows of board $1
+// just deleted): `n` (period, period_id, n: the rows gone per period) and `u`, which takes them
+// off the periods' `members` and their tiers' counts (sql/016_period_tiers.sql).
+std::string history_rows_gone(const std::string& q);
+
 inline std::string ts(Instant t) {
   return format_rfc3339(t);
 }

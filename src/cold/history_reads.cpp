@@ -94,9 +94,11 @@ std::vector<ArchivedPeriod> History::archived_periods(const std::string& board,
     pqxx::work w(m.connection());
     std::vector<ArchivedPeriod> out;
     for (const auto& r : w.exec_prepared("bk_archive_periods", board, period, before, limit)) {
-      out.push_back({r[0].as<std::string>(), from_epoch_ms(r[1].as<std::int64_t>()),
-                     from_epoch_ms(r[2].as<std::int64_t>()), r[3].as<std::int64_t>(),
-                     from_epoch_ms(r[4].as<std::int64_t>())});
+      out.push_back(
+          {r[0].as<std::string>(), from_epoch_ms(r[1].as<std::int64_t>()),
+           from_epoch_ms(r[2].as<std::int64_t>()), r[3].as<std::int64_t>(),
+           from_epoch_ms(r[4].as<std::int64_t>()),
+           r[5].is_null() ? std::nullopt : std::optional<std::string>(r[5].as<std::string>())});
     }
     return out;
   });

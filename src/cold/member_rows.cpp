@@ -43,17 +43,12 @@ StatementTable member_row_statements(const std::string& q) {
       // member count.
       {"bk_cold_rows_delete_history",
        "WITH a AS (DELETE FROM " + q + ".history_rows WHERE" + period +
-           "AND member = $4 RETURNING 1),"
+           "AND member = $4 RETURNING period, period_id, tier),"
            " b AS (DELETE FROM " +
            q + ".history_large WHERE member = $4 AND" + period +
-           "RETURNING 1),"
-           " n AS (SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b) AS n),"
-           " u AS (UPDATE " +
-           q +
-           ".periods p SET members = greatest(p.members - n.n, 0) FROM n"
-           " WHERE p.board = $1 AND p.period = $2 AND p.period_id = $3 AND n.n > 0"
-           " RETURNING 1)"
-           " SELECT n FROM n"},
+           "RETURNING period, period_id, tier),"
+           " gone AS (SELECT * FROM a UNION ALL SELECT * FROM b), " +
+           history_rows_gone(q) + " SELECT coalesce((SELECT sum(n) FROM n), 0)::bigint"},
   };
 }
 

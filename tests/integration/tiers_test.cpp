@@ -14,6 +14,7 @@
 
 #include "cold/cold_store.h"
 #include "cold/history.h"
+#include "cold/member_rows.h"
 #include "harness.h"
 #include "lifecycle/tick.h"
 #include "served.h"
@@ -462,6 +463,69 @@ TEST_F(TiersTest, CheckConfigRefusesBadRulesWithFileLineAndColumn) {
     EXPECT_TRUE(positioned(line, path))
         << "no file:line:column before " << phrase << ": '" << line << "'";
   }
+}
+
+// The counts per tier of the archived period as the view's rows give them: "gold=6,silver=3"
+// (tiers with no member left out).
+std::string view_counts(const std::string& prefix, const std::string& board) {
+  return test::psql(
+      "SELECT string_agg(tier || '=' || n, ',' ORDER BY tier) FROM (SELECT tier,"
+      " count(*) AS n FROM " +
+      prefix + ".history WHERE board = '" + board + "' AND tier IS NOT NULL GROUP BY tier) t");
+}
+
+// A period's "tiers" from the history page, as view_counts writes them, every rule's tier
+// present (zeros included).
+std::string page_counts(const nlohmann::json& period, const std::vector<std::string>& tiers) {
+  std::string out;
+  std::map<std::string, std::int64_t> counts;
+  for (const auto& [tier, n] : period.at("tiers").items()) counts[tier] = n.get<std::int64_t>();
+  for (const std::string& t : tiers) EXPECT_TRUE(counts.count(t)) << t << " in " << period;
+  for (const auto& [tier, n] : counts) {
+    if (n > 0) out += (out.empty() ? "" : ",") + tier + "=" + std::to_string(n);
+  }
+  return out + "\n";
+}
+
+// GET .../history counts each tier as the period's history rows hold them, also after a
+// member's rows went (removed from the archived period, erased); untiered: null.
+TEST_F(TiersTest, TheHistoryPageCountsEachTierAsTheRowsDoThroughRemovalAndErasure) {
+  std::vector<std::int64_t> points{900, 900, 800, 800, 700, 650, 600, 550, 500, 500};
+  for (int i = 0; i < 20; ++i) points.push_back(499 - i);
+  fill("desc", points);
+  fill("plain", {10, 20});
+  ASSERT_FALSE(tick(kNoon).any_failed());  // spilled, then archived
+  ASSERT_FALSE(tick(kNextDay).any_failed());
+  const std::vector<std::string> tiers{"champion", "gold", "silver"};
+  EXPECT_EQ(view_counts(prefix, "desc"), "champion=2,gold=4,silver=4\n");  // m0, m1 tie on 900
+  const std::string path = test::write_config(prefix, kBoards);
+  const auto page = [&](const std::string& board) {
+    const test::RunResult r = test::run_cli(
+        {"--config", path, "--now=2027-06-11T12:00:00Z", "periods", board, "--archived", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  {
+    test::Served s(path, "/tmp/bk-tiers-history-" + prefix + ".log", "2027-06-11T12:00:00Z");
+    test::Answer a = s.get("/v1/boards/desc/daily/history");
+    ASSERT_EQ(a.status, 200) << a.text;
+    EXPECT_EQ(page_counts(a.body["periods"][0], tiers), view_counts(prefix, "desc")) << a.text;
+    EXPECT_EQ(a.body["periods"][0]["members"], 30) << a.text;
+    a = s.get("/v1/boards/plain/daily/history");
+    ASSERT_EQ(a.status, 200) << a.text;
+    EXPECT_TRUE(a.body["periods"][0]["tiers"].is_null()) << a.text;
+  }
+  // m3 (gold) removed from the archived period, as `remove` does for a period archived during
+  // it; m0 (champion) erased.
+  const cold::PeriodKey key{"desc", "daily", "2027-06-10"};
+  ASSERT_EQ(cold::MemberRows(cold.link()).remove("m3", {key}).at(0).history, 1);
+  const test::RunResult erased = test::run_cli({"--config", path, "erase", "m0"});
+  ASSERT_EQ(erased.exit_code, 0) << erased.err;
+  EXPECT_EQ(view_counts(prefix, "desc"), "champion=1,gold=3,silver=4\n");
+  const nlohmann::json after = page("desc");
+  EXPECT_EQ(page_counts(after, tiers), view_counts(prefix, "desc")) << after;
+  EXPECT_EQ(after["members"], 28) << after;
+  EXPECT_TRUE(page("plain")["tiers"].is_null());
 }
 
 }  // namespace
