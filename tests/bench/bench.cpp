@@ -1525,7 +1525,7 @@ struct Bench {
       // more column, `part`).
       const std::string columns =
           "SELECT board, period, period_id, period_start, period_end, rank, position, member,"
-          " points, achieved_at, name, metadata FROM " +
+          " points, achieved_at, name, metadata, tier FROM " +
           schema;
       const std::string rows =
           pg.copy_out(columns + ".history_rows" + period_where + " UNION ALL " + columns +
