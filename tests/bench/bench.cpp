@@ -16,6 +16,10 @@
 // node's; then one board through the update path via the cluster against a plain connection
 // straight to that board's master (the cost of routing itself) and against the single node.
 //
+// Rows 27 and 28 (bench_closes.cpp) price a board's tiers and close notices: the archive of a
+// tiered board that publishes its notices against the untiered one's, and the reads of a spilled
+// member's tier with their PostgreSQL round trips counted (pg_round_trips.h).
+//
 // The peer (rows 7-9) is redis-rank from npm (tests/bench/peer: pinned in package-lock.json,
 // installed into the build directory by run.sh), fed the same ingest events; its boards are
 // checked against ours, and both against the events. Redis server time per event comes from
@@ -70,9 +74,11 @@
 #include "redis/url.h"
 #include "service/leaderboards.h"
 
+#include "bench_closes.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using bk_bench::Clock;
 
 struct Options {
   std::int64_t members = 1'000'000;       // spilled (and archived) members of the big board
@@ -91,10 +97,17 @@ struct Options {
   bool board_only = false;    // --board-only: the big board alone (spill, rehydrate, archive)
   bool cluster_only = false;  // --cluster-only: the cluster phase alone (rows 11 and 12)
   std::int64_t cluster_events = 300'000;  // events over the 30 boards of row 11
+  std::int64_t closes_members = 200'000;  // rows 27, 28: members of each tiered / untiered board
+  bool closes_only = false;               // --closes-only: rows 27 and 28 alone
 };
 
 // The skew of the Zipf events (ingest and the peer).
 constexpr double kZipfS = 1.1;
+
+}  // namespace
+
+// Helpers bench_closes.cpp shares (bench_closes.h).
+namespace bk_bench {
 
 [[noreturn]] void fail(const std::string& what) {
   throw std::runtime_error(what);
@@ -134,6 +147,12 @@ double percentile(std::vector<double> v, double p) {
   const auto i = static_cast<std::size_t>(std::lround(p * static_cast<double>(v.size() - 1)));
   return v[std::min(i, v.size() - 1)];
 }
+
+}  // namespace bk_bench
+
+namespace {
+
+using namespace bk_bench;
 
 // ---- raw Redis (the baselines use hiredis directly: no boardkeeper code in the way) ------
 
@@ -1538,6 +1557,24 @@ struct Bench {
     return f;
   }
 
+  // Rows 27 and 28 (bench_closes.cpp), under key prefixes and schemas of their own.
+  ClosesFigures bench_closes() {
+    ClosesSetup s;
+    s.redis_url = redis_url;
+    s.pg_url = pg_url;
+    s.key_prefix = prefix + "c";
+    s.dir = dir;
+    s.day = day;
+    s.members = opt.closes_members;
+    s.keep = opt.keep;
+    s.rounds = opt.rounds;
+    s.samples = opt.samples;
+    s.boardkeeper = [](const std::vector<std::string>& args, const std::string& log) {
+      return run_binary(args, log).seconds;
+    };
+    return bk_bench::bench_closes(s);
+  }
+
   void cleanup() {
     RawRedis raw(redis_url);
     std::string cursor = "0";
@@ -1683,6 +1720,13 @@ int run(const Options& opt) {
       b.cleanup();
       return 0;
     }
+    if (opt.closes_only) {
+      const auto closes = b.bench_closes();
+      row("measurement", "boardkeeper", "raw baseline (same run)", "ratio", "target");
+      for (const auto& r : closes_rows(closes)) row(r.what, r.ours, r.base, r.ratio, r.target);
+      b.cleanup();
+      return 0;
+    }
     if (opt.board_only) {
       const auto big = b.bench_board(opt.members, true);
       std::printf(
@@ -1719,6 +1763,9 @@ int run(const Options& opt) {
     const auto small = b.bench_board(opt.members / 10, false);
     std::fprintf(stderr, "4/4 board of %s members\n", fmt_int(opt.members).c_str());
     const auto big = b.bench_board(opt.members, true);
+    std::fprintf(stderr, "and rows 27, 28: tiered and untiered boards of %s members\n",
+                 fmt_int(opt.closes_members).c_str());
+    const auto closes = b.bench_closes();
     std::optional<Bench::ClusterFigures> cluster;
     if (std::getenv("BK_TEST_REDIS_CLUSTER_URL") != nullptr) {
       std::fprintf(stderr, "and the cluster: %s events over 30 boards, one board\n",
@@ -1843,6 +1890,7 @@ int run(const Options& opt) {
             fmt("%.1f MiB", big.shallow_read.peak_rss_mib),
         fmt("%.2fx RSS", big.deep_read.peak_rss_mib / big.shallow_read.peak_rss_mib),
         "< 50 ms, RSS 1.1x");
+    for (const auto& r : closes_rows(closes)) row(r.what, r.ours, r.base, r.ratio, r.target);
     if (cluster) print_cluster(*cluster);
     std::printf(
         "\nalso: ingest events drawn from %s members: uniform %s events hit %s, Zipf s = %s "
@@ -1924,6 +1972,10 @@ int main(int argc, char** argv) {
       opt.cluster_only = true;
     } else if (a == "--cluster-events") {
       opt.cluster_events = value();
+    } else if (a == "--closes-members") {
+      opt.closes_members = value();
+    } else if (a == "--closes-only") {
+      opt.closes_only = true;
     } else if (a == "--rounds") {
       opt.rounds = static_cast<int>(value());
     } else {
@@ -1931,7 +1983,7 @@ int main(int argc, char** argv) {
           stderr,
           "usage: bk_bench [--members N] [--keep N] [--events N] [--distinct N] [--samples N] "
           "[--rounds N] [--chunk N] [--updates-only] [--ingest-only] [--board-only] "
-          "[--cluster-only] [--cluster-events N] "
+          "[--cluster-only] [--cluster-events N] [--closes-only] [--closes-members N] "
           "[--ingest-members N] "
           "[--flat-events N] [--flat-members N] [--peer DIR]\n"
           "  --updates-only      the update phase alone, one line (for profiling)\n"
@@ -1941,6 +1993,8 @@ int main(int argc, char** argv) {
           "                      archive (each vs its COPY), the rehydrating update\n"
           "  --cluster-only      the cluster phase alone (rows 11, 12; BK_TEST_REDIS_CLUSTER_URL)\n"
           "  --cluster-events N  events over the 30 boards of row 11 (default 300,000)\n"
+          "  --closes-only       rows 27 and 28 alone (tiers and close notices)\n"
+          "  --closes-members N  members of each board of rows 27 and 28 (default 200,000)\n"
           "  --events N          events per update round and per ingest run (default 300,000)\n"
           "  --distinct N        members the update events hit (default 50,000)\n"
           "  --ingest-members N  members the ingest and peer events are drawn from, uniform\n"

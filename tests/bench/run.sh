@@ -4,7 +4,8 @@
 # installs the peer's pinned npm packages (redis-rank, ioredis: tests/bench/peer) into the
 # build directory, prints the table, and cleans up. Arguments go to bk_bench
 # (e.g. --members 100000; --events 200000 --flat-events 1000000 for the ingest size;
-# --cluster-only --rounds 5 for the Redis Cluster rows alone). `--serve-only [ARGS]` runs
+# --cluster-only --rounds 5 for the Redis Cluster rows alone; --closes-only for rows 27 and 28,
+# tiers and close notices, alone). `--serve-only [ARGS]` runs
 # only the HTTP API's rows (13-15, 17-26: bk_serve_bench, with wrk and redis-benchmark; 24-26
 # are the writes);
 # a full run ends with them and row 16 (bk_config_bench: loading 200,000 board entries).
