@@ -181,8 +181,9 @@ std::optional<Standing> LiveReads::rank(const PeriodRef& ref, const std::string&
 }
 
 std::vector<std::optional<Standing>> LiveReads::ranks(const PeriodRef& ref,
-                                                      const std::vector<std::string>& members) {
-  auto found = ranks_of(ref, members);
+                                                      const std::vector<std::string>& members,
+                                                      std::optional<std::int64_t>* members_out) {
+  auto found = ranks_of(ref, members, members_out);
   std::vector<Standing> rows;
   for (auto& s : found) {
     if (s) rows.push_back(std::move(*s));

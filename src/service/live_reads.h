@@ -29,8 +29,12 @@ class LiveReads {
   // Leaderboards documents each.
   std::vector<Standing> top(const PeriodRef& ref, std::int64_t offset, std::int64_t count);
   std::optional<Standing> rank(const PeriodRef& ref, const std::string& member);
+  // `members_out`, when given, is set to the period's member count when the read had it for
+  // free or for one more statement in its own cold snapshot (a spilled period whose cold rows
+  // it read); left empty otherwise. Tiers' percent rules take it (Reads::open_ranks).
   std::vector<std::optional<Standing>> ranks(const PeriodRef& ref,
-                                             const std::vector<std::string>& members);
+                                             const std::vector<std::string>& members,
+                                             std::optional<std::int64_t>* members_out = nullptr);
   std::vector<Standing> around(const PeriodRef& ref, const std::string& member, std::int64_t k);
   std::vector<PeriodStatus> periods(const std::string& board);
   BoardsPage boards(const std::optional<std::string>& after, std::int64_t limit);
@@ -95,7 +99,8 @@ class LiveReads {
   std::vector<Standing> merged_around(const PeriodRef& ref, const std::string& member,
                                       std::int64_t k);
   std::vector<std::optional<Standing>> ranks_of(const PeriodRef& ref,
-                                                const std::vector<std::string>& members);
+                                                const std::vector<std::string>& members,
+                                                std::optional<std::int64_t>* members_out);
   // One attempt of a merged read each; nullopt: the tiers moved meanwhile (read again).
   std::optional<std::vector<Standing>> deep_attempt(const PeriodRef& ref, std::int64_t offset,
                                                     std::int64_t count);
@@ -103,7 +108,8 @@ class LiveReads {
                                                       const std::string& member, std::int64_t k,
                                                       std::int64_t& slack);
   std::optional<std::vector<std::optional<Standing>>> ranks_attempt(
-      const PeriodRef& ref, const std::vector<std::string>& members);
+      const PeriodRef& ref, const std::vector<std::string>& members,
+      std::optional<std::int64_t>* members_out);
   // A snapshot of `ref`'s cold rows for a read that found generation `gen` in Redis: from
   // memory when the index of its spill generation is loaded (then `*from_memory` is set),
   // else PostgreSQL's.

@@ -123,17 +123,19 @@ std::optional<std::vector<Standing>> LiveReads::around_attempt(const PeriodRef& 
 }
 
 std::vector<std::optional<Standing>> LiveReads::ranks_of(const PeriodRef& ref,
-                                                         const std::vector<std::string>& members) {
+                                                         const std::vector<std::string>& members,
+                                                         std::optional<std::int64_t>* members_out) {
   check_bound(ref, "members", static_cast<std::int64_t>(members.size()), kMaxReadRows);
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     begin_attempt(attempt);
-    if (auto found = ranks_attempt(ref, members)) return std::move(*found);
+    if (auto found = ranks_attempt(ref, members, members_out)) return std::move(*found);
   }
   throw read_steps::inconsistent(ref);
 }
 
 std::optional<std::vector<std::optional<Standing>>> LiveReads::ranks_attempt(
-    const PeriodRef& ref, const std::vector<std::string>& members) {
+    const PeriodRef& ref, const std::vector<std::string>& members,
+    std::optional<std::int64_t>* members_out) {
   const hot::PeriodKeys keys = period_keys(ref);
   const cold::PeriodKey ck = read_steps::cold_key(ref);
   const hot::ReadState st = hot_.read_state(keys, "");
@@ -170,7 +172,15 @@ std::optional<std::vector<std::optional<Standing>>> LiveReads::ranks_attempt(
   const auto hot_better = hot_.count_better(keys, found);
   const auto cold_better =
       reader ? reader->count_better(ck, found) : std::vector<std::int64_t>(found.size(), 0);
+  // The period's members in the same snapshot: the hot ones and the cold rows that are no
+  // stale copy of a hot member's (as ColdSummaries counts them).
+  std::optional<std::int64_t> members_now;
+  if (members_out && !st.spilled) members_now = st.size;
+  if (members_out && reader) {
+    members_now = st.size + reader->count(ck) - static_cast<std::int64_t>(stale.size());
+  }
   if (hot_.generation(keys) != st.gen) return std::nullopt;
+  if (members_out) *members_out = members_now;
   std::vector<std::optional<Standing>> out(members.size());
   for (std::size_t i = 0, f = 0; i < members.size(); ++i) {
     if (!score[i]) continue;

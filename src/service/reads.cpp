@@ -214,12 +214,18 @@ std::optional<BeforeAfter> Reads::update_standings(const PeriodRef& ref, const s
 
 std::vector<std::optional<Standing>> Reads::open_ranks(const PeriodRef& ref,
                                                        const std::vector<std::string>& members) {
-  auto found = live_.ranks(ref, members);
+  // A percent rule's member count from the ranks' own read when it had it (a spilled
+  // period's: one statement more in its snapshot), else counted apart.
+  std::optional<std::int64_t> counted;
+  const Tiers& tiers = ref.config->tiers;
+  const bool percent = std::any_of(tiers.begin(), tiers.end(),
+                                   [](const TierRule& r) { return r.kind == TierKind::percent; });
+  auto found = live_.ranks(ref, members, percent ? &counted : nullptr);
   std::vector<Standing> rows;
   for (auto& s : found) {
     if (s) rows.push_back(std::move(*s));
   }
-  with_tiers(ref, rows);
+  attach_tiers(tiers, rows, [&] { return counted ? counted : total_of(ref); });
   for (std::size_t i = 0, r = 0; i < found.size(); ++i) {
     if (found[i]) found[i] = std::move(rows[r++]);
   }

@@ -255,6 +255,7 @@ class FakePostgres final : public ColdTier {
   std::map<std::string, std::vector<cold::Profile>> profile_rows;  // by board
   bool reachable = true;
   int profile_reads = 0;
+  int snapshots = 0;  // cold snapshots taken (a transaction each on PostgreSQL)
 
   static std::string name(const cold::PeriodKey& k) {
     return k.board + " " + k.period + " " + k.period_id;
@@ -264,6 +265,7 @@ class FakePostgres final : public ColdTier {
 
   std::unique_ptr<ColdSnapshot> snapshot() override {
     check();
+    ++snapshots;
     return std::make_unique<Snapshot>(*this);
   }
 

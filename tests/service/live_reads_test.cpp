@@ -249,6 +249,26 @@ TEST_F(TieredReadsTest, APercentTierCountsHotAndColdMembers) {
   EXPECT_EQ(tiers(front.around({ref}, "d", 1)), (std::vector<std::string>{"c=half", "d=-", "e=-"}));
 }
 
+// Ranks of spilled members take the percent rule's count in their own cold snapshot (one
+// statement more there), not in a second one for the cold summary; a stale cold row of a hot
+// member is no member in that count (counted, 5 members would put c in "half").
+TEST_F(TieredReadsTest, RanksOfSpilledMembersCountThePeriodInTheirOwnColdSnapshot) {
+  hot(ref, "a", 100);
+  hot(ref, "b", 90);
+  cold(ref, "b", 95);  // stale
+  cold(ref, "c", 35);
+  cold(ref, "d", 30);
+  spilled(ref);
+  redis.period(keys(ref)).stale = {"b"};
+  postgres.snapshots = 0;
+  std::vector<std::string> ranked;
+  for (const auto& s : front.ranks({ref}, {"c", "b", "d"}))
+    ranked.push_back(s->member + "=" + s->tier.value_or("-"));
+  // 4 members: 50% admits ranks up to 2.
+  EXPECT_EQ(ranked, (std::vector<std::string>{"c=-", "b=half", "d=-"}));
+  EXPECT_EQ(postgres.snapshots, 1);
+}
+
 TEST_F(TieredReadsTest, WithoutTheCountAPercentTierIsUnavailableAndTheOtherRulesStillAnswer) {
   hot(ref, "a", 100);
   hot(ref, "b", 90);
