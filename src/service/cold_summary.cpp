@@ -28,6 +28,24 @@ const ColdSummary* ColdSummaries::of(const PeriodRef& ref, const hot::PeriodKeys
   return &(by_period_[keys.meta] = std::move(summary));
 }
 
+std::optional<std::int64_t> ColdSummaries::live(const std::string& meta,
+                                                const std::string& gen) const {
+  if (const auto it = by_period_.find(meta); it != by_period_.end() && it->second.gen == gen) {
+    return it->second.live;
+  }
+  if (const auto it = live_by_period_.find(meta);
+      it != live_by_period_.end() && it->second.first == gen) {
+    return it->second.second;
+  }
+  return std::nullopt;
+}
+
+void ColdSummaries::remember_live(const std::string& meta, const std::string& gen,
+                                  std::int64_t live) {
+  if (live_by_period_.size() >= kMaxPeriods) live_by_period_.clear();
+  live_by_period_[meta] = {gen, live};
+}
+
 std::optional<std::vector<ScoredMember>> listed_from_summary(const ColdSummary& summary,
                                                              const hot::ReadState& st,
                                                              std::int64_t want) {

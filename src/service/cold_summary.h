@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "service/tiers.h"
@@ -40,12 +41,19 @@ class ColdSummaries {
   // meanwhile (read again).
   const ColdSummary* of(const PeriodRef& ref, const hot::PeriodKeys& keys,
                         const hot::ReadState& st);
+  // The live cold rows of the period (by its meta key) at `gen`, when a summary or a read that
+  // counted them (remember_live) has them; nullopt otherwise.
+  std::optional<std::int64_t> live(const std::string& meta, const std::string& gen) const;
+  // What a read counted in its own snapshot of `gen` (ranks for a tier's percent rule).
+  void remember_live(const std::string& meta, const std::string& gen, std::int64_t live);
 
  private:
   HotTier& hot_;
   ColdTier& cold_;
   Snapshots snapshot_;
   std::unordered_map<std::string, ColdSummary> by_period_;  // by the period's meta key
+  // Counts alone (gen, live), by the period's meta key.
+  std::unordered_map<std::string, std::pair<std::string, std::int64_t>> live_by_period_;
 };
 
 // The first `want` members (or all there are) in listing order, from `st` (read with head >=

@@ -107,6 +107,9 @@ class LiveReads {
   std::optional<std::vector<Standing>> around_attempt(const PeriodRef& ref,
                                                       const std::string& member, std::int64_t k,
                                                       std::int64_t& slack);
+  std::optional<std::int64_t> members_of(const hot::PeriodKeys& keys, const cold::PeriodKey& ck,
+                                         const hot::ReadState& st, ColdSnapshot* reader,
+                                         std::size_t stale);
   std::optional<std::vector<std::optional<Standing>>> ranks_attempt(
       const PeriodRef& ref, const std::vector<std::string>& members,
       std::optional<std::int64_t>* members_out);

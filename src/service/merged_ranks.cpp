@@ -122,6 +122,24 @@ std::optional<std::vector<Standing>> LiveReads::around_attempt(const PeriodRef& 
   return out;
 }
 
+// The period's members as of a ranks read of `st` (whose generation it checked after its cold
+// reads): the hot ones and the cold rows that are no stale copy of a hot member's (as
+// ColdSummaries counts them), from what is kept for the generation or else counted in the
+// read's own snapshot (repeatable read: the same rows it ranked against) and kept.
+std::optional<std::int64_t> LiveReads::members_of(const hot::PeriodKeys& keys,
+                                                  const cold::PeriodKey& ck,
+                                                  const hot::ReadState& st, ColdSnapshot* reader,
+                                                  std::size_t stale) {
+  if (!st.spilled) return st.size;
+  if (reader == nullptr) return std::nullopt;
+  std::optional<std::int64_t> live = summaries_.live(keys.meta, st.gen);
+  if (!live) {
+    live = reader->count(ck) - static_cast<std::int64_t>(stale);
+    summaries_.remember_live(keys.meta, st.gen, *live);
+  }
+  return st.size + *live;
+}
+
 std::vector<std::optional<Standing>> LiveReads::ranks_of(const PeriodRef& ref,
                                                          const std::vector<std::string>& members,
                                                          std::optional<std::int64_t>* members_out) {
@@ -172,15 +190,8 @@ std::optional<std::vector<std::optional<Standing>>> LiveReads::ranks_attempt(
   const auto hot_better = hot_.count_better(keys, found);
   const auto cold_better =
       reader ? reader->count_better(ck, found) : std::vector<std::int64_t>(found.size(), 0);
-  // The period's members in the same snapshot: the hot ones and the cold rows that are no
-  // stale copy of a hot member's (as ColdSummaries counts them).
-  std::optional<std::int64_t> members_now;
-  if (members_out && !st.spilled) members_now = st.size;
-  if (members_out && reader) {
-    members_now = st.size + reader->count(ck) - static_cast<std::int64_t>(stale.size());
-  }
   if (hot_.generation(keys) != st.gen) return std::nullopt;
-  if (members_out) *members_out = members_now;
+  if (members_out) *members_out = members_of(keys, ck, st, reader.get(), stale.size());
   std::vector<std::optional<Standing>> out(members.size());
   for (std::size_t i = 0, f = 0; i < members.size(); ++i) {
     if (!score[i]) continue;

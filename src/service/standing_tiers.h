@@ -1,8 +1,9 @@
 // The tier (core/tiers.h, the board's `tiers:`) of each standing an open period's read returns:
 // what every read of a tiered board carries. Rank and points are the read's own; a percent rule
 // also needs the period's member count, asked for once per read and only when a standing
-// reaches such a rule (one Redis round trip, plus one PostgreSQL round trip for a spilled
-// period whose cold count is not cached for its generation yet).
+// reaches such a rule: ranks take it from their own read (Reads::open_ranks), the other reads
+// ask LiveReads::count (one Redis round trip); either way a spilled period's cold count costs
+// at most one PostgreSQL round trip, none once kept for its spill generation.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -256,6 +256,7 @@ class FakePostgres final : public ColdTier {
   bool reachable = true;
   int profile_reads = 0;
   int snapshots = 0;  // cold snapshots taken (a transaction each on PostgreSQL)
+  int counts = 0;     // periods' cold rows counted (a statement each)
 
   static std::string name(const cold::PeriodKey& k) {
     return k.board + " " + k.period + " " + k.period_id;
@@ -289,6 +290,7 @@ class FakePostgres final : public ColdTier {
    public:
     explicit Snapshot(FakePostgres& db) : db_(db) {}
     std::int64_t count(const cold::PeriodKey& p) override {
+      ++db_.counts;
       return static_cast<std::int64_t>(of(p).size());
     }
     std::int64_t count_better(const cold::PeriodKey& p, std::int64_t e) override {
