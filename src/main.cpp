@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "core/json.h"
 #include "core/redact.h"
+#include "core/stop_points.h"
 #include "core/time.h"
 #include "redis/url.h"
 #include "version.h"
@@ -502,6 +503,10 @@ int main(int argc, char** argv) {
     const auto log_format =
         line.log_format == "json" ? bk::cli::Format::json : bk::cli::Format::text;
     bk::cli::setup_logging(line.log_level, log_format);
+    if (const auto stop_at = bk::arm_stop_points_from_env()) {
+      spdlog::warn("{}={}: a test-only setting; this process stops itself there",
+                   bk::kStopAtVariable, *stop_at);
+    }
     const bk::Clock clock = clock_from(line.now_text);
     bk::Config config = load_checked_config(line.config_path);
     bk::cli::Context ctx(std::move(config), clock,

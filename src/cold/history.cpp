@@ -10,6 +10,7 @@
 #include "cold/history_impl.h"
 #include "cold/statements.h"
 #include "core/error.h"
+#include "core/stop_points.h"
 
 namespace bk::cold {
 std::string period_lock(const std::string& schema, const PeriodKey& key) {
@@ -310,6 +311,7 @@ History::Counts History::Transaction::commit(bool hot_lost,
     counts.notice = write_close_notice(
         *m.txn, m.link->schema,
         {p.key, p.start, p.end, counts.hot + counts.cold, hot_lost, closes_stream, counts.tiers});
+    stop_point(StopPoint::notice_before_commit);
     m.txn->commit();
     m.txn.reset();
     committed_ = true;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/stop_points.h"
 #include "hot/moderation.h"
 #include "lifecycle/closes.h"
 
@@ -128,9 +129,11 @@ void fill_and_commit(const ArchiveRun& run, cold::History::Transaction& txn,
   // Removed members (tombstones) are left out: their cold rows are void.
   const std::vector<std::string> removed =
       hot::Moderation(run.job.hot.key_prefix()).tombstones(run.job.redis, run.keys);
+  stop_point(StopPoint::archive_before_commit);
   const cold::History::Counts counts =
       txn.commit(stats.hot_lost, removed,
                  ClosesPublisher::stream_for(*run.target.config, run.job.hot.key_prefix()));
+  stop_point(StopPoint::notice_written);
   stats.hot = counts.hot;
   stats.cold = counts.cold;
   stats.tiers = counts.tiers;
@@ -176,8 +179,10 @@ ArchiveStats archive_period(const PeriodJob& job, cold::History& archive,
     case cold::History::Claim::claimed:
       break;
   }
+  stop_point(StopPoint::archive_begin);
   fill_and_commit(run, *txn, frozen.size, stats);
   run.release();
+  stop_point(StopPoint::archive_released);
   return stats;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/json.h"
+#include "core/stop_points.h"
 #include "hot/keys.h"
 
 namespace bk::lifecycle {
@@ -120,6 +121,7 @@ std::int64_t ClosesPublisher::stream_through(const std::string& stream) {
 void ClosesPublisher::publish_stream(const std::string& stream, ClosesReport& report) {
   const std::int64_t through = stream_through(stream);
   report.found += closes_.mark_published_through(stream, through);
+  stop_point(StopPoint::publish_marked_through);
   std::int64_t after = through;
   std::int64_t done = 0;
   std::int64_t refed = 0;
@@ -129,8 +131,11 @@ void ClosesPublisher::publish_stream(const std::string& stream, ClosesReport& re
     for (const cold::CloseNotice& n : page) {
       // In seq order, stopping at the first failure (thrown): the stream never gets a notice
       // while an earlier one of it is missing.
+      const hot::EntryFields entry = entry_of(n);
+      stop_point(StopPoint::publish_before_xadd);
       const bool added =
-          hot::add_close_entry(redis_, stream, n.seq, entry_of(n)) == hot::CloseAdded::added;
+          hot::add_close_entry(redis_, stream, n.seq, entry) == hot::CloseAdded::added;
+      stop_point(StopPoint::publish_after_xadd);
       if (added) {
         ++report.published;
         if (n.published_at) ++refed;
@@ -138,6 +143,7 @@ void ClosesPublisher::publish_stream(const std::string& stream, ClosesReport& re
         ++report.found;  // another tick added it meanwhile
       }
       if (!n.published_at) closes_.mark_published(n.seq);
+      stop_point(StopPoint::mark_done);
       after = n.seq;
       ++done;
     }
