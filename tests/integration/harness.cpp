@@ -363,7 +363,8 @@ std::set<std::string> marked_entries(redis::Connection& conn, const std::string&
   return ids;
 }
 
-int spawn_cli(const std::vector<std::string>& args, const std::string& log_path) {
+int spawn_cli(const std::vector<std::string>& args, const std::string& log_path,
+              const std::vector<std::string>& env) {
   Spawned& spawned = Spawned::instance();
   const pid_t parent = getpid();
   const pid_t pid = fork();
@@ -379,11 +380,32 @@ int spawn_cli(const std::vector<std::string>& args, const std::string& log_path)
     std::vector<char*> argv;
     for (auto& a : all) argv.push_back(a.data());
     argv.push_back(nullptr);
+    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
     execv(BK_BINARY, argv.data());
     _exit(127);
   }
   if (pid > 0) spawned.add(pid);
   return pid;
+}
+
+bool wait_stopped(int pid, std::chrono::milliseconds deadline, int& code) {
+  code = -1;
+  const auto give_up = std::chrono::steady_clock::now() + deadline;
+  for (;;) {
+    int status = 0;
+    if (waitpid(pid, &status, WUNTRACED | WNOHANG) == pid) {
+      if (WIFSTOPPED(status)) return true;
+      Spawned::instance().forget(pid);
+      code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      return false;
+    }
+    if (std::chrono::steady_clock::now() >= give_up) {
+      ADD_FAILURE() << "pid " << pid << " neither stopped nor ended within " << deadline.count()
+                    << " ms";
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 int wait_cli(int pid) {

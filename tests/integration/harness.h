@@ -56,10 +56,16 @@ struct RunResult {
 RunResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
                   std::chrono::milliseconds stop_after = std::chrono::milliseconds{0});
 
-// Starts the boardkeeper binary in the background (output to files under /tmp); returns
-// its pid. wait_cli waits for it: the exit code, or 128 + signal.
-int spawn_cli(const std::vector<std::string>& args, const std::string& log_path);
+// Starts the boardkeeper binary in the background (output to files under /tmp; `env`: more
+// NAME=value variables); returns its pid. wait_cli waits for it: the exit code, or 128 + signal.
+int spawn_cli(const std::vector<std::string>& args, const std::string& log_path,
+              const std::vector<std::string>& env = {});
 int wait_cli(int pid);
+// Waits up to `deadline` for a spawned command to stop (SIGSTOP: a pause point of
+// core/stop_points.h) or end: true when it is stopped (it stays so, still to be waited for);
+// false when it ended (waited for: its code, as wait_cli's, in `code`) or the deadline passed
+// (a test failure; `code` -1).
+bool wait_stopped(int pid, std::chrono::milliseconds deadline, int& code);
 
 // The port a spawned ingest or serve logged it listens on ("... on http://127.0.0.1:PORT"),
 // waited for up to 15 s; 0 (and a test failure) when it never appeared.
