@@ -21,6 +21,9 @@ where it is shown for boardkeeper:
 - in inline code that is a bare flag (`--chunk`): it must be a flag of some boardkeeper
   command, unless the paragraph is about another program (it shows inline code starting with
   one of OTHER_PROGRAMS), whose flags are not ours to check.
+Copies: a fenced code block right after a line `<!-- copy of PATH -->` must equal the file
+PATH (relative to the Markdown file) line for line, so that a program a page shows is the one
+the tests run (the README's reward consumer: docs/examples/reward_consumer.py).
 Exit 0 when everything holds, 1 with one line per problem (FILE:LINE: what is wrong) otherwise,
 2 on a usage error (no binary, a file that cannot be read).
 """
@@ -228,6 +231,35 @@ def check_code_blocks(path, lines, help_, problems):
         pending = ""
 
 
+COPY_OF = re.compile(r"^<!--\s*copy of\s+(\S+)\s*-->\s*$")
+
+
+def check_copies(path, lines, problems):
+    """Each block marked `<!-- copy of PATH -->` equals that file."""
+    for i, line in enumerate(lines):
+        m = COPY_OF.match(line)
+        if not m:
+            continue
+        where, target = f"{path}:{i + 1}", m.group(1)
+        resolved = os.path.normpath(os.path.join(os.path.dirname(path), target))
+        if i + 1 >= len(lines) or not FENCE.match(lines[i + 1]):
+            problems.append(f"{where}: no code block right after the copy of {target}")
+            continue
+        end = next((j for j in range(i + 2, len(lines)) if FENCE.match(lines[j])), len(lines))
+        try:
+            with open(resolved, encoding="utf-8") as f:
+                want = f.read().splitlines()
+        except OSError as e:
+            problems.append(f"{where}: copy of {target}: {e.strerror}")
+            continue
+        shown = lines[i + 2:end]
+        if shown != want:
+            at = next((k for k, (a, b) in enumerate(zip(shown, want)) if a != b),
+                      min(len(shown), len(want)))
+            problems.append(f"{where}: the block is no copy of {target}: they differ at its "
+                            f"line {at + 1}")
+
+
 def paragraphs(lines):
     """(first line number, text) of each run of prose lines: split at blank lines, headings,
     list items and code blocks, so that inline code may run over a line break."""
@@ -294,6 +326,7 @@ def main():
         check_links(path, lines, problems, cache)
         check_code_blocks(path, lines, help_, problems)
         check_inline(path, lines, help_, problems)
+        check_copies(path, lines, problems)
     problems.sort(key=lambda p: (p.split(":")[0], int(p.split(":")[1])))
     for p in problems:
         print(p)
