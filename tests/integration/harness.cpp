@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "redis/url.h"
@@ -363,8 +365,22 @@ std::set<std::string> marked_entries(redis::Connection& conn, const std::string&
   return ids;
 }
 
-int spawn_cli(const std::vector<std::string>& args, const std::string& log_path,
-              const std::vector<std::string>& env) {
+int spawn_program(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                  const std::string& log_path) {
+  // Everything the child needs is made before the fork: it only calls what is safe after one.
+  std::vector<std::string> args = argv, all_env = env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view var(*e);
+    const auto given = [&](const std::string& g) {
+      return var.substr(0, var.find('=') + 1) == g.substr(0, g.find('=') + 1);
+    };
+    if (std::none_of(env.begin(), env.end(), given)) all_env.emplace_back(var);
+  }
+  std::vector<char*> argp, envp;
+  for (auto& a : args) argp.push_back(a.data());
+  argp.push_back(nullptr);
+  for (auto& e : all_env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   Spawned& spawned = Spawned::instance();
   const pid_t parent = getpid();
   const pid_t pid = fork();
@@ -375,13 +391,7 @@ int spawn_cli(const std::vector<std::string>& args, const std::string& log_path,
     const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
-    std::vector<std::string> all{BK_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
-    execv(BK_BINARY, argv.data());
+    execve(argp[0], argp.data(), envp.data());
     _exit(127);
   }
   if (pid > 0) spawned.add(pid);
@@ -406,6 +416,13 @@ bool wait_stopped(int pid, std::chrono::milliseconds deadline, int& code) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+}
+
+int spawn_cli(const std::vector<std::string>& args, const std::string& log_path,
+              const std::vector<std::string>& env) {
+  std::vector<std::string> argv{BK_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return spawn_program(argv, env, log_path);
 }
 
 int wait_cli(int pid) {

@@ -66,6 +66,10 @@ int wait_cli(int pid);
 // false when it ended (waited for: its code, as wait_cli's, in `code`) or the deadline passed
 // (a test failure; `code` -1).
 bool wait_stopped(int pid, std::chrono::milliseconds deadline, int& code);
+// The same for any program: `argv` (argv[0] its path), with `env` ("NAME=value") set on top of
+// this process's environment.
+int spawn_program(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                  const std::string& log_path);
 
 // The port a spawned ingest or serve logged it listens on ("... on http://127.0.0.1:PORT"),
 // waited for up to 15 s; 0 (and a test failure) when it never appeared.
