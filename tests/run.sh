@@ -8,6 +8,8 @@
 # ctest, builds and runs the container image with podman (and a Debian mirror).
 # tests/openapi also needs Debian's python3-jsonschema, and @redocly/cli and openapi-typescript
 # from the npm registry (into ~/.cache/boardkeeper, outside the checkout).
+# tests/integration/reward_consumer_test runs the README's reward consumer with Debian's
+# python3-redis and python3-psycopg2.
 # tests/console drives the web console in Debian's headless chromium (installed when
 # missing; console.browser skips with a line saying why where it cannot start).
 #   BK_SANITIZE=1 tests/run.sh    also builds and runs everything under ASan + UBSan

@@ -50,6 +50,9 @@ bk_install_test_tools() {
   # tests/openapi: answers validated against docs/openapi.yaml (JSON Schema 2020-12) by
   # Debian's python3 with Debian's modules.
   /usr/bin/python3 -c 'import jsonschema, yaml' 2>/dev/null || missing+=(python3-jsonschema python3-yaml)
+  # tests/integration/reward_consumer_test: the README's reward consumer, run by Debian's python3
+  # with Debian's redis and psycopg2 modules.
+  /usr/bin/python3 -c 'import redis, psycopg2' 2>/dev/null || missing+=(python3-redis python3-psycopg2)
   bk_apt_install "${missing[@]}"
 }
 
