@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <optional>
@@ -125,7 +126,14 @@ class RewardConsumerTest : public ::testing::Test {
   int running = -1;  // the consumer's pid while it runs
 
   void SetUp() override { cold.migrate(); }
-  void TearDown() override { const test::Reaper reap{running}; }
+  void TearDown() override {
+    const test::Reaper reap{running};
+    if (HasFailure()) return;  // the runs' logs stay for a look
+    for (int run = 1; run <= runs; ++run) std::remove(log_of(run).c_str());
+  }
+  std::string log_of(int run) const {
+    return "/tmp/bk-reward-consumer-" + prefix + "-" + std::to_string(run) + ".log";
+  }
 
   // `members` members score in hour `hour` of kDay on each board.
   void fill(int hour, int members) {
@@ -151,7 +159,7 @@ class RewardConsumerTest : public ::testing::Test {
   // its ledger goes and boardkeeper's history is).
   int start_consumer() {
     EXPECT_EQ(running, -1);
-    log = "/tmp/bk-reward-consumer-" + prefix + "-" + std::to_string(++runs) + ".log";
+    log = log_of(++runs);
     return running = test::spawn_program(
                {BK_PYTHON, kProgram},
                {"REDIS_URL=" + server.url(), "DATABASE_URL=" + test::postgres_url(),
