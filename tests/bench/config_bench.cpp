@@ -90,6 +90,64 @@ int run_check_config(const std::string& path) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+// Each side's seconds per round, and the rounds whose result was wrong.
+struct Timings {
+  std::vector<double> raw, ours, command, graph;
+  int failures = 0;
+};
+
+// One round of the four sides on `yaml` (written to `path`, `entries` entries and the glob).
+void time_round(const std::string& yaml, const char* path, long entries, Timings& t) {
+  {
+    auto start = Clock::now();
+    std::istringstream in(yaml);
+    YAML::Parser parser(in);
+    NullHandler handler;
+    while (parser.HandleNextDocument(handler)) {
+    }
+    t.raw.push_back(seconds_since(start));
+  }
+  {
+    auto start = Clock::now();
+    const bk::Config config = bk::parse_config(yaml, path, {});
+    t.ours.push_back(seconds_since(start));
+    // Every entry loaded, the glob included.
+    if (config.boards.size() != static_cast<std::size_t>(entries) + 1) {
+      std::fprintf(stderr, "FAIL loaded %zu boards, expected %ld\n", config.boards.size(),
+                   entries + 1);
+      ++t.failures;
+    }
+  }
+  {
+    auto start = Clock::now();
+    const int code = run_check_config(path);
+    t.command.push_back(seconds_since(start));
+    if (code != 0) {
+      std::fprintf(stderr, "FAIL boardkeeper check-config exited %d\n", code);
+      ++t.failures;
+    }
+  }
+  {
+    auto start = Clock::now();
+    { const auto documents = YAML::LoadAll(yaml); }
+    t.graph.push_back(seconds_since(start));
+  }
+}
+
+void print_timings(const Timings& t, long entries, std::size_t yaml_bytes, int rounds) {
+  const double base = median(t.raw);
+  std::printf("config load, %ld board entries (%.1f MB of YAML), median of %d rounds\n", entries,
+              static_cast<double>(yaml_bytes) / 1e6, rounds);
+  std::printf("  %-52s %8.3f s   1.00x\n", "raw: yaml-cpp's parser, a handler that does nothing",
+              base);
+  std::printf("  %-52s %8.3f s   %.2fx\n", "ours: parse_config (events -> tree -> Config)",
+              median(t.ours), median(t.ours) / base);
+  std::printf("  %-52s %8.3f s   %.2fx\n", "the command: boardkeeper check-config",
+              median(t.command), median(t.command) / base);
+  std::printf("  %-52s %8.3f s   %.2fx\n", "reference: YAML::LoadAll (yaml-cpp's node graph)",
+              median(t.graph), median(t.graph) / base);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,58 +175,9 @@ int main(int argc, char** argv) {
   close(fd);
   std::ofstream(path) << yaml;
 
-  std::vector<double> raw;
-  std::vector<double> ours;
-  std::vector<double> command;
-  std::vector<double> graph;
-  int failures = 0;
-  for (int r = 0; r < rounds; ++r) {
-    {
-      auto start = Clock::now();
-      std::istringstream in(yaml);
-      YAML::Parser parser(in);
-      NullHandler handler;
-      while (parser.HandleNextDocument(handler)) {
-      }
-      raw.push_back(seconds_since(start));
-    }
-    {
-      auto start = Clock::now();
-      const bk::Config config = bk::parse_config(yaml, path, {});
-      ours.push_back(seconds_since(start));
-      // Every entry loaded, the glob included.
-      if (config.boards.size() != static_cast<std::size_t>(entries) + 1) {
-        std::fprintf(stderr, "FAIL loaded %zu boards, expected %ld\n", config.boards.size(),
-                     entries + 1);
-        ++failures;
-      }
-    }
-    {
-      auto start = Clock::now();
-      const int code = run_check_config(path);
-      command.push_back(seconds_since(start));
-      if (code != 0) {
-        std::fprintf(stderr, "FAIL boardkeeper check-config exited %d\n", code);
-        ++failures;
-      }
-    }
-    {
-      auto start = Clock::now();
-      { const auto documents = YAML::LoadAll(yaml); }
-      graph.push_back(seconds_since(start));
-    }
-  }
+  Timings t;
+  for (int r = 0; r < rounds; ++r) time_round(yaml, path, entries, t);
   std::remove(path);
-  const double base = median(raw);
-  std::printf("config load, %ld board entries (%.1f MB of YAML), median of %d rounds\n", entries,
-              static_cast<double>(yaml.size()) / 1e6, rounds);
-  std::printf("  %-52s %8.3f s   1.00x\n", "raw: yaml-cpp's parser, a handler that does nothing",
-              base);
-  std::printf("  %-52s %8.3f s   %.2fx\n", "ours: parse_config (events -> tree -> Config)",
-              median(ours), median(ours) / base);
-  std::printf("  %-52s %8.3f s   %.2fx\n", "the command: boardkeeper check-config", median(command),
-              median(command) / base);
-  std::printf("  %-52s %8.3f s   %.2fx\n", "reference: YAML::LoadAll (yaml-cpp's node graph)",
-              median(graph), median(graph) / base);
-  return failures == 0 ? 0 : 1;
+  print_timings(t, entries, yaml.size(), rounds);
+  return t.failures == 0 ? 0 : 1;
 }
