@@ -111,10 +111,11 @@ void expect_rows(const std::vector<ColdHit>& got, const std::vector<ModelRow>& w
   }
 }
 
-TEST_F(ColdReaderTest, AgreesWithABruteForceModel) {
-  std::mt19937_64 rng(20261122);
+// Three spills of random rows into kDaily, later ones replacing some members, many equal
+// encoded values; noise in another period of the same board. Returns the model: the rows
+// kDaily holds, in listing order.
+std::vector<ModelRow> spill_three_times(ColdStore& store, std::mt19937_64& rng) {
   std::map<std::string, ModelRow> by_member;
-  // Three spills, later ones replacing some members; many equal encoded values.
   for (int spill = 0; spill < 3; ++spill) {
     std::vector<ColdRow> rows;
     for (int i = 0; i < 800; ++i) {
@@ -126,15 +127,61 @@ TEST_F(ColdReaderTest, AgreesWithABruteForceModel) {
       rows.push_back({m.member, m.encoded, m.points, m.achieved_at});
       by_member[m.member] = m;  // last wins, as in the store
     }
-    store().upsert(kDaily, rows);
+    store.upsert(kDaily, rows);
   }
   // Noise in another period of the same board.
-  store().upsert(kWeekly, {{"a", -100, 1, std::nullopt}, {"b", 0, 1, std::nullopt}});
+  store.upsert(kWeekly, {{"a", -100, 1, std::nullopt}, {"b", 0, 1, std::nullopt}});
 
   std::vector<ModelRow> model;
   model.reserve(by_member.size());
   for (const auto& [member, row] : by_member) model.push_back(row);
   std::sort(model.begin(), model.end());
+  return model;
+}
+
+// model[from, to), clamped to the model.
+std::vector<ModelRow> sub(const std::vector<ModelRow>& model, std::int64_t from, std::int64_t to) {
+  const auto n = static_cast<std::int64_t>(model.size());
+  from = std::clamp<std::int64_t>(from, 0, n);
+  to = std::clamp<std::int64_t>(to, from, n);
+  return std::vector<ModelRow>(model.begin() + from, model.begin() + to);
+}
+
+// The reads around one probe (an existing row for even probes, an arbitrary point between
+// rows for odd ones) against the model.
+void expect_probe(ColdReader& r, const std::vector<ModelRow>& model, std::mt19937_64& rng,
+                  int probe) {
+  const auto n = static_cast<std::int64_t>(model.size());
+  // Half the probes are existing rows, half arbitrary points between them.
+  ModelRow at;
+  if (probe % 2 == 0) {
+    at = model[rng() % model.size()];
+  } else {
+    at = {static_cast<std::int64_t>(rng() % 70) - 25, random_member(rng), 0, std::nullopt};
+  }
+  const auto pos =
+      static_cast<std::int64_t>(std::lower_bound(model.begin(), model.end(), at) - model.begin());
+  const auto better = static_cast<std::int64_t>(
+      std::lower_bound(model.begin(), model.end(), ModelRow{at.encoded, "", 0, std::nullopt}) -
+      model.begin());
+  const bool exists = pos < n && model[static_cast<std::size_t>(pos)].encoded == at.encoded &&
+                      model[static_cast<std::size_t>(pos)].member == at.member;
+  const std::string what = "probe (" + std::to_string(at.encoded) + ", " + at.member + ")";
+  EXPECT_EQ(r.count_better(kDaily, at.encoded), better) << what;
+  EXPECT_EQ(r.count_before(kDaily, at.encoded, at.member), pos) << what;
+  const std::int64_t k = 1 + static_cast<std::int64_t>(rng() % 12);
+  expect_rows(r.after(kDaily, at.encoded, at.member, k),
+              sub(model, pos + (exists ? 1 : 0), pos + (exists ? 1 : 0) + k), what + " after");
+  auto before = sub(model, pos - k, pos);
+  std::reverse(before.begin(), before.end());
+  expect_rows(r.before(kDaily, at.encoded, at.member, k), before, what + " before");
+  const std::int64_t offset = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n + 5));
+  expect_rows(r.slice(kDaily, offset, k), sub(model, offset, offset + k), what + " slice");
+}
+
+TEST_F(ColdReaderTest, AgreesWithABruteForceModel) {
+  std::mt19937_64 rng(20261122);
+  const std::vector<ModelRow> model = spill_three_times(store(), rng);
   const auto n = static_cast<std::int64_t>(model.size());
   ASSERT_GT(n, 1500);
 
@@ -142,38 +189,8 @@ TEST_F(ColdReaderTest, AgreesWithABruteForceModel) {
   EXPECT_EQ(r.count(kDaily), n);
   expect_rows(r.slice(kDaily, 0, n + 10), model, "full slice");
 
-  const auto sub = [&](std::int64_t from, std::int64_t to) {
-    from = std::clamp<std::int64_t>(from, 0, n);
-    to = std::clamp<std::int64_t>(to, from, n);
-    return std::vector<ModelRow>(model.begin() + from, model.begin() + to);
-  };
   for (int probe = 0; probe < 150; ++probe) {
-    // Half the probes are existing rows, half arbitrary points between them.
-    ModelRow at;
-    if (probe % 2 == 0) {
-      at = model[rng() % model.size()];
-    } else {
-      at = {static_cast<std::int64_t>(rng() % 70) - 25, random_member(rng), 0, std::nullopt};
-    }
-    const auto pos =
-        static_cast<std::int64_t>(std::lower_bound(model.begin(), model.end(), at) - model.begin());
-    const auto better = static_cast<std::int64_t>(
-        std::lower_bound(model.begin(), model.end(), ModelRow{at.encoded, "", 0, std::nullopt}) -
-        model.begin());
-    const bool exists = pos < n && model[static_cast<std::size_t>(pos)].encoded == at.encoded &&
-                        model[static_cast<std::size_t>(pos)].member == at.member;
-    const std::string what = "probe (" + std::to_string(at.encoded) + ", " + at.member + ")";
-    EXPECT_EQ(r.count_better(kDaily, at.encoded), better) << what;
-    EXPECT_EQ(r.count_before(kDaily, at.encoded, at.member), pos) << what;
-    const std::int64_t k = 1 + static_cast<std::int64_t>(rng() % 12);
-    expect_rows(r.after(kDaily, at.encoded, at.member, k),
-                sub(pos + (exists ? 1 : 0), pos + (exists ? 1 : 0) + k), what + " after");
-    auto before = sub(pos - k, pos);
-    std::reverse(before.begin(), before.end());
-    expect_rows(r.before(kDaily, at.encoded, at.member, k), before, what + " before");
-    const std::int64_t offset =
-        static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n + 5));
-    expect_rows(r.slice(kDaily, offset, k), sub(offset, offset + k), what + " slice");
+    expect_probe(r, model, rng, probe);
   }
 
   // rows_for: a random subset plus members that have no row, in listing order.
@@ -220,23 +237,69 @@ TEST_F(ColdReaderTest, ReaderSeesASnapshot) {
   EXPECT_EQ(members_of(fresh.slice(kDaily, 0, 10)), (std::vector<std::string>{"carol", "alice"}));
 }
 
-// The counted pages (sql/007_cold_pages.sql) stay exact through spills that add rows by
-// COPY (a new period: its one page cut by the spill) and by upsert (rows replaced, moving
-// between pages; pages cut by the database around older rows), and the reads that use
-// them (count, key_at, slice, count_before) equal the model at every depth.
-TEST_F(ColdReaderTest, CountedPagesStayExactThroughSpillsAndDeepReadsEqualTheModel) {
-  std::mt19937_64 rng(20261126);
-  std::map<std::string, ModelRow> by_member;
-  const std::string q = schema_.name() + ".";
-  const std::string in_period = " board = 'points' AND period = 'daily'";
-  auto check = [&](const std::string& when) {
+// The counted pages' rows: kDaily's.
+const char* const kInPeriod = " board = 'points' AND period = 'daily'";
+
+// The counted pages' test below: kDaily's rows spilled at random, and the model of them.
+class PagedModel {
+ public:
+  PagedModel(ColdStore& store, const std::string& schema) : store_(store), q_(schema + ".") {}
+
+  // `fresh` new members and `replaced` known ones, with encoded values in [low, low + span).
+  void spill(int fresh, int replaced, std::int64_t low = 0, std::int64_t span = 4000) {
+    std::vector<ColdRow> rows;
+    std::vector<bool> absent;
+    std::vector<std::string> known;
+    for (const auto& [member, row] : by_member_) known.push_back(member);
+    for (int i = 0; i < fresh + replaced; ++i) {
+      const bool is_new = i < fresh || known.empty();
+      const std::string member =
+          is_new ? "m" + std::to_string(next_id_++) : known[rng_() % known.size()];
+      const ModelRow m{low + static_cast<std::int64_t>(rng_() % static_cast<std::uint64_t>(span)),
+                       member, static_cast<std::int64_t>(rng_() % 100), std::nullopt};
+      rows.push_back({m.member, m.encoded, m.points, m.achieved_at});
+      absent.push_back(is_new);
+      by_member_[member] = m;
+    }
+    store_.upsert(kDaily, rows, absent);
+  }
+
+  // The pages exact, and the reads that use them equal to the model at every depth.
+  void check(const std::string& when) {
     SCOPED_TRACE(when);
     std::vector<ModelRow> model;
-    for (const auto& [member, row] : by_member) model.push_back(row);
+    for (const auto& [member, row] : by_member_) model.push_back(row);
     std::sort(model.begin(), model.end());
     const auto n = static_cast<std::int64_t>(model.size());
-    // Every page's count is the rows from its key to the next page's; only the first may be
-    // empty, and it starts at the smallest key.
+    expect_pages_exact();
+    auto r = store_.reader();
+    ASSERT_EQ(r.count(kDaily), n);
+    for (int probe = 0; probe < 60; ++probe) {
+      const auto pos = static_cast<std::int64_t>(rng_() % static_cast<std::uint64_t>(n));
+      const auto key = r.key_at(kDaily, pos);
+      ASSERT_TRUE(key.has_value()) << pos;
+      EXPECT_EQ(key->first, model[static_cast<std::size_t>(pos)].encoded) << pos;
+      EXPECT_EQ(key->second, model[static_cast<std::size_t>(pos)].member) << pos;
+      EXPECT_EQ(r.count_before(kDaily, key->first, key->second), pos);
+      const std::int64_t k = 1 + static_cast<std::int64_t>(rng_() % 30);
+      expect_rows(r.slice(kDaily, pos, k),
+                  std::vector<ModelRow>(model.begin() + pos, model.begin() + std::min(n, pos + k)),
+                  "slice at " + std::to_string(pos));
+      const ModelRow at{static_cast<std::int64_t>(rng_() % 4000), random_member(rng_), 0,
+                        std::nullopt};
+      EXPECT_EQ(r.count_before(kDaily, at.encoded, at.member),
+                std::lower_bound(model.begin(), model.end(), at) - model.begin());
+    }
+    EXPECT_FALSE(r.key_at(kDaily, n).has_value());
+    EXPECT_TRUE(r.slice(kDaily, n, 10).empty());
+  }
+
+ private:
+  // Every page's count is the rows from its key to the next page's; only the first may be
+  // empty, and it starts at the smallest key.
+  void expect_pages_exact() {
+    const std::string& q = q_;
+    const std::string in_period = kInPeriod;
     EXPECT_EQ(test::query_int(
                   "SELECT count(*) FROM (SELECT p.rows, (SELECT count(*) FROM " + q +
                   "cold_members c WHERE c.board = p.board AND c.period = p.period AND"
@@ -253,61 +316,37 @@ TEST_F(ColdReaderTest, CountedPagesStayExactThroughSpillsAndDeepReadsEqualTheMod
     EXPECT_EQ(test::query_int("SELECT count(*) FROM " + q + "cold_pages WHERE" + in_period +
                               " AND rows > 2000"),
               0);
-    auto r = store().reader();
-    ASSERT_EQ(r.count(kDaily), n);
-    for (int probe = 0; probe < 60; ++probe) {
-      const auto pos = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n));
-      const auto key = r.key_at(kDaily, pos);
-      ASSERT_TRUE(key.has_value()) << pos;
-      EXPECT_EQ(key->first, model[static_cast<std::size_t>(pos)].encoded) << pos;
-      EXPECT_EQ(key->second, model[static_cast<std::size_t>(pos)].member) << pos;
-      EXPECT_EQ(r.count_before(kDaily, key->first, key->second), pos);
-      const std::int64_t k = 1 + static_cast<std::int64_t>(rng() % 30);
-      expect_rows(r.slice(kDaily, pos, k),
-                  std::vector<ModelRow>(model.begin() + pos, model.begin() + std::min(n, pos + k)),
-                  "slice at " + std::to_string(pos));
-      const ModelRow at{static_cast<std::int64_t>(rng() % 4000), random_member(rng), 0,
-                        std::nullopt};
-      EXPECT_EQ(r.count_before(kDaily, at.encoded, at.member),
-                std::lower_bound(model.begin(), model.end(), at) - model.begin());
-    }
-    EXPECT_FALSE(r.key_at(kDaily, n).has_value());
-    EXPECT_TRUE(r.slice(kDaily, n, 10).empty());
-  };
-  std::int64_t next_id = 0;
-  // `fresh` new members and `replaced` known ones, with encoded values in [low, low + span).
-  auto spill = [&](int fresh, int replaced, std::int64_t low = 0, std::int64_t span = 4000) {
-    std::vector<ColdRow> rows;
-    std::vector<bool> absent;
-    std::vector<std::string> known;
-    for (const auto& [member, row] : by_member) known.push_back(member);
-    for (int i = 0; i < fresh + replaced; ++i) {
-      const bool is_new = i < fresh || known.empty();
-      const std::string member =
-          is_new ? "m" + std::to_string(next_id++) : known[rng() % known.size()];
-      const ModelRow m{low + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span)),
-                       member, static_cast<std::int64_t>(rng() % 100), std::nullopt};
-      rows.push_back({m.member, m.encoded, m.points, m.achieved_at});
-      absent.push_back(is_new);
-      by_member[member] = m;
-    }
-    store().upsert(kDaily, rows, absent);
-  };
-  spill(5500, 0);  // a new period by COPY: its first page cut by the spill
-  check("first spill");
-  spill(3000, 0);  // by COPY among older rows, evenly: no page grows too big
-  check("second spill");
-  spill(3000, 0, 1000, 20);  // into one narrow range: the database cuts the pages
-  check("third spill");
-  spill(3000, 0, 5000, 100);  // after every older row, as a spill's chunks come: cut here
-  check("fourth spill");
-  spill(0, 2500);  // replacements only: rows move between pages, some pages empty
-  check("replacements");
-  spill(1200, 1200);
-  check("both");
+  }
+
+  ColdStore& store_;
+  std::string q_;
+  std::mt19937_64 rng_{20261126};
+  std::map<std::string, ModelRow> by_member_;
+  std::int64_t next_id_ = 0;
+};
+
+// The counted pages (sql/007_cold_pages.sql) stay exact through spills that add rows by
+// COPY (a new period: its one page cut by the spill) and by upsert (rows replaced, moving
+// between pages; pages cut by the database around older rows), and the reads that use
+// them (count, key_at, slice, count_before) equal the model at every depth.
+TEST_F(ColdReaderTest, CountedPagesStayExactThroughSpillsAndDeepReadsEqualTheModel) {
+  const std::string q = schema_.name() + ".";
+  PagedModel paged(store(), schema_.name());
+  paged.spill(5500, 0);  // a new period by COPY: its first page cut by the spill
+  paged.check("first spill");
+  paged.spill(3000, 0);  // by COPY among older rows, evenly: no page grows too big
+  paged.check("second spill");
+  paged.spill(3000, 0, 1000, 20);  // into one narrow range: the database cuts the pages
+  paged.check("third spill");
+  paged.spill(3000, 0, 5000, 100);  // after every older row, as a spill's chunks come: cut here
+  paged.check("fourth spill");
+  paged.spill(0, 2500);  // replacements only: rows move between pages, some pages empty
+  paged.check("replacements");
+  paged.spill(1200, 1200);
+  paged.check("both");
   // Archive-style drop: the pages go with the rows.
   store().drop_period(kDaily);
-  EXPECT_EQ(test::query_int("SELECT count(*) FROM " + q + "cold_pages WHERE" + in_period), 0);
+  EXPECT_EQ(test::query_int("SELECT count(*) FROM " + q + "cold_pages WHERE" + kInPeriod), 0);
 }
 
 }  // namespace

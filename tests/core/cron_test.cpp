@@ -313,6 +313,58 @@ std::string list(const std::set<int>& values) {
   return s;
 }
 
+// The windows of local dates the random schedules below are checked in: around DST
+// transitions (a 30-minute one on Lord Howe, a 45-minute zone) and in UTC.
+struct Window {
+  const char* zone;
+  date::local_days from;
+};
+const Window kWindows[] = {
+    {"America/New_York", date::local_days{date::year{2026} / 3 / 1}},
+    {"America/New_York", date::local_days{date::year{2026} / 10 / 25}},
+    {"America/Santiago", date::local_days{date::year{2026} / 4 / 1}},
+    {"America/Santiago", date::local_days{date::year{2026} / 9 / 1}},
+    {"Australia/Lord_Howe", date::local_days{date::year{2026} / 4 / 1}},
+    {"Australia/Lord_Howe", date::local_days{date::year{2026} / 10 / 1}},
+    {"Europe/London", date::local_days{date::year{2026} / 3 / 25}},
+    {"Pacific/Chatham", date::local_days{date::year{2026} / 4 / 1}},
+    {"UTC", date::local_days{date::year{2027} / 2 / 20}},
+};
+
+// A schedule under test: its expression, its zone's name and zone, and the first instant
+// checked (40 days of instants from it).
+struct Checked {
+  const std::string& expr;
+  const char* zone_name;
+  const date::time_zone& zone;
+  Instant lo;
+};
+
+// 60 instants from c.lo on (random ones, and ones right at and next to firings): the
+// schedule's next and last firings are the reference's.
+void expect_firings(const CronSchedule& s, const Checked& c, const std::vector<Instant>& firings,
+                    std::mt19937_64& rng) {
+  std::uniform_int_distribution<std::int64_t> offset(0, 40LL * 24 * 3600 * 1000);
+  for (int i = 0; i < 60; ++i) {
+    // Random instants, and instants right at and next to firings.
+    Instant t = c.lo + Millis{offset(rng)};
+    if (i % 3 == 1) {
+      auto it = std::lower_bound(firings.begin(), firings.end(), t);
+      if (it != firings.end()) t = *it - Millis{i % 2};
+    }
+    auto next = std::upper_bound(firings.begin(), firings.end(), t);
+    auto last = std::upper_bound(firings.begin(), firings.end(), t);
+    const std::optional<Instant> want_next =
+        next == firings.end() ? std::nullopt : std::optional<Instant>(*next);
+    const std::optional<Instant> want_last =
+        last == firings.begin() ? std::nullopt : std::optional<Instant>(*std::prev(last));
+    ASSERT_EQ(show(s.next_firing_after(c.zone, t)), show(want_next))
+        << c.expr << " in " << c.zone_name << " after " << format_rfc3339(t);
+    ASSERT_EQ(show(s.last_firing_at_or_before(c.zone, t)), show(want_last))
+        << c.expr << " in " << c.zone_name << " at or before " << format_rfc3339(t);
+  }
+}
+
 // Random schedules (explicit lists, so the reference does not share the parser), checked
 // against brute force for random instants in windows around DST transitions and in UTC.
 TEST(CronDst, RandomSchedulesAgainstBruteForce) {
@@ -323,25 +375,9 @@ TEST(CronDst, RandomSchedulesAgainstBruteForce) {
     for (int i = 0; i < n; ++i) s.insert(std::uniform_int_distribution<int>(lo, hi)(rng));
     return s;
   };
-  struct Window {
-    const char* zone;
-    date::local_days from;
-  };
-  using date::year;
-  const Window windows[] = {
-      {"America/New_York", date::local_days{year{2026} / 3 / 1}},
-      {"America/New_York", date::local_days{year{2026} / 10 / 25}},
-      {"America/Santiago", date::local_days{year{2026} / 4 / 1}},
-      {"America/Santiago", date::local_days{year{2026} / 9 / 1}},
-      {"Australia/Lord_Howe", date::local_days{year{2026} / 4 / 1}},
-      {"Australia/Lord_Howe", date::local_days{year{2026} / 10 / 1}},
-      {"Europe/London", date::local_days{year{2026} / 3 / 25}},
-      {"Pacific/Chatham", date::local_days{year{2026} / 4 / 1}},
-      {"UTC", date::local_days{year{2027} / 2 / 20}},
-  };
   int rounds = 0;
   for (int round = 0; round < 40; ++round) {
-    const Window& w = windows[static_cast<std::size_t>(round) % std::size(windows)];
+    const Window& w = kWindows[static_cast<std::size_t>(round) % std::size(kWindows)];
     const auto& zone = tz(w.zone);
     const std::set<int> mins = pick(0, 59, 6), hrs = pick(0, 23, 8),
                         months = round % 3 == 0 ? pick(1, 12, 6) : std::set<int>{};
@@ -374,25 +410,7 @@ TEST(CronDst, RandomSchedulesAgainstBruteForce) {
     // to bracket the checked instants (or one that never fires) is skipped.
     if (firings.empty() || firings.front() >= lo || firings.back() <= hi) continue;
     ++rounds;
-    std::uniform_int_distribution<std::int64_t> offset(0, 40LL * 24 * 3600 * 1000);
-    for (int i = 0; i < 60; ++i) {
-      // Random instants, and instants right at and next to firings.
-      Instant t = lo + Millis{offset(rng)};
-      if (i % 3 == 1) {
-        auto it = std::lower_bound(firings.begin(), firings.end(), t);
-        if (it != firings.end()) t = *it - Millis{i % 2};
-      }
-      auto next = std::upper_bound(firings.begin(), firings.end(), t);
-      auto last = std::upper_bound(firings.begin(), firings.end(), t);
-      const std::optional<Instant> want_next =
-          next == firings.end() ? std::nullopt : std::optional<Instant>(*next);
-      const std::optional<Instant> want_last =
-          last == firings.begin() ? std::nullopt : std::optional<Instant>(*std::prev(last));
-      ASSERT_EQ(show(s.next_firing_after(zone, t)), show(want_next))
-          << expr << " in " << w.zone << " after " << format_rfc3339(t);
-      ASSERT_EQ(show(s.last_firing_at_or_before(zone, t)), show(want_last))
-          << expr << " in " << w.zone << " at or before " << format_rfc3339(t);
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_firings(s, {expr, w.zone, zone, lo}, firings, rng));
   }
   EXPECT_GE(rounds, 30);
 }

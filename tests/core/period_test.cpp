@@ -219,77 +219,79 @@ struct Expect {
   const char* end;
 };
 
+// Periods at DST changes, in half- and three-quarter-hour zones, at local dates other than
+// the UTC one, and at ISO week-year and month ends.
+const Expect kDstAndCalendarEdges[] = {
+    // New York: a 23-hour and a 25-hour day.
+    {PeriodKind::daily, "America/New_York", "2026-03-08T12:00:00-04:00", "2026-03-08",
+     "2026-03-08T05:00:00Z", "2026-03-09T04:00:00Z"},
+    {PeriodKind::daily, "America/New_York", "2026-11-01T12:00:00-05:00", "2026-11-01",
+     "2026-11-01T04:00:00Z", "2026-11-02T05:00:00Z"},
+    // The hour before the jump, and the hour after it (02:xx does not exist).
+    {PeriodKind::hourly, "America/New_York", "2026-03-08T06:59:59.999Z", "2026-03-08T01",
+     "2026-03-08T06:00:00Z", "2026-03-08T07:00:00Z"},
+    {PeriodKind::hourly, "America/New_York", "2026-03-08T07:00:00Z", "2026-03-08T03",
+     "2026-03-08T07:00:00Z", "2026-03-08T08:00:00Z"},
+    // The repeated 01:xx is one two-hour period, whichever occurrence.
+    {PeriodKind::hourly, "America/New_York", "2026-11-01T01:30:00-04:00", "2026-11-01T01",
+     "2026-11-01T05:00:00Z", "2026-11-01T07:00:00Z"},
+    {PeriodKind::hourly, "America/New_York", "2026-11-01T01:30:00-05:00", "2026-11-01T01",
+     "2026-11-01T05:00:00Z", "2026-11-01T07:00:00Z"},
+    {PeriodKind::weekly, "America/New_York", "2026-11-01T12:00:00-05:00", "2026-W44",
+     "2026-10-26T04:00:00Z", "2026-11-02T05:00:00Z"},
+    {PeriodKind::monthly, "America/New_York", "2026-03-31T23:59:59.999-04:00", "2026-03",
+     "2026-03-01T05:00:00Z", "2026-04-01T04:00:00Z"},
+    // Santiago: midnight does not exist on 2026-09-06; 23:xx repeats on 2026-04-04.
+    {PeriodKind::daily, "America/Santiago", "2026-09-06T12:00:00-03:00", "2026-09-06",
+     "2026-09-06T04:00:00Z", "2026-09-07T03:00:00Z"},
+    {PeriodKind::daily, "America/Santiago", "2026-04-04T23:30:00-04:00", "2026-04-04",
+     "2026-04-04T03:00:00Z", "2026-04-05T04:00:00Z"},
+    {PeriodKind::weekly, "America/Santiago", "2026-09-07T00:00:00-03:00", "2026-W37",
+     "2026-09-07T03:00:00Z", "2026-09-14T03:00:00Z"},
+    // Lord Howe: 02:00 jumps to 02:30, so hour 02 lasts 30 minutes.
+    {PeriodKind::hourly, "Australia/Lord_Howe", "2026-10-04T02:45:00+11:00", "2026-10-04T02",
+     "2026-10-03T15:30:00Z", "2026-10-03T16:00:00Z"},
+    // Chatham goes back from 03:45 to 02:45: 03:00 exists twice, and the second
+    // 02:45-02:59 comes after the first 03:00, so it is in hour 03 (two hours long).
+    {PeriodKind::hourly, "Pacific/Chatham", "2026-04-04T13:50:00Z", "2026-04-05T03",
+     "2026-04-04T13:15:00Z", "2026-04-04T15:15:00Z"},
+    {PeriodKind::hourly, "Pacific/Chatham", "2026-04-04T14:05:00Z", "2026-04-05T03",
+     "2026-04-04T13:15:00Z", "2026-04-04T15:15:00Z"},
+    {PeriodKind::hourly, "Pacific/Chatham", "2026-04-04T13:14:59.999Z", "2026-04-05T02",
+     "2026-04-04T12:15:00Z", "2026-04-04T13:15:00Z"},
+    // Half- and three-quarter-hour zones.
+    {PeriodKind::daily, "Asia/Kolkata", "2026-11-22T00:00:00+05:30", "2026-11-22",
+     "2026-11-21T18:30:00Z", "2026-11-22T18:30:00Z"},
+    {PeriodKind::hourly, "Pacific/Chatham", "2026-07-01T10:59:00+12:45", "2026-07-01T10",
+     "2026-06-30T21:15:00Z", "2026-06-30T22:15:00Z"},
+    // The local date, not the UTC one.
+    {PeriodKind::daily, "Asia/Shanghai", "2026-11-21T16:00:00Z", "2026-11-22",
+     "2026-11-21T16:00:00Z", "2026-11-22T16:00:00Z"},
+    {PeriodKind::weekly, "Asia/Shanghai", "2026-11-22T14:03:00+08:00", "2026-W47",
+     "2026-11-15T16:00:00Z", "2026-11-22T16:00:00Z"},
+    {PeriodKind::hourly, "Asia/Shanghai", "2026-11-22T14:03:00+08:00", "2026-11-22T14",
+     "2026-11-22T06:00:00Z", "2026-11-22T07:00:00Z"},
+    // ISO week-years.
+    {PeriodKind::weekly, "UTC", "2026-12-31T12:00:00Z", "2026-W53", "2026-12-28T00:00:00Z",
+     "2027-01-04T00:00:00Z"},
+    {PeriodKind::weekly, "UTC", "2027-01-01T12:00:00Z", "2026-W53", "2026-12-28T00:00:00Z",
+     "2027-01-04T00:00:00Z"},
+    {PeriodKind::weekly, "UTC", "2024-12-30T00:00:00Z", "2025-W01", "2024-12-30T00:00:00Z",
+     "2025-01-06T00:00:00Z"},
+    {PeriodKind::weekly, "UTC", "2021-01-03T23:59:59.999Z", "2020-W53", "2020-12-28T00:00:00Z",
+     "2021-01-04T00:00:00Z"},
+    {PeriodKind::weekly, "UTC", "2026-11-23T00:00:00Z", "2026-W48", "2026-11-23T00:00:00Z",
+     "2026-11-30T00:00:00Z"},
+    {PeriodKind::monthly, "UTC", "2024-02-29T23:59:59.999Z", "2024-02", "2024-02-01T00:00:00Z",
+     "2024-03-01T00:00:00Z"},
+    {PeriodKind::yearly, "Asia/Shanghai", "2026-12-31T16:00:00Z", "2027", "2026-12-31T16:00:00Z",
+     "2027-12-31T16:00:00Z"},
+    {PeriodKind::yearly, "America/New_York", "2027-01-01T04:59:59.999Z", "2026",
+     "2026-01-01T05:00:00Z", "2027-01-01T05:00:00Z"},
+};
+
 TEST(PeriodExplicit, DstAndCalendarEdges) {
-  using K = PeriodKind;
-  const Expect cases[] = {
-      // New York: a 23-hour and a 25-hour day.
-      {K::daily, "America/New_York", "2026-03-08T12:00:00-04:00", "2026-03-08",
-       "2026-03-08T05:00:00Z", "2026-03-09T04:00:00Z"},
-      {K::daily, "America/New_York", "2026-11-01T12:00:00-05:00", "2026-11-01",
-       "2026-11-01T04:00:00Z", "2026-11-02T05:00:00Z"},
-      // The hour before the jump, and the hour after it (02:xx does not exist).
-      {K::hourly, "America/New_York", "2026-03-08T06:59:59.999Z", "2026-03-08T01",
-       "2026-03-08T06:00:00Z", "2026-03-08T07:00:00Z"},
-      {K::hourly, "America/New_York", "2026-03-08T07:00:00Z", "2026-03-08T03",
-       "2026-03-08T07:00:00Z", "2026-03-08T08:00:00Z"},
-      // The repeated 01:xx is one two-hour period, whichever occurrence.
-      {K::hourly, "America/New_York", "2026-11-01T01:30:00-04:00", "2026-11-01T01",
-       "2026-11-01T05:00:00Z", "2026-11-01T07:00:00Z"},
-      {K::hourly, "America/New_York", "2026-11-01T01:30:00-05:00", "2026-11-01T01",
-       "2026-11-01T05:00:00Z", "2026-11-01T07:00:00Z"},
-      {K::weekly, "America/New_York", "2026-11-01T12:00:00-05:00", "2026-W44",
-       "2026-10-26T04:00:00Z", "2026-11-02T05:00:00Z"},
-      {K::monthly, "America/New_York", "2026-03-31T23:59:59.999-04:00", "2026-03",
-       "2026-03-01T05:00:00Z", "2026-04-01T04:00:00Z"},
-      // Santiago: midnight does not exist on 2026-09-06; 23:xx repeats on 2026-04-04.
-      {K::daily, "America/Santiago", "2026-09-06T12:00:00-03:00", "2026-09-06",
-       "2026-09-06T04:00:00Z", "2026-09-07T03:00:00Z"},
-      {K::daily, "America/Santiago", "2026-04-04T23:30:00-04:00", "2026-04-04",
-       "2026-04-04T03:00:00Z", "2026-04-05T04:00:00Z"},
-      {K::weekly, "America/Santiago", "2026-09-07T00:00:00-03:00", "2026-W37",
-       "2026-09-07T03:00:00Z", "2026-09-14T03:00:00Z"},
-      // Lord Howe: 02:00 jumps to 02:30, so hour 02 lasts 30 minutes.
-      {K::hourly, "Australia/Lord_Howe", "2026-10-04T02:45:00+11:00", "2026-10-04T02",
-       "2026-10-03T15:30:00Z", "2026-10-03T16:00:00Z"},
-      // Chatham goes back from 03:45 to 02:45: 03:00 exists twice, and the second
-      // 02:45-02:59 comes after the first 03:00, so it is in hour 03 (two hours long).
-      {K::hourly, "Pacific/Chatham", "2026-04-04T13:50:00Z", "2026-04-05T03",
-       "2026-04-04T13:15:00Z", "2026-04-04T15:15:00Z"},
-      {K::hourly, "Pacific/Chatham", "2026-04-04T14:05:00Z", "2026-04-05T03",
-       "2026-04-04T13:15:00Z", "2026-04-04T15:15:00Z"},
-      {K::hourly, "Pacific/Chatham", "2026-04-04T13:14:59.999Z", "2026-04-05T02",
-       "2026-04-04T12:15:00Z", "2026-04-04T13:15:00Z"},
-      // Half- and three-quarter-hour zones.
-      {K::daily, "Asia/Kolkata", "2026-11-22T00:00:00+05:30", "2026-11-22", "2026-11-21T18:30:00Z",
-       "2026-11-22T18:30:00Z"},
-      {K::hourly, "Pacific/Chatham", "2026-07-01T10:59:00+12:45", "2026-07-01T10",
-       "2026-06-30T21:15:00Z", "2026-06-30T22:15:00Z"},
-      // The local date, not the UTC one.
-      {K::daily, "Asia/Shanghai", "2026-11-21T16:00:00Z", "2026-11-22", "2026-11-21T16:00:00Z",
-       "2026-11-22T16:00:00Z"},
-      {K::weekly, "Asia/Shanghai", "2026-11-22T14:03:00+08:00", "2026-W47", "2026-11-15T16:00:00Z",
-       "2026-11-22T16:00:00Z"},
-      {K::hourly, "Asia/Shanghai", "2026-11-22T14:03:00+08:00", "2026-11-22T14",
-       "2026-11-22T06:00:00Z", "2026-11-22T07:00:00Z"},
-      // ISO week-years.
-      {K::weekly, "UTC", "2026-12-31T12:00:00Z", "2026-W53", "2026-12-28T00:00:00Z",
-       "2027-01-04T00:00:00Z"},
-      {K::weekly, "UTC", "2027-01-01T12:00:00Z", "2026-W53", "2026-12-28T00:00:00Z",
-       "2027-01-04T00:00:00Z"},
-      {K::weekly, "UTC", "2024-12-30T00:00:00Z", "2025-W01", "2024-12-30T00:00:00Z",
-       "2025-01-06T00:00:00Z"},
-      {K::weekly, "UTC", "2021-01-03T23:59:59.999Z", "2020-W53", "2020-12-28T00:00:00Z",
-       "2021-01-04T00:00:00Z"},
-      {K::weekly, "UTC", "2026-11-23T00:00:00Z", "2026-W48", "2026-11-23T00:00:00Z",
-       "2026-11-30T00:00:00Z"},
-      {K::monthly, "UTC", "2024-02-29T23:59:59.999Z", "2024-02", "2024-02-01T00:00:00Z",
-       "2024-03-01T00:00:00Z"},
-      {K::yearly, "Asia/Shanghai", "2026-12-31T16:00:00Z", "2027", "2026-12-31T16:00:00Z",
-       "2027-12-31T16:00:00Z"},
-      {K::yearly, "America/New_York", "2027-01-01T04:59:59.999Z", "2026", "2026-01-01T05:00:00Z",
-       "2027-01-01T05:00:00Z"},
-  };
-  for (const Expect& c : cases) {
+  for (const Expect& c : kDstAndCalendarEdges) {
     const PeriodSpec spec = spec_of(c.kind);
     const auto& zone = tz(c.zone);
     const Period want{c.id, at(c.start), at(c.end)};

@@ -195,18 +195,120 @@ std::optional<double> Exposition::value(const std::string& sample_name,
   return std::nullopt;
 }
 
+namespace {
+
+// One parse's state: the families so far, and what the format's rules need to know of them.
+class Parser {
+ public:
+  explicit Parser(Exposition& e) : e_(e) {}
+
+  // A # line: a family's HELP or TYPE (a plain comment is skipped).
+  void comment(std::string_view line) {
+    const bool help = line.rfind("# HELP ", 0) == 0;
+    const bool type = line.rfind("# TYPE ", 0) == 0;
+    if (!help && !type) return;  // a plain comment
+    std::size_t p = 7;
+    const std::string name = read_name(line, p);
+    if (!metric_name_ok(name)) throw Invalid("invalid metric name '" + name + "'");
+    if (p >= line.size() || line[p] != ' ') throw Invalid("no text after the name");
+    const std::string_view rest = line.substr(p + 1);
+    Family* f = family_of(name);
+    if (f == nullptr) {
+      if (finished_.count(name) != 0) throw Invalid(name + " is not contiguous");
+      index_[name] = e_.families.size();
+      e_.families.push_back(Family{name, "untyped", "", {}});
+      f = &e_.families.back();
+    }
+    if (!f->samples.empty()) throw Invalid(name + ": HELP or TYPE after its samples");
+    if (help) {
+      if (!f->help.empty()) throw Invalid(name + ": HELP twice");
+      f->help = unescape_help(rest);
+    } else {
+      static const std::set<std::string> kTypes{"counter", "gauge", "histogram", "summary",
+                                                "untyped"};
+      if (kTypes.count(std::string(rest)) == 0) {
+        throw Invalid("unknown type '" + std::string(rest) + "'");
+      }
+      if (f->type != "untyped") throw Invalid(name + ": TYPE twice");
+      f->type = std::string(rest);
+    }
+    if (!current_.empty() && current_ != name) finished_.insert(current_);
+    current_ = name;
+  }
+
+  // A sample line, into its family.
+  void sample(std::string_view line) {
+    Sample s = read_sample(line);
+    const std::string fam = family_name_of(s.name);
+    Family* f = family_of(fam);
+    if (f == nullptr || f->type == "untyped") throw Invalid(s.name + ": no TYPE before it");
+    if (finished_.count(fam) != 0 || (!current_.empty() && current_ != fam)) {
+      throw Invalid(s.name + ": its family " + fam + " is not contiguous");
+    }
+    if (f->type == "counter" && !(s.value >= 0)) throw Invalid(s.name + ": negative counter");
+    if (!seen_series_.insert(series_key(s.name, s.labels)).second) {
+      throw Invalid("duplicate series " + series_key(s.name, s.labels));
+    }
+    current_ = fam;
+    f->samples.push_back(std::move(s));
+  }
+
+ private:
+  Family* family_of(const std::string& name) {
+    const auto it = index_.find(name);
+    return it == index_.end() ? nullptr : &e_.families[it->second];
+  }
+
+  // name{labels} value [timestamp]
+  static Sample read_sample(std::string_view line) {
+    std::size_t p = 0;
+    Sample s;
+    s.name = read_name(line, p);
+    if (!metric_name_ok(s.name)) throw Invalid("invalid metric name '" + s.name + "'");
+    if (p < line.size() && line[p] == '{') s.labels = read_labels(line, p);
+    if (p >= line.size() || line[p] != ' ') throw Invalid("no value after " + s.name);
+    while (p < line.size() && line[p] == ' ') ++p;
+    const std::string_view fields = line.substr(p);
+    const std::size_t space = fields.find(' ');
+    s.value = parse_float(std::string(fields.substr(0, space)));
+    if (space != std::string_view::npos) {
+      const std::string ts(fields.substr(space + 1));
+      if (ts.empty() || ts.find_first_not_of("-0123456789") != std::string::npos) {
+        throw Invalid("bad timestamp '" + ts + "'");
+      }
+      s.has_timestamp = true;
+    }
+    return s;
+  }
+
+  // The family: a histogram's or summary's derived samples belong to the base name.
+  std::string family_name_of(const std::string& sample_name) {
+    std::string fam = sample_name;
+    for (const std::string suffix : {"_bucket", "_sum", "_count"}) {
+      if (!has_suffix(sample_name, suffix)) continue;
+      const std::string base = sample_name.substr(0, sample_name.size() - suffix.size());
+      const Family* b = family_of(base);
+      if (b != nullptr &&
+          (b->type == "histogram" || (b->type == "summary" && suffix != "_bucket"))) {
+        fam = base;
+      }
+    }
+    return fam;
+  }
+
+  Exposition& e_;
+  std::map<std::string, std::size_t> index_;  // family name -> position in e.families
+  std::set<std::string> finished_;            // families another family followed
+  std::set<std::string> seen_series_;
+  std::string current_;  // the family of the previous sample
+};
+
+}  // namespace
+
 Parsed parse(std::string_view text) {
   Parsed out;
-  Exposition& e = out.exposition;
-  std::map<std::string, std::size_t> index;  // family name -> position in e.families
-  std::set<std::string> finished;            // families another family followed
-  std::set<std::string> seen_series;
-  std::string current;  // the family of the previous sample
+  Parser parser(out.exposition);
   std::size_t line_no = 0;
-  const auto family_of = [&](const std::string& name) -> Family* {
-    const auto it = index.find(name);
-    return it == index.end() ? nullptr : &e.families[it->second];
-  };
   try {
     if (!text.empty() && text.back() != '\n') throw Invalid("the text does not end in a newline");
     std::size_t pos = 0;
@@ -217,80 +319,13 @@ Parsed parse(std::string_view text) {
       pos = end + 1;
       if (line.empty()) continue;
       if (line[0] == '#') {
-        const bool help = line.rfind("# HELP ", 0) == 0;
-        const bool type = line.rfind("# TYPE ", 0) == 0;
-        if (!help && !type) continue;  // a plain comment
-        std::size_t p = 7;
-        const std::string name = read_name(line, p);
-        if (!metric_name_ok(name)) throw Invalid("invalid metric name '" + name + "'");
-        if (p >= line.size() || line[p] != ' ') throw Invalid("no text after the name");
-        const std::string_view rest = line.substr(p + 1);
-        Family* f = family_of(name);
-        if (f == nullptr) {
-          if (finished.count(name) != 0) throw Invalid(name + " is not contiguous");
-          index[name] = e.families.size();
-          e.families.push_back(Family{name, "untyped", "", {}});
-          f = &e.families.back();
-        }
-        if (!f->samples.empty()) throw Invalid(name + ": HELP or TYPE after its samples");
-        if (help) {
-          if (!f->help.empty()) throw Invalid(name + ": HELP twice");
-          f->help = unescape_help(rest);
-        } else {
-          static const std::set<std::string> kTypes{"counter", "gauge", "histogram", "summary",
-                                                    "untyped"};
-          if (kTypes.count(std::string(rest)) == 0) {
-            throw Invalid("unknown type '" + std::string(rest) + "'");
-          }
-          if (f->type != "untyped") throw Invalid(name + ": TYPE twice");
-          f->type = std::string(rest);
-        }
-        if (!current.empty() && current != name) finished.insert(current);
-        current = name;
-        continue;
+        parser.comment(line);
+      } else {
+        parser.sample(line);
       }
-      std::size_t p = 0;
-      Sample s;
-      s.name = read_name(line, p);
-      if (!metric_name_ok(s.name)) throw Invalid("invalid metric name '" + s.name + "'");
-      if (p < line.size() && line[p] == '{') s.labels = read_labels(line, p);
-      if (p >= line.size() || line[p] != ' ') throw Invalid("no value after " + s.name);
-      while (p < line.size() && line[p] == ' ') ++p;
-      const std::string_view fields = line.substr(p);
-      const std::size_t space = fields.find(' ');
-      s.value = parse_float(std::string(fields.substr(0, space)));
-      if (space != std::string_view::npos) {
-        const std::string ts(fields.substr(space + 1));
-        if (ts.empty() || ts.find_first_not_of("-0123456789") != std::string::npos) {
-          throw Invalid("bad timestamp '" + ts + "'");
-        }
-        s.has_timestamp = true;
-      }
-      // The family: a histogram's or summary's derived samples belong to the base name.
-      std::string fam = s.name;
-      for (const std::string suffix : {"_bucket", "_sum", "_count"}) {
-        if (!has_suffix(s.name, suffix)) continue;
-        const std::string base = s.name.substr(0, s.name.size() - suffix.size());
-        const Family* b = family_of(base);
-        if (b != nullptr &&
-            (b->type == "histogram" || (b->type == "summary" && suffix != "_bucket"))) {
-          fam = base;
-        }
-      }
-      Family* f = family_of(fam);
-      if (f == nullptr || f->type == "untyped") throw Invalid(s.name + ": no TYPE before it");
-      if (finished.count(fam) != 0 || (!current.empty() && current != fam)) {
-        throw Invalid(s.name + ": its family " + fam + " is not contiguous");
-      }
-      if (f->type == "counter" && !(s.value >= 0)) throw Invalid(s.name + ": negative counter");
-      if (!seen_series.insert(series_key(s.name, s.labels)).second) {
-        throw Invalid("duplicate series " + series_key(s.name, s.labels));
-      }
-      current = fam;
-      f->samples.push_back(std::move(s));
     }
     line_no = 0;
-    for (const Family& f : e.families) {
+    for (const Family& f : out.exposition.families) {
       if (f.type == "histogram") check_histogram(f);
     }
   } catch (const Invalid& err) {
