@@ -213,7 +213,9 @@ async function waitRows(page, expect, what) {
 
 // --- The checks --------------------------------------------------------------------------
 
-async function run(page) {
+// The pages checked below, the board's periods as the API gives them, and where the
+// requests with the token begin.
+async function context(page) {
   const base = `${args.url}/console/`;
   const board = args.board;
   const periods = await api(`/v1/boards/${enc(board)}/periods`);
@@ -224,6 +226,13 @@ async function run(page) {
   check(cli && daily.hot_members === cli.hot_members && daily.cold_members === cli.cold_members && cli.cold_members > 0,
     `the API's periods say ${daily.hot_members} hot and ${daily.cold_members} cold, as the CLI (${cli && cli.hot_members}, ${cli && cli.cold_members})`);
 
+  return { page, base, board, daily, archived };
+}
+
+// Without a token the page says why; the token typed in loads the board page. Returns where
+// the requests that carry it begin.
+async function checkToken(ctx) {
+  const { page, base, board, daily, archived } = ctx;
   // Without a token: the API's 401 in words, not a blank page.
   await page.go(`${base}#/board/${enc(board)}`);
   const said = await page.waitFor("document.getElementById('error').textContent", "the 401 shown in words");
@@ -245,7 +254,11 @@ async function run(page) {
   check(await page.eval("sessionStorage.getItem('bk.console.token') !== null && document.getElementById('token').value === ''"),
     "the token is kept in sessionStorage and cleared from the input");
   await page.screenshot("board.png");
+  return withToken;
+}
 
+async function checkStartPage(ctx) {
+  const { page, base, board } = ctx;
   // The start page lists the boards of GET /v1/boards: names and periods link to their pages.
   const boards = await api("/v1/boards");
   await page.go(`${base}#/`);
@@ -261,7 +274,10 @@ async function run(page) {
   await page.screenshot("boards.png");
   await page.eval(`[...document.querySelectorAll('table.boards td.board a')].find((a) => a.textContent === ${JSON.stringify(board)}).click()`);
   await page.waitFor("document.querySelectorAll('table.periods tbody tr').length > 0", "the board page, from the start page");
+}
 
+async function checkListing(ctx) {
+  const { page, base, board, daily } = ctx;
   // The current period's listing, 10 a page: forward with the keyboard (n), back with the button.
   await page.go(`${base}#/top/${enc(board)}/daily/${enc(daily.period_id)}`);
   await page.waitFor("document.querySelectorAll('table.listing tbody tr').length > 0", "the listing");
@@ -296,7 +312,11 @@ async function run(page) {
     sameRows(rows, pages[i].records, `listing page ${i + 1}, back with Previous`);
   }
   check(await page.eval("document.getElementById('prev').disabled"), "Previous is disabled on the first page");
+  return pages;
+}
 
+async function checkJump(ctx, pages) {
+  const { page, board, daily } = ctx;
   // Jump to a member: the around view, the member marked, ranks as the API's.
   const target = pages[1].records[3].member;
   const around = await api(`/v1/boards/${enc(board)}/daily/members/${enc(target)}/around`, { period_id: daily.period_id, k: 5 });
@@ -306,15 +326,21 @@ async function run(page) {
   sameRows(await page.eval(ROWS), around.records, `jump to ${target}`);
   check(await page.eval("(document.querySelector('table.around tr.me td.member') || {}).textContent") === target,
     `jump to ${target}: the member's row is marked`);
+}
 
+async function checkArchivedListing(ctx) {
+  const { page, base, board, daily, archived } = ctx;
   // An archived period's listing.
   const old = archived.periods[archived.periods.length - 1];
   const oldTop = await api(`/v1/boards/${enc(board)}/daily/top`, { period_id: old.period_id, limit: 25 });
   await page.go(`${base}#/top/${enc(board)}/daily/${enc(old.period_id)}`);
-  rows = await waitRows(page, oldTop.records, `archived ${old.period_id}`);
+  const rows = await waitRows(page, oldTop.records, `archived ${old.period_id}`);
   sameRows(rows, oldTop.records, `archived listing ${old.period_id}`);
   check(rows.every((r) => r[3] === "archived"), `archived listing ${old.period_id}: every row is archived`);
+}
 
+async function checkMemberPages(ctx) {
+  const { page, base, board, daily, archived } = ctx;
   // The hostile member's own page: its id in the path, its finishes, no script ran.
   await page.go(`${base}#/member/${enc(board)}/${enc(args.hostile)}`);
   const onMemberPage = (m, also) => `document.querySelector('main h2') && document.querySelector('main h2').textContent === ${JSON.stringify(`Member ${m}`)} && ${also}`;
@@ -337,7 +363,10 @@ async function run(page) {
   const dots = await page.eval("document.querySelectorAll('.chart svg circle').length");
   check(dots === finishes.length, `member ${who}: the chart has one point per archived finish (${dots})`);
   await page.screenshot("member.png");
+}
 
+async function checkErrorPage(ctx) {
+  const { page, base, board } = ctx;
   // A page whose read fails (an unknown board: 404) says so, and shows nothing of the page
   // before it under its own title.
   await page.go(`${base}#/board/${enc("no-such-board")}`);
@@ -345,7 +374,10 @@ async function run(page) {
   check(/404/.test(notFound), `an unknown board's page says 404: '${notFound}'`);
   const leftOver = await page.eval("document.querySelectorAll('main table, main h2, main .chart').length");
   check(leftOver === 0, `after the 404 nothing of the member page stays in main (${leftOver} tables, headings or charts)`);
+}
 
+async function checkPhone(ctx) {
+  const { page, base, board, daily } = ctx;
   // On a phone: the page fits the screen's width (tables scroll inside their box).
   await page.cmd("Emulation.setDeviceMetricsOverride", { width: 390, height: 844, deviceScaleFactor: 2, mobile: true });
   await page.go(`${base}#/top/${enc(board)}/daily/${enc(daily.period_id)}`);
@@ -354,7 +386,10 @@ async function run(page) {
   check(fits, "on a 390 px phone the page is no wider than the screen");
   await page.screenshot("listing-phone.png");
   await page.cmd("Emulation.clearDeviceMetricsOverride");
+}
 
+async function checkNothingLeaked(ctx, withToken) {
+  const { page } = ctx;
   // Hostile text stayed text everywhere; the token never rode in a URL.
   const injected = await page.eval("document.querySelectorAll('img, iframe, object, embed').length + document.querySelectorAll('script').length - 1");
   check(injected === 0, `no element was injected (img, iframe, object, embed, extra script: ${injected})`);
@@ -367,6 +402,19 @@ async function run(page) {
   const bearer = v1.filter((id) => /^Bearer /.test(page.headers.get(id)?.authorization || ""));
   check(v1.length > 20 && bearer.length === v1.length,
     `every /v1 request once the token is set carries it as a Bearer header (${bearer.length} of ${v1.length})`);
+}
+
+async function run(page) {
+  const ctx = await context(page);
+  const withToken = await checkToken(ctx);
+  await checkStartPage(ctx);
+  const pages = await checkListing(ctx);
+  await checkJump(ctx, pages);
+  await checkArchivedListing(ctx);
+  await checkMemberPages(ctx);
+  await checkErrorPage(ctx);
+  await checkPhone(ctx);
+  await checkNothingLeaked(ctx, withToken);
 }
 
 async function main() {
