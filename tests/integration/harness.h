@@ -36,6 +36,19 @@ std::string postgres_url();
 // A prefix no other test uses, e.g. "t3f9a1c". It is also the test's PostgreSQL schema.
 std::string unique_prefix();
 
+// The stream ids that the dead letters in the stream `dead` record (their stream_id field).
+inline std::set<std::string> dead_lettered_ids(redis::Connection& conn, const std::string& dead) {
+  std::set<std::string> recorded;
+  const redis::Reply letters = conn.command({"XRANGE", dead, "-", "+"}).checked();
+  for (const auto& e : letters.elements) {
+    const auto& f = e.at(1);
+    for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2) {
+      if (f.at(i).as_string() == "stream_id") recorded.insert(f.at(i + 1).as_string());
+    }
+  }
+  return recorded;
+}
+
 // A config whose redis and postgres sections point at the test servers (key prefix and
 // schema `prefix`) and whose boards section is `boards_yaml` (a YAML sequence, indented by
 // two spaces). `postgres_url` replaces the test server's URL when given.
