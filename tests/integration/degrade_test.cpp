@@ -79,6 +79,28 @@ class DegradeTest : public ::testing::Test {
   }
 };
 
+// What needs the cold tier (`third`: the cursor of a page past the hot part): 503, with an
+// error.
+void expect_cold_reads_unavailable(Served& s, const std::string& base, const std::string& third) {
+  for (const std::string& target :
+       {base + "/top?limit=2&cursor=" + test::enc(third), base + "/members/m07",
+        base + "/members/m04/around?k=1", base + "/members?ids=m00,m07", base + "/top?limit=7",
+        base + "/members/late", base + "/members?ids=m00,late"}) {
+    const Answer a = s.get(target);
+    EXPECT_EQ(a.status, 503) << target << " " << a.text;
+    EXPECT_TRUE(a.body.contains("error")) << target;
+  }
+}
+
+// With PostgreSQL up the same records are whole, cold ones ranked.
+void expect_whole_reads(Served& up, const std::string& base) {
+  const Answer a = up.get(base + "/members/m10");
+  EXPECT_EQ(a.body["name"], "Name 10") << a.text;
+  EXPECT_FALSE(a.body.contains("unavailable")) << a.text;
+  EXPECT_EQ(up.get(base + "/members/m07").body["rank"], 9);
+  EXPECT_EQ(up.get(base + "/members/late").body["rank"], 21);  // hot, after the cold ones
+}
+
 TEST_F(DegradeTest, WithPostgresDownHotReadsAnswerAndSayWhichProfileFieldsTheyLack) {
   fill();
   {
@@ -120,15 +142,7 @@ TEST_F(DegradeTest, WithPostgresDownHotReadsAnswerAndSayWhichProfileFieldsTheyLa
   EXPECT_EQ(a.body["records"][0]["member"], "m01");
   EXPECT_EQ(a.body["records"][0]["rank"], 3);
   const std::string third = a.body["next_cursor"];
-  // What needs the cold tier: 503, with an error.
-  for (const std::string& target :
-       {base + "/top?limit=2&cursor=" + test::enc(third), base + "/members/m07",
-        base + "/members/m04/around?k=1", base + "/members?ids=m00,m07", base + "/top?limit=7",
-        base + "/members/late", base + "/members?ids=m00,late"}) {
-    a = s.get(target);
-    EXPECT_EQ(a.status, 503) << target << " " << a.text;
-    EXPECT_TRUE(a.body.contains("error")) << target;
-  }
+  expect_cold_reads_unavailable(s, base, third);
   // The CLI: the same reads, the same answers (exit 3 where PostgreSQL is needed).
   test::RunResult r = cli(no_pg_path, {"rank", "pts", "daily", "m10", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -141,11 +155,7 @@ TEST_F(DegradeTest, WithPostgresDownHotReadsAnswerAndSayWhichProfileFieldsTheyLa
   EXPECT_EQ(cli(no_pg_path, {"rank", "pts", "daily", "m07"}).exit_code, 3);
   // With PostgreSQL up the same record is whole.
   Served up(config_path, log + "2", kNow);
-  a = up.get(base + "/members/m10");
-  EXPECT_EQ(a.body["name"], "Name 10") << a.text;
-  EXPECT_FALSE(a.body.contains("unavailable")) << a.text;
-  EXPECT_EQ(up.get(base + "/members/m07").body["rank"], 9);
-  EXPECT_EQ(up.get(base + "/members/late").body["rank"], 21);  // hot, after the cold ones
+  expect_whole_reads(up, base);
 }
 
 // Archived periods need PostgreSQL only: with Redis stopped they are still answered, over

@@ -455,6 +455,16 @@ TEST_F(EraseTest, EraseAndATickMovingProfilesTakeTurnsOnTheBoardsProfileLock) {
   EXPECT_EQ(tick_exit, 0);
 }
 
+// Leftovers that are data: a later run's remove() sets the tombstone again (a member of a
+// period's :stale set, which names no points) until its E3 clears it.
+std::vector<std::string> without_tombstones(std::vector<std::string> leftovers) {
+  leftovers.erase(
+      std::remove_if(leftovers.begin(), leftovers.end(),
+                     [](const std::string& l) { return l.find(":stale: ") != std::string::npos; }),
+      leftovers.end());
+  return leftovers;
+}
+
 // At least 20 erases SIGKILLed at random points, a tick after each (it spills, archives and
 // moves profiles: whatever could bring a removed piece back); what names the victim never
 // grows, and a last run leaves nothing of it and everyone else as they were.
@@ -497,11 +507,7 @@ TEST_F(EraseTest, AKilledEraseNeverBringsAnythingBackAndARerunFinishesIt) {
     ok({"tick"}, kDay3);
     // Data only: a later run's remove() sets the tombstone again (a member of a period's
     // :stale set, which names no points) until its E3 clears it.
-    std::vector<std::string> now = leftovers("");
-    now.erase(std::remove_if(
-                  now.begin(), now.end(),
-                  [](const std::string& l) { return l.find(":stale: ") != std::string::npos; }),
-              now.end());
+    const std::vector<std::string> now = without_tombstones(leftovers(""));
     EXPECT_LE(now.size(), left) << "run " << run
                                 << ": something came back: " << testing::PrintToString(now);
     left = now.size();

@@ -71,6 +71,48 @@ class HistoryApiTest : public ::testing::Test {
     r = cli({"tick"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   }
+
+  // The CLI lists the same periods as `history` does, in text and as JSON lines.
+  void expect_cli_lists_the_same(Served& s, const std::string& history) {
+    test::RunResult r = cli({"periods", "pts", "--archived", "--period", "daily", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = test::json_lines(r);
+    ASSERT_EQ(lines.size(), 3U) << r.out;
+    const json all = s.get(history).body["periods"];
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      EXPECT_EQ(lines[i]["board"], "pts");
+      EXPECT_EQ(lines[i]["period"], "daily");
+      json without = lines[i];
+      without.erase("board");
+      without.erase("period");
+      EXPECT_EQ(without, all[i]);
+    }
+    r = cli(
+        {"periods", "pts", "--archived", "--period", "daily", "-n", "1", "--before", "2026-11-09"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("2026-11-08"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("2026-11-07  "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--before 2026-11-08"), std::string::npos) << r.out;
+    r = cli({"periods", "pts", "--archived"});  // every period kind of the board
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("pts monthly"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(none)"), std::string::npos) << r.out;
+    EXPECT_EQ(cli({"periods", "pts", "--archived", "--period", "daily", "--before", "x"}).exit_code,
+              2);
+  }
+
+  // Bad input: 400; unknown board or period: 404.
+  static void expect_bad_requests_refused(Served& s, const std::string& history) {
+    for (const std::string& bad : std::vector<std::string>{
+             "?limit=0", "?limit=1001", "?limit=x", "?cursor=%%%", "?cursor=!!",
+             "?cursor=bm90LWEtZGF5" /* "not-a-day" */, "?cursor=", "?offset=2"}) {
+      const Answer a = s.get(history + bad);
+      EXPECT_EQ(a.status, 400) << bad << " " << a.text;
+      EXPECT_TRUE(a.body.contains("error")) << bad;
+    }
+    EXPECT_EQ(s.get("/v1/boards/nope/daily/history").status, 404);
+    EXPECT_EQ(s.get("/v1/boards/pts/weekly/history").status, 404);
+  }
 };
 
 TEST_F(HistoryApiTest, ArchivedPeriodsAreListedNewestFirstPageByPage) {
@@ -110,43 +152,9 @@ TEST_F(HistoryApiTest, ArchivedPeriodsAreListedNewestFirstPageByPage) {
               "archived")
         << id;
   }
-  // Bad input: 400; unknown board or period: 404.
-  for (const std::string& bad : std::vector<std::string>{
-           "?limit=0", "?limit=1001", "?limit=x", "?cursor=%%%", "?cursor=!!",
-           "?cursor=bm90LWEtZGF5" /* "not-a-day" */, "?cursor=", "?offset=2"}) {
-    a = s.get(history + bad);
-    EXPECT_EQ(a.status, 400) << bad << " " << a.text;
-    EXPECT_TRUE(a.body.contains("error")) << bad;
-  }
-  EXPECT_EQ(s.get("/v1/boards/nope/daily/history").status, 404);
-  EXPECT_EQ(s.get("/v1/boards/pts/weekly/history").status, 404);
+  expect_bad_requests_refused(s, history);
 
-  // The CLI lists the same, in text and as JSON lines.
-  test::RunResult r = cli({"periods", "pts", "--archived", "--period", "daily", "--json"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto lines = test::json_lines(r);
-  ASSERT_EQ(lines.size(), 3U) << r.out;
-  const json all = s.get(history).body["periods"];
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    EXPECT_EQ(lines[i]["board"], "pts");
-    EXPECT_EQ(lines[i]["period"], "daily");
-    json without = lines[i];
-    without.erase("board");
-    without.erase("period");
-    EXPECT_EQ(without, all[i]);
-  }
-  r = cli(
-      {"periods", "pts", "--archived", "--period", "daily", "-n", "1", "--before", "2026-11-09"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("2026-11-08"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("2026-11-07  "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("--before 2026-11-08"), std::string::npos) << r.out;
-  r = cli({"periods", "pts", "--archived"});  // every period kind of the board
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("pts monthly"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("(none)"), std::string::npos) << r.out;
-  EXPECT_EQ(cli({"periods", "pts", "--archived", "--period", "daily", "--before", "x"}).exit_code,
-            2);
+  ASSERT_NO_FATAL_FAILURE(expect_cli_lists_the_same(s, history));
 }
 
 }  // namespace

@@ -294,6 +294,17 @@ TEST_F(LocksTest, ATickThatVanishesMidArchiveLosesItsClaimWithinAMinute) {
             60000);
 }
 
+// SQL: how many advisory locks of board big's period 2027-01-04 the sessions named `app`
+// hold.
+std::string period_locks_held(const std::string& prefix, const std::string& app) {
+  return "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE "
+         "l.locktype = 'advisory' AND l.granted AND a.application_name = '" +
+         app +
+         "' AND l.objsubid = 1 AND ((l.classid::bigint << 32) | l.objid::bigint) ="
+         " hashtextextended('bk-period/" +
+         prefix + "/big/daily/2027-01-04', 0)";
+}
+
 TEST_F(LocksTest, ATickThatVanishesMidSpillLosesItsClaimWithinAMinuteAndTheBusyStreakShows) {
   const char* boards = R"(  - name: big
     periods: [daily]
@@ -321,13 +332,7 @@ TEST_F(LocksTest, ATickThatVanishesMidSpillLosesItsClaimWithinAMinuteAndTheBusyS
   const auto vanished = Clock_::now();
   // The period's lock (a session lock of the archive connection) stays held; the spill's
   // transaction in flight may hold its period's page lock too.
-  ASSERT_EQ(count("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE "
-                  "l.locktype = 'advisory' AND l.granted AND a.application_name = '" +
-                  app +
-                  "' AND l.objsubid = 1 AND ((l.classid::bigint << 32) | l.objid::bigint) ="
-                  " hashtextextended('bk-period/" +
-                  prefix + "/big/daily/2027-01-04', 0)"),
-            1);
+  ASSERT_EQ(count(period_locks_held(prefix, app)), 1);
 
   // Ticks every second with a metrics file: the streak grows by one per busy tick, and is
   // 0 again once a tick got to the period.

@@ -386,117 +386,105 @@ bool consumed(redis::Connection& conn, const std::string& stream) {
   return lag == 0 && pending == 0;
 }
 
-// Ingest runs (a thread) while a producer writes events of "cheat" and five honest members;
-// "cheat" is banned once ingest has applied some of its events. Every entry of "cheat" added
-// after ban returned is dead-lettered as banned; those before it were either applied (and
-// removed by the ban) or dead-lettered so; "cheat" is listed nowhere; the others lost nothing.
-TEST(ModerationStreamTest, EveryEventAfterTheBanIsRefusedAndTheEarlierOnesGoWithTheMember) {
-  const std::string prefix = test::unique_prefix();
-  const Config config = test::make_config(prefix, kStreamBoards);
-  cold::ColdStore cold(test::postgres_url(), prefix);
-  cold.migrate();
-  const std::string stream = test::events_stream(prefix);
-  redis::Connection conn = test::connect_redis();
-  conn.command({"XGROUP", "CREATE", stream, "boardkeeper", "0", "MKSTREAM"}).checked();
-  const Instant now = at("2026-11-22T12:00:00Z");
-  const std::int64_t base_ms = to_epoch_ms(at("2026-11-22T01:00:00Z"));
-
-  std::atomic<bool> stop{false};
-  lifecycle::IngestStats stats;
-  std::thread consumer([&] {
-    redis::Connection c = test::connect_redis();
-    cold::ColdStore own(test::postgres_url(), prefix);
-    Leaderboards lb(config, c, Clock(now), &own);
-    lifecycle::IngestOptions o;
-    o.streams = {stream};
-    o.consumer = "racer";
-    o.batch = 50;
-    o.block = 50ms;
-    o.trim = false;  // the test reads every entry afterwards
-    stats = lifecycle::ingest(c, lb, o, stop);
-  });
-
-  // The producer writes kBefore entries, goes on until the ban returned (at most kMost),
-  // then kAfter more: so entries are being added while the ban runs, and after it.
-  constexpr int kBefore = 1000, kAfter = 1000, kMost = 200000;
+// The producer's side of the race below: it writes kBefore entries, goes on until the ban
+// returned (at most kMost), then kAfter more: so entries are being added while the ban runs,
+// and after it.
+struct Race {
+  static constexpr int kBefore = 1000, kAfter = 1000, kMost = 200000;
+  std::string stream;
+  std::int64_t base_ms = 0;
   std::atomic<bool> ban_returned{false};
-  std::map<std::string, std::int64_t> honest;
+  std::map<std::string, std::int64_t> honest;  // the honest members' points
   std::atomic<int> produced{0};
-  std::thread producer([&] {
-    redis::Connection own = test::connect_redis();
-    std::vector<redis::Args> chunk;
-    int last = kMost;
-    for (int n = 0; n < last; ++n) {
-      const std::string member = n % 2 == 0 ? "cheat" : "h" + std::to_string(n % 5);
-      const std::int64_t value = 1 + n % 7;
-      if (member != "cheat") honest[member] += value;
-      chunk.push_back({"XADD", stream, "*", "board", "st", "member", member, "value",
-                       std::to_string(value), "at", std::to_string(base_ms + n), "id",
-                       "e" + std::to_string(n)});
-      if (chunk.size() < 20) continue;
-      for (const auto& r : own.pipeline(chunk)) r.checked();
-      produced += static_cast<int>(chunk.size());
-      chunk.clear();
-      if (n >= kBefore && last == kMost && ban_returned.load()) last = n + 1 + kAfter;
-      std::this_thread::sleep_for(2ms);
-    }
+};
+
+void produce(Race& race) {
+  redis::Connection own = test::connect_redis();
+  std::vector<redis::Args> chunk;
+  int last = Race::kMost;
+  for (int n = 0; n < last; ++n) {
+    const std::string member = n % 2 == 0 ? "cheat" : "h" + std::to_string(n % 5);
+    const std::int64_t value = 1 + n % 7;
+    if (member != "cheat") race.honest[member] += value;
+    chunk.push_back({"XADD", race.stream, "*", "board", "st", "member", member, "value",
+                     std::to_string(value), "at", std::to_string(race.base_ms + n), "id",
+                     "e" + std::to_string(n)});
+    if (chunk.size() < 20) continue;
     for (const auto& r : own.pipeline(chunk)) r.checked();
-    produced += static_cast<int>(chunk.size());
-  });
-
-  // A failed assertion below must not leave the threads running (std::terminate).
-  struct Joiner {
-    std::atomic<bool>& stop;
-    std::thread& producer;
-    std::thread& consumer;
-    std::atomic<bool>& ban_returned;
-    ~Joiner() {
-      ban_returned = true;  // (after a failure: the producer ends)
-      if (producer.joinable()) producer.join();
-      stop = true;
-      if (consumer.joinable()) consumer.join();
+    race.produced += static_cast<int>(chunk.size());
+    chunk.clear();
+    if (n >= Race::kBefore && last == Race::kMost && race.ban_returned.load()) {
+      last = n + 1 + Race::kAfter;
     }
-  } joiner{stop, producer, consumer, ban_returned};
-
-  // Ban once ingest has applied some of cheat's events, while more are being produced.
-  Leaderboards reader(config, conn, Clock(now), &cold);
-  const auto ref = reader.resolve("st", "daily", std::nullopt);
-  for (int i = 0; i < 3000 && !reader.reads().member({ref}, "cheat"); ++i)
-    std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(reader.reads().member({ref}, "cheat")) << "ingest never applied an event of cheat";
-  redis::Connection admin_conn = test::connect_redis();
-  cold::ColdStore admin_cold(test::postgres_url(), prefix);
-  Leaderboards admin(config, admin_conn, Clock(now), &admin_cold);
-  const service::BanResult ban = admin.moderation().ban("st", "cheat", "stream race");
-  ban_returned = true;
-  // Every entry above this id was added after ban returned.
-  const std::string last_before =
-      fields_of(conn.command({"XINFO", "STREAM", stream}).checked())["last-generated-id"];
-  const int produced_at_ban = produced.load();
-  producer.join();
-  bool done = false;
-  for (int i = 0; i < 6000 && !done; ++i, std::this_thread::sleep_for(20ms)) {
-    done = consumed(conn, stream);
+    std::this_thread::sleep_for(2ms);
   }
-  stop = true;
-  consumer.join();
-  ASSERT_TRUE(done) << "ingest did not consume the stream";
-  const int total = produced.load();
-  std::cout << "[ race ] ban after " << produced_at_ban << " of " << total
-            << " entries produced; last id before it " << last_before << std::endl;
-  EXPECT_TRUE(ban.newly_banned);
-  EXPECT_TRUE(ban.removed.found()) << "cheat had applied events when banned";
-  ASSERT_LT(total, kMost) << "the ban never returned";
+  for (const auto& r : own.pipeline(chunk)) r.checked();
+  race.produced += static_cast<int>(chunk.size());
+}
 
-  // The dead letters: cheat's only, each as banned.
+// Ingest of `stream` in batches of 50 until `stop`.
+lifecycle::IngestStats consume(const Config& config, const std::string& prefix,
+                               const std::string& stream, Instant now,
+                               const std::atomic<bool>& stop) {
+  redis::Connection c = test::connect_redis();
+  cold::ColdStore own(test::postgres_url(), prefix);
+  Leaderboards lb(config, c, Clock(now), &own);
+  lifecycle::IngestOptions o;
+  o.streams = {stream};
+  o.consumer = "racer";
+  o.batch = 50;
+  o.block = 50ms;
+  o.trim = false;  // the test reads every entry afterwards
+  return lifecycle::ingest(c, lb, o, stop);
+}
+
+// A failed assertion must not leave the threads running (std::terminate).
+struct Joiner {
+  std::atomic<bool>& stop;
+  std::thread& producer;
+  std::thread& consumer;
+  std::atomic<bool>& ban_returned;
+  ~Joiner() {
+    ban_returned = true;  // (after a failure: the producer ends)
+    if (producer.joinable()) producer.join();
+    stop = true;
+    if (consumer.joinable()) consumer.join();
+  }
+};
+
+// The dead letters of a stream: how many, and the stream ids they name.
+struct DeadLetters {
+  std::int64_t count = 0;
+  std::set<std::string> ids;
+};
+
+// The dead letters: cheat's only, each as banned.
+DeadLetters expect_only_cheat_dead_lettered(redis::Connection& conn, const std::string& stream) {
   const redis::Reply dead = conn.command({"XRANGE", stream + ":dead", "-", "+"}).checked();
-  std::set<std::string> refused;
+  DeadLetters letters;
+  letters.count = static_cast<std::int64_t>(dead.elements.size());
   for (const auto& e : dead.elements) {
     auto f = fields_of(e.at(1));
     EXPECT_EQ(f["member"], "cheat") << f["reason"];
     EXPECT_NE(f["reason"].find("banned"), std::string::npos) << f["reason"];
-    refused.insert(f["stream_id"]);
+    letters.ids.insert(f["stream_id"]);
   }
+  return letters;
+}
+
+// An admin's ban of cheat on board st.
+service::BanResult ban_cheat(const Config& config, const std::string& prefix, Instant now) {
+  redis::Connection admin_conn = test::connect_redis();
+  cold::ColdStore admin_cold(test::postgres_url(), prefix);
+  Leaderboards admin(config, admin_conn, Clock(now), &admin_cold);
+  return admin.moderation().ban("st", "cheat", "stream race");
+}
+
+// Every entry of cheat after `last_before` (added after the ban returned) was refused.
+// Returns how many entries of cheat the stream holds.
+std::int64_t expect_refused_after(redis::Connection& conn, const std::string& stream,
+                                  const std::set<std::string>& refused,
+                                  const std::string& last_before) {
   const redis::Reply all = conn.command({"XRANGE", stream, "-", "+"}).checked();
   std::int64_t after = 0, cheat_entries = 0;
   for (const auto& e : all.elements) {
@@ -510,17 +498,77 @@ TEST(ModerationStreamTest, EveryEventAfterTheBanIsRefusedAndTheEarlierOnesGoWith
         << "entry " << id << " (" << f["id"] << ") of cheat added after the ban was not refused";
   }
   EXPECT_GT(after, 0) << "no event of cheat came after the ban";
-  EXPECT_EQ(stats.dead_by_reason["banned"], static_cast<std::int64_t>(dead.elements.size()));
-  EXPECT_EQ(stats.dead, static_cast<std::int64_t>(dead.elements.size()));
+  return cheat_entries;
+}
+
+bool wait_consumed(redis::Connection& conn, const std::string& stream) {
+  bool done = false;
+  for (int i = 0; i < 6000 && !done; ++i, std::this_thread::sleep_for(20ms)) {
+    done = consumed(conn, stream);
+  }
+  return done;
+}
+
+// Ingest runs (a thread) while a producer writes events of "cheat" and five honest members;
+// "cheat" is banned once ingest has applied some of its events. Every entry of "cheat" added
+// after ban returned is dead-lettered as banned; those before it were either applied (and
+// removed by the ban) or dead-lettered so; "cheat" is listed nowhere; the others lost nothing.
+TEST(ModerationStreamTest, EveryEventAfterTheBanIsRefusedAndTheEarlierOnesGoWithTheMember) {
+  const std::string prefix = test::unique_prefix();
+  const Config config = test::make_config(prefix, kStreamBoards);
+  cold::ColdStore cold(test::postgres_url(), prefix);
+  cold.migrate();
+  Race race;
+  race.stream = test::events_stream(prefix);
+  const std::string& stream = race.stream;
+  redis::Connection conn = test::connect_redis();
+  conn.command({"XGROUP", "CREATE", stream, "boardkeeper", "0", "MKSTREAM"}).checked();
+  const Instant now = at("2026-11-22T12:00:00Z");
+  race.base_ms = to_epoch_ms(at("2026-11-22T01:00:00Z"));
+
+  std::atomic<bool> stop{false};
+  lifecycle::IngestStats stats;
+  std::thread consumer([&] { stats = consume(config, prefix, stream, now, stop); });
+  std::thread producer([&] { produce(race); });
+  const Joiner joiner{stop, producer, consumer, race.ban_returned};
+
+  // Ban once ingest has applied some of cheat's events, while more are being produced.
+  Leaderboards reader(config, conn, Clock(now), &cold);
+  const auto ref = reader.resolve("st", "daily", std::nullopt);
+  for (int i = 0; i < 3000 && !reader.reads().member({ref}, "cheat"); ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(reader.reads().member({ref}, "cheat")) << "ingest never applied an event of cheat";
+  const service::BanResult ban = ban_cheat(config, prefix, now);
+  race.ban_returned = true;
+  // Every entry above this id was added after ban returned.
+  const std::string last_before =
+      fields_of(conn.command({"XINFO", "STREAM", stream}).checked())["last-generated-id"];
+  const int produced_at_ban = race.produced.load();
+  producer.join();
+  const bool done = wait_consumed(conn, stream);
+  stop = true;
+  consumer.join();
+  ASSERT_TRUE(done) << "ingest did not consume the stream";
+  const int total = race.produced.load();
+  std::cout << "[ race ] ban after " << produced_at_ban << " of " << total
+            << " entries produced; last id before it " << last_before << std::endl;
+  EXPECT_TRUE(ban.newly_banned);
+  EXPECT_TRUE(ban.removed.found()) << "cheat had applied events when banned";
+  ASSERT_LT(total, Race::kMost) << "the ban never returned";
+
+  const DeadLetters dead = expect_only_cheat_dead_lettered(conn, stream);
+  const std::int64_t cheat_entries = expect_refused_after(conn, stream, dead.ids, last_before);
+  EXPECT_EQ(stats.dead_by_reason["banned"], dead.count);
+  EXPECT_EQ(stats.dead, dead.count);
   // Each entry applied or dead-lettered once; cheat's applied ones were before the ban.
   EXPECT_EQ(stats.applied + stats.dead, total);
-  EXPECT_GT(cheat_entries - static_cast<std::int64_t>(refused.size()), 0);
+  EXPECT_GT(cheat_entries - static_cast<std::int64_t>(dead.ids.size()), 0);
 
   // cheat is listed nowhere; the honest members have every point.
   EXPECT_FALSE(reader.reads().member({ref}, "cheat"));
   std::map<std::string, std::int64_t> listed;
   for (const auto& s : reader.reads().top_at({ref}, 0, 100)) listed[s.member] = s.points;
-  EXPECT_EQ(listed, honest);
+  EXPECT_EQ(listed, race.honest);
   EXPECT_EQ(reader.reads().count({ref}), 5);
 }
 

@@ -62,6 +62,18 @@ class ProfilesTest : public ::testing::Test {
     const auto r = lines({"rank", "p", period, member, "--json"});
     return r.empty() ? json() : r.front();
   }
+
+  // m0..m39 on board p with 100 + i points, each named "Player i", the even ones with
+  // metadata {"i": i}; their names into `names`.
+  void add_forty_with_profiles(std::map<std::string, std::string>& names) {
+    for (int i = 0; i < 40; ++i) {
+      const std::string m = "m" + std::to_string(i);
+      names[m] = "Player " + std::to_string(i);
+      std::vector<std::string> add{"add", "p", m, std::to_string(100 + i), "--name", names[m]};
+      if (i % 2 == 0) add.insert(add.end(), {"--meta", json{{"i", i}}.dump()});
+      ASSERT_EQ(cli(add).exit_code, 0);
+    }
+  }
 };
 
 TEST_F(ProfilesTest, EachFieldIsSetOnItsOwnAndTheLatestWins) {
@@ -156,18 +168,33 @@ TEST_F(ProfilesTest, StreamEventsCarryProfilesAndABadOneIsDeadLettered) {
   EXPECT_NE(reason.find("member 'cyd'"), std::string::npos) << reason;
 }
 
+// The 41 rows of board p: m0..m39 with their names (`names`) and, the even ones, metadata
+// {"i": i}; "plain" with no profile.
+void expect_every_profile(const std::vector<json>& rows,
+                          const std::map<std::string, std::string>& names) {
+  ASSERT_EQ(rows.size(), 41U);
+  for (const json& r : rows) {
+    const std::string m = r["member"];
+    if (m == "plain") {
+      EXPECT_FALSE(r.contains("name"));
+      continue;
+    }
+    EXPECT_EQ(r["name"], names.at(m)) << m;
+    const int i = std::stoi(m.substr(1));
+    if (i % 2 == 0) {
+      EXPECT_EQ(r["metadata"], json({{"i", i}})) << m;
+    } else {
+      EXPECT_FALSE(r.contains("metadata")) << m;
+    }
+  }
+}
+
 // 40 members with profiles; tick keeps 5 hot in each period: the other 35 are hot nowhere
 // and their profiles leave Redis for PostgreSQL, while every read still shows them. Then the
 // daily period is archived: its history rows, hot and cold, carry the profiles.
 TEST_F(ProfilesTest, ProfilesOfMembersHotNowhereLeaveRedisAndReachHistory) {
   std::map<std::string, std::string> names;
-  for (int i = 0; i < 40; ++i) {
-    const std::string m = "m" + std::to_string(i);
-    names[m] = "Player " + std::to_string(i);
-    std::vector<std::string> add{"add", "p", m, std::to_string(100 + i), "--name", names[m]};
-    if (i % 2 == 0) add.insert(add.end(), {"--meta", json{{"i", i}}.dump()});
-    ASSERT_EQ(cli(add).exit_code, 0);
-  }
+  ASSERT_NO_FATAL_FAILURE(add_forty_with_profiles(names));
   ASSERT_EQ(cli({"add", "p", "plain", "1"}).exit_code, 0);  // no profile at all
   EXPECT_EQ(conn.command({"HLEN", names_key}).as_int(), 40);
   ASSERT_EQ(cli({"tick"}).exit_code, 0);
@@ -178,23 +205,7 @@ TEST_F(ProfilesTest, ProfilesOfMembersHotNowhereLeaveRedisAndReachHistory) {
   EXPECT_EQ(conn.command({"HEXISTS", names_key, "m39"}).as_int(), 1);
   EXPECT_EQ(sql("SELECT count(*) FROM " + prefix + ".profiles WHERE board = 'p'"), "35");
 
-  const auto check_all = [&](const std::vector<json>& rows) {
-    ASSERT_EQ(rows.size(), 41U);
-    for (const json& r : rows) {
-      const std::string m = r["member"];
-      if (m == "plain") {
-        EXPECT_FALSE(r.contains("name"));
-        continue;
-      }
-      EXPECT_EQ(r["name"], names[m]) << m;
-      const int i = std::stoi(m.substr(1));
-      if (i % 2 == 0) {
-        EXPECT_EQ(r["metadata"], json({{"i", i}})) << m;
-      } else {
-        EXPECT_FALSE(r.contains("metadata")) << m;
-      }
-    }
-  };
+  const auto check_all = [&](const std::vector<json>& rows) { expect_every_profile(rows, names); };
   check_all(lines({"top", "p", "daily", "-n", "100", "--json"}));
   EXPECT_EQ(rank("m3", "weekly")["name"], "Player 3");
   EXPECT_EQ(lines({"around", "p", "daily", "m10", "-k", "1", "--json"}).at(1)["metadata"],

@@ -36,6 +36,49 @@ struct Model {
   std::int64_t at_ms = 0;
 };
 
+// Brute force: the model sorted by the contract's order (ties on points broken by the
+// earlier time unless `tie_none`, then by member bytes), and competition ranks.
+std::vector<std::pair<std::string, Model>> brute_force(const std::map<std::string, Model>& model,
+                                                       bool tie_none,
+                                                       std::map<std::string, std::int64_t>& rank) {
+  std::vector<std::pair<std::string, Model>> expected(model.begin(), model.end());
+  auto better = [&](const Model& a, const Model& b) {
+    if (a.points != b.points) return a.points > b.points;
+    return !tie_none && a.at_ms < b.at_ms;
+  };
+  std::sort(expected.begin(), expected.end(), [&](const auto& a, const auto& b) {
+    if (better(a.second, b.second)) return true;
+    if (better(b.second, a.second)) return false;
+    return a.first < b.first;
+  });
+  for (const auto& [member, m] : expected) {
+    std::int64_t strictly_better = 0;
+    for (const auto& [other, o] : expected) strictly_better += better(o, m) ? 1 : 0;
+    rank[member] = strictly_better + 1;
+  }
+  return expected;
+}
+
+// Each member's own read and its neighbours (3 each side) agree with the full listing.
+void expect_member_and_around(Leaderboards& lb, const service::PeriodRef& ref,
+                              const std::vector<Standing>& all) {
+  for (std::size_t pos = 0; pos < all.size(); ++pos) {
+    const auto r = lb.reads().member({ref}, all[pos].member);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->rank, all[pos].rank);
+    EXPECT_EQ(r->points, all[pos].points);
+    EXPECT_EQ(r->achieved_at, all[pos].achieved_at);
+    const auto around = lb.reads().around({ref}, all[pos].member, 3);
+    const std::size_t from = pos >= 3 ? pos - 3 : 0;
+    const std::size_t to = std::min(all.size(), pos + 4);
+    ASSERT_EQ(around.size(), to - from) << pos;
+    for (std::size_t i = 0; i < around.size(); ++i) {
+      EXPECT_EQ(around[i].member, all[from + i].member);
+      EXPECT_EQ(around[i].rank, all[from + i].rank);
+    }
+  }
+}
+
 class ReadTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ReadTest, TopRankAndAroundAgreeWithBruteForce) {
@@ -65,23 +108,8 @@ TEST_P(ReadTest, TopRankAndAroundAgreeWithBruteForce) {
   for (const auto& r : lb.apply(updates))
     ASSERT_EQ(r.status, service::UpdateStatus::applied) << r.reason;
 
-  // Brute force: sort by the contract's order, competition ranks.
-  std::vector<std::pair<std::string, Model>> expected(model.begin(), model.end());
-  auto better = [&](const Model& a, const Model& b) {
-    if (a.points != b.points) return a.points > b.points;
-    return !tie_none && a.at_ms < b.at_ms;
-  };
-  std::sort(expected.begin(), expected.end(), [&](const auto& a, const auto& b) {
-    if (better(a.second, b.second)) return true;
-    if (better(b.second, a.second)) return false;
-    return a.first < b.first;
-  });
   std::map<std::string, std::int64_t> expected_rank;
-  for (const auto& [member, m] : expected) {
-    std::int64_t strictly_better = 0;
-    for (const auto& [other, o] : expected) strictly_better += better(o, m) ? 1 : 0;
-    expected_rank[member] = strictly_better + 1;
-  }
+  const auto expected = brute_force(model, tie_none, expected_rank);
 
   const auto ref = lb.resolve(board, period, std::nullopt);
   const std::vector<Standing> all = lb.reads().top_at({ref}, 0, 1000);
@@ -100,21 +128,7 @@ TEST_P(ReadTest, TopRankAndAroundAgreeWithBruteForce) {
       EXPECT_EQ(page[i].rank, s.rank) << "offset " << offset;
     }
   }
-  for (std::size_t pos = 0; pos < all.size(); ++pos) {
-    const auto r = lb.reads().member({ref}, all[pos].member);
-    ASSERT_TRUE(r);
-    EXPECT_EQ(r->rank, all[pos].rank);
-    EXPECT_EQ(r->points, all[pos].points);
-    EXPECT_EQ(r->achieved_at, all[pos].achieved_at);
-    const auto around = lb.reads().around({ref}, all[pos].member, 3);
-    const std::size_t from = pos >= 3 ? pos - 3 : 0;
-    const std::size_t to = std::min(all.size(), pos + 4);
-    ASSERT_EQ(around.size(), to - from) << pos;
-    for (std::size_t i = 0; i < around.size(); ++i) {
-      EXPECT_EQ(around[i].member, all[from + i].member);
-      EXPECT_EQ(around[i].rank, all[from + i].rank);
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_member_and_around(lb, ref, all));
   EXPECT_FALSE(lb.reads().member({ref}, "nobody"));
   EXPECT_TRUE(lb.reads().around({ref}, "nobody", 3).empty());
 }

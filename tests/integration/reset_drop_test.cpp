@@ -267,6 +267,20 @@ TEST_F(ResetDropTest, ResetOfAFrozenOrArchivedPeriodIsRefusedNamingIt) {
   EXPECT_EQ(conn.command({"ZCARD", board.live("daily", "2026-11-23")}).as_int(), 5);
 }
 
+// Nothing from before the reset: each member m's initial 1000 + m and earlier increments
+// are gone; what is `got` holds the updates that began after the reset returned (`must`) and
+// at most those that returned after it began (`may`).
+void expect_only_points_since_the_reset(const std::map<std::string, std::int64_t>& got,
+                                        const std::vector<int>& must, const std::vector<int>& may) {
+  for (std::size_t i = 0; i < must.size(); ++i) {
+    const std::string member = "m" + std::to_string(i);
+    const auto it = got.find(member);
+    const std::int64_t points = it == got.end() ? 0 : it->second;
+    EXPECT_GE(points, must[i]) << member;
+    EXPECT_LE(points, may[i]) << member;
+  }
+}
+
 TEST_F(ResetDropTest, ResetRacingUpdatesAndSpillsKeepsNothingFromBeforeIt) {
   score("spill", 0, 40, 1000, now);  // 40 hot; tick spills 30 of them: updates rehydrate
   ASSERT_FALSE(tick(now + Millis{1000}).any_failed());
@@ -315,16 +329,7 @@ TEST_F(ResetDropTest, ResetRacingUpdatesAndSpillsKeepsNothingFromBeforeIt) {
   spiller.join();
   EXPECT_GT(r.total(), 0);
   ASSERT_EQ(applied.load(), kUpdates);
-  const std::map<std::string, std::int64_t> got = listed("spill", "daily", now);
-  for (int m = 0; m < kMembers; ++m) {
-    const std::string member = "m" + std::to_string(m);
-    const auto it = got.find(member);
-    const std::int64_t points = it == got.end() ? 0 : it->second;
-    const auto i = static_cast<std::size_t>(m);
-    // Nothing from before the reset: its initial 1000 + m and earlier increments are gone.
-    EXPECT_GE(points, must[i]) << member;
-    EXPECT_LE(points, may[i]) << member;
-  }
+  expect_only_points_since_the_reset(listed("spill", "daily", now), must, may);
   EXPECT_EQ(count("SELECT count(*) FROM " + prefix +
                   ".cold_members WHERE board = 'spill' AND period = 'daily' AND points > " +
                   std::to_string(kUpdates)),

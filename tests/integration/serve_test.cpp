@@ -106,72 +106,94 @@ class ServeTest : public ::testing::Test {
     }
     return out;
   }
-};
+  // The members' names and metadata.
+  struct Profiles {
+    std::map<std::string, std::string> names;
+    std::map<std::string, json> metas;
+  };
 
-// Writes scores with ties (few distinct points, repeated times) to every board, spills them
-// with tick, and checks every endpoint against the CLI; then archives the daily periods
-// and checks them again against `history`.
-TEST_F(ServeTest, EveryEndpointAgreesWithTheCli) {
-  const Config config = test::make_config(prefix, kBoards);
-  redis::Connection conn = test::connect_redis();
-  const Instant now = *parse_rfc3339(kNow);
-  service::Leaderboards lb(config, conn, Clock(now));
-  std::mt19937 rng(7);
-  std::vector<std::string> members;
-  for (int i = 0; i < 25; ++i)
-    members.push_back(i % 5 == 0 ? "ü " + std::to_string(i) + "/,?%" : "m" + std::to_string(i));
-  // Profiles: every third member has a name, every fourth a JSON object (so some have
-  // both, some one, some none); spilled members' profiles move to PostgreSQL with the tick.
-  std::map<std::string, std::string> names;
-  std::map<std::string, json> metas;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    if (i % 3 == 0) names[members[i]] = "Näme " + std::to_string(i);
-    if (i % 4 == 0) metas[members[i]] = json{{"i", i}, {"tag", "t" + std::to_string(i)}};
-  }
-  std::vector<service::Update> updates;
-  for (const std::string board : {"pts", "laps", "flat"}) {
-    for (int i = 0; i < 60; ++i) {
-      service::Update u{
-          board, members[rng() % members.size()], static_cast<std::int64_t>(1 + rng() % 4), {}, ""};
-      u.at = now - std::chrono::minutes{1 + static_cast<int>(rng() % 5)};
-      if (names.count(u.member) != 0) u.name = names[u.member];
-      if (metas.count(u.member) != 0) u.meta = metas[u.member].dump();
-      updates.push_back(u);
+  // Scores with ties (few distinct points, repeated times) on every board, of 25 members
+  // (every fifth with an id that needs encoding in a URL). Profiles: every third member has a
+  // name, every fourth a JSON object (so some have both, some one, some none); spilled
+  // members' profiles move to PostgreSQL with the tick.
+  void write_scores_with_ties(Profiles& p) {
+    const Config config = test::make_config(prefix, kBoards);
+    redis::Connection conn = test::connect_redis();
+    const Instant now = *parse_rfc3339(kNow);
+    service::Leaderboards lb(config, conn, Clock(now));
+    std::mt19937 rng(7);
+    std::vector<std::string> members;
+    for (int i = 0; i < 25; ++i)
+      members.push_back(i % 5 == 0 ? "ü " + std::to_string(i) + "/,?%" : "m" + std::to_string(i));
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (i % 3 == 0) p.names[members[i]] = "Näme " + std::to_string(i);
+      if (i % 4 == 0) p.metas[members[i]] = json{{"i", i}, {"tag", "t" + std::to_string(i)}};
     }
+    std::vector<service::Update> updates;
+    for (const std::string board : {"pts", "laps", "flat"}) {
+      for (int i = 0; i < 60; ++i) {
+        service::Update u{board,
+                          members[rng() % members.size()],
+                          static_cast<std::int64_t>(1 + rng() % 4),
+                          {},
+                          ""};
+        u.at = now - std::chrono::minutes{1 + static_cast<int>(rng() % 5)};
+        if (p.names.count(u.member) != 0) u.name = p.names[u.member];
+        if (p.metas.count(u.member) != 0) u.meta = p.metas[u.member].dump();
+        updates.push_back(u);
+      }
+    }
+    for (const auto& r : lb.apply(updates))
+      ASSERT_EQ(r.status, service::UpdateStatus::applied) << r.reason;
   }
-  for (const auto& r : lb.apply(updates))
-    ASSERT_EQ(r.status, service::UpdateStatus::applied) << r.reason;
-  ASSERT_EQ(test::run_cli(cli({"tick"})).exit_code, 0);  // spills all but 5 of each period
 
-  const auto check = [&](Served& s, const std::string& board, const std::string& period,
-                         const std::string& id_param, const std::vector<json>& expected) {
-    SCOPED_TRACE(board + " " + period + " " + id_param);
-    // The CLI shows each member's own profile, hot, cold or archived.
+  // The CLI shows each member's own profile, hot, cold or archived.
+  static void expect_profiles(const std::vector<json>& expected, const Profiles& p) {
     std::size_t with_name = 0;
     for (const json& e : expected) {
       const std::string m = e["member"];
-      if (names.count(m) != 0) {
-        EXPECT_EQ(e.value("name", ""), names[m]) << m;
+      if (p.names.count(m) != 0) {
+        EXPECT_EQ(e.value("name", ""), p.names.at(m)) << m;
         ++with_name;
       } else {
         EXPECT_FALSE(e.contains("name")) << m;
       }
-      if (metas.count(m) != 0) {
-        EXPECT_EQ(e.value("metadata", json()), metas[m]) << m;
+      if (p.metas.count(m) != 0) {
+        EXPECT_EQ(e.value("metadata", json()), p.metas.at(m)) << m;
       } else {
         EXPECT_FALSE(e.contains("metadata")) << m;
       }
     }
     EXPECT_GT(with_name, 3U);
-    const std::string base = "/v1/boards/" + board + "/" + period;
-    const std::string q = id_param.empty() ? "" : "?period_id=" + id_param;
+  }
+
+  // A board's period as the API names it (id: empty for the current one).
+  struct Listing {
+    std::string board, period, id;
+  };
+
+  // Every endpoint of a period agrees with the CLI's listing `expected`.
+  void check(Served& s, const Listing& l, const std::vector<json>& expected, const Profiles& p) {
+    SCOPED_TRACE(l.board + " " + l.period + " " + l.id);
+    expect_profiles(expected, p);
+    const std::string base = "/v1/boards/" + l.board + "/" + l.period;
+    const std::string q = l.id.empty() ? "" : "?period_id=" + l.id;
     std::int64_t total = 0;
     EXPECT_EQ(all_pages(s, base + "/top" + q, 7, &total), expected);
     EXPECT_EQ(total, static_cast<std::int64_t>(expected.size()));
     ASSERT_GT(expected.size(), 10U);
     // The default page is the board's display (pts: 4, the others 5).
     const Answer first = s.get(base + "/top" + q);
-    EXPECT_EQ(first.body["records"].size(), board == "pts" ? 4U : 5U);
+    EXPECT_EQ(first.body["records"].size(), l.board == "pts" ? 4U : 5U);
+    expect_member_reads(s, base, q, expected);
+    expect_around(s, base, q, expected);
+    EXPECT_EQ(s.get(base + "/members/ghost" + q).status, 404);
+    EXPECT_EQ(s.get(base + "/members/ghost/around" + q).status, 404);
+  }
+
+  // Each member one by one; members?ids= in rank order, unknown ones named.
+  static void expect_member_reads(Served& s, const std::string& base, const std::string& q,
+                                  const std::vector<json>& expected) {
     std::vector<std::string> ids;
     for (const json& e : expected) {
       const std::string m = e["member"];
@@ -180,18 +202,20 @@ TEST_F(ServeTest, EveryEndpointAgreesWithTheCli) {
       EXPECT_EQ(one.status, 200);
       EXPECT_EQ(one.body, e);
     }
-    // members?ids= in rank order, unknown ones named.
     const std::string sep = q.empty() ? "?" : "&";
-    const Answer many = s.get(base + "/members" + q + sep + "ids=ghost," + [&] {
-      std::string joined;
-      for (auto it = ids.rbegin(); it != ids.rend(); ++it)
-        joined += (joined.empty() ? "" : ",") + *it;
-      return joined;
-    }());
+    std::string joined;
+    for (auto it = ids.rbegin(); it != ids.rend(); ++it)
+      joined += (joined.empty() ? "" : ",") + *it;
+    const Answer many = s.get(base + "/members" + q + sep + "ids=ghost," + joined);
     EXPECT_EQ(many.status, 200);
     EXPECT_EQ(many.body["records"], json(expected));
     EXPECT_EQ(many.body["not_found"], json({"ghost"}));
-    // around: K above and below, the member among them, as the CLI's around.
+  }
+
+  // around: K above and below, the member among them, as the CLI's around.
+  static void expect_around(Served& s, const std::string& base, const std::string& q,
+                            const std::vector<json>& expected) {
+    const std::string sep = q.empty() ? "?" : "&";
     for (const std::size_t i : {std::size_t{0}, std::size_t{6}, expected.size() - 1}) {
       const std::string m = expected[i]["member"];
       const Answer a = s.get(base + "/members/" + enc(m) + "/around" + q + sep + "k=2");
@@ -203,22 +227,10 @@ TEST_F(ServeTest, EveryEndpointAgreesWithTheCli) {
                 json(std::vector<json>(expected.begin() + static_cast<std::ptrdiff_t>(from),
                                        expected.begin() + static_cast<std::ptrdiff_t>(to))));
     }
-    EXPECT_EQ(s.get(base + "/members/ghost" + q).status, 404);
-    EXPECT_EQ(s.get(base + "/members/ghost/around" + q).status, 404);
-  };
+  }
 
-  {
-    Served s(config_path, log);
-    for (const auto& [board, period] : std::vector<std::pair<std::string, std::string>>{
-             {"pts", "daily"}, {"pts", "cup"}, {"laps", "weekly"}, {"flat", "daily"}}) {
-      const auto expected = cli_lines(cli({"top", board, period, "-n", "1000", "--json"}));
-      check(s, board, period, "", expected);
-      const Answer top = s.get("/v1/boards/" + board + "/" + period + "/top");
-      EXPECT_EQ(top.body["state"], "open");
-      // The CLI's rank and around agree too (they share the service with the API).
-      const json r = cli_lines(cli({"rank", board, period, expected[8]["member"], "--json"})).at(0);
-      EXPECT_EQ(r, expected[8]);
-    }
+  // pts' periods: the daily one and the cup (a custom cron period) with its next reset.
+  void expect_periods_of_pts(Served& s) {
     const Answer p = s.get("/v1/boards/pts/periods");
     ASSERT_EQ(p.status, 200);
     EXPECT_EQ(p.body["timezone"], "UTC");
@@ -229,6 +241,29 @@ TEST_F(ServeTest, EveryEndpointAgreesWithTheCli) {
     EXPECT_EQ(p.body["periods"][0]["members"],
               cli_lines(cli({"top", "pts", "daily", "-n", "1000", "--json"})).size());
   }
+};
+
+// Writes scores with ties (few distinct points, repeated times) to every board, spills them
+// with tick, and checks every endpoint against the CLI; then archives the daily periods
+// and checks them again against `history`.
+TEST_F(ServeTest, EveryEndpointAgreesWithTheCli) {
+  Profiles profiles;
+  ASSERT_NO_FATAL_FAILURE(write_scores_with_ties(profiles));
+  ASSERT_EQ(test::run_cli(cli({"tick"})).exit_code, 0);  // spills all but 5 of each period
+  {
+    Served s(config_path, log);
+    for (const auto& [board, period] : std::vector<std::pair<std::string, std::string>>{
+             {"pts", "daily"}, {"pts", "cup"}, {"laps", "weekly"}, {"flat", "daily"}}) {
+      const auto expected = cli_lines(cli({"top", board, period, "-n", "1000", "--json"}));
+      check(s, {board, period, ""}, expected, profiles);
+      const Answer top = s.get("/v1/boards/" + board + "/" + period + "/top");
+      EXPECT_EQ(top.body["state"], "open");
+      // The CLI's rank and around agree too (they share the service with the API).
+      const json r = cli_lines(cli({"rank", board, period, expected[8]["member"], "--json"})).at(0);
+      EXPECT_EQ(r, expected[8]);
+    }
+    ASSERT_NO_FATAL_FAILURE(expect_periods_of_pts(s));
+  }
   // Two days later the daily periods of 2026-11-20 are archived: read from history.
   const std::string later = "2026-11-22T01:00:00Z";
   ASSERT_EQ(test::run_cli(cli({"tick"}, later)).exit_code, 0);
@@ -236,7 +271,7 @@ TEST_F(ServeTest, EveryEndpointAgreesWithTheCli) {
   for (const std::string board : {"pts", "flat"}) {
     const auto expected =
         cli_lines(cli({"history", board, "daily", "2026-11-20", "-n", "1000", "--json"}, later));
-    check(s, board, "daily", "2026-11-20", expected);
+    check(s, {board, "daily", "2026-11-20"}, expected, profiles);
     const Answer top = s.get("/v1/boards/" + board + "/daily/top?period_id=2026-11-20");
     EXPECT_EQ(top.body["state"], "archived");
     EXPECT_EQ(top.body["period_end"], "2026-11-21T00:00:00.000Z");
@@ -343,17 +378,31 @@ TEST_F(ServeTest, TheDocumentedScoreLayoutDecodesTheHotBoard) {
   }
 }
 
+// A JSON error answer with `status`, its error naming `words`.
+void expect_error(const Answer& a, int status, const std::string& words) {
+  EXPECT_EQ(a.status, status) << a.body.dump();
+  ASSERT_TRUE(a.body.is_object() && a.body.contains("error")) << a.body.dump();
+  EXPECT_NE(a.body["error"].get<std::string>().find(words), std::string::npos) << a.body.dump();
+}
+
+// Cursors: made up, altered, or from another period, are 400s; a real one reads on.
+void expect_cursor_errors(Served& s, const std::string& top) {
+  const Answer page = s.get(top + "?limit=1");
+  std::string cursor = page.body["next_cursor"];
+  expect_error(s.get(top + "?cursor=bm90IGEgY3Vyc29y"), 400, "cursor");
+  std::string altered = cursor;
+  altered[altered.size() / 2] = altered[altered.size() / 2] == 'A' ? 'B' : 'A';
+  expect_error(s.get(top + "?cursor=" + altered), 400, "cursor");
+  expect_error(s.get("/v1/boards/pts/cup/top?cursor=" + cursor), 400, "cursor");
+  EXPECT_EQ(s.get(top + "?cursor=" + cursor).body["records"][0]["member"], "plain");
+}
+
 TEST_F(ServeTest, BadInputGetsA400Or404InJson) {
   const Config config = test::make_config(prefix, kBoards);
   redis::Connection conn = test::connect_redis();
   service::Leaderboards lb(config, conn, Clock(*parse_rfc3339(kNow)));
   lb.apply({{"pts", "ä/b,c d+e", 5, {}, ""}, {"pts", "plain", 3, {}, ""}});
   Served s(config_path, log);
-  const auto expect_error = [&](const Answer& a, int status, const std::string& words) {
-    EXPECT_EQ(a.status, status) << a.body.dump();
-    ASSERT_TRUE(a.body.is_object() && a.body.contains("error")) << a.body.dump();
-    EXPECT_NE(a.body["error"].get<std::string>().find(words), std::string::npos) << a.body.dump();
-  };
   const std::string top = "/v1/boards/pts/daily/top";
   // Percent-encoded UTF-8 with '/', ',', ' ' and '+' in it is found, in a path and in ids.
   EXPECT_EQ(s.get("/v1/boards/pts/daily/members/" + enc("ä/b,c d+e")).body["member"], "ä/b,c d+e");
@@ -379,15 +428,7 @@ TEST_F(ServeTest, BadInputGetsA400Or404InJson) {
             json::parse(R"({"records": [{"rank": 2, "member": "plain", "points": 3,
                             "achieved_at": "2026-11-20T12:00:00.000Z"}], "not_found": ["nobody"]})"));
   expect_error(s.get("/v1/boards/pts/daily/members"), 400, "ids is missing");
-  // Cursors: made up, altered, or from another period.
-  const Answer page = s.get(top + "?limit=1");
-  std::string cursor = page.body["next_cursor"];
-  expect_error(s.get(top + "?cursor=bm90IGEgY3Vyc29y"), 400, "cursor");
-  std::string altered = cursor;
-  altered[altered.size() / 2] = altered[altered.size() / 2] == 'A' ? 'B' : 'A';
-  expect_error(s.get(top + "?cursor=" + altered), 400, "cursor");
-  expect_error(s.get("/v1/boards/pts/cup/top?cursor=" + cursor), 400, "cursor");
-  EXPECT_EQ(s.get(top + "?cursor=" + cursor).body["records"][0]["member"], "plain");
+  expect_cursor_errors(s, top);
   // Parameters.
   expect_error(s.get(top + "?limit=0"), 400, "limit");
   expect_error(s.get(top + "?limit=1001"), 400, "limit");

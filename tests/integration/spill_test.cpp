@@ -85,6 +85,132 @@ class SpillTest : public ::testing::Test {
     for (std::size_t i = 0; i < want.size(); ++i)
       ASSERT_TRUE(same(got[i], want[i])) << "position " << i;
   }
+
+  // Members' own reads (the ends of both tiers and 1,000 at random) and their neighbours
+  // (300 positions) agree with the brute-force listing `want`.
+  void expect_members_and_around(Leaderboards& lb, const service::PeriodRef& ref,
+                                 const std::vector<Standing>& want, std::mt19937& rng) {
+    std::vector<std::size_t> probe{0, 1, 98, 99, 100, 101, 102, 5000, 9998, 9999};
+    for (int i = 0; i < 1000; ++i) probe.push_back(rng() % want.size());
+    for (const std::size_t pos : probe) {
+      const auto r = lb.reads().member({ref}, want[pos].member);
+      ASSERT_TRUE(r) << want[pos].member;
+      EXPECT_TRUE(same(*r, want[pos]));
+    }
+    for (int i = 0; i < 300; ++i) {
+      const std::size_t pos =
+          i < 6 ? std::vector<std::size_t>{0, 99, 100, 101, 9999, 5}[i] : rng() % want.size();
+      const auto got = lb.reads().around({ref}, want[pos].member, 3);
+      const std::size_t from = pos >= 3 ? pos - 3 : 0;
+      const std::size_t to = std::min(want.size(), pos + 4);
+      ASSERT_EQ(got.size(), to - from) << "around position " << pos;
+      for (std::size_t k = 0; k < got.size(); ++k) EXPECT_TRUE(same(got[k], want[from + k]));
+    }
+  }
+
+  // Pages at any depth (past the hot members, PostgreSQL locates the page) equal the full
+  // listing, ranks included.
+  void expect_pages(Leaderboards& lb, const service::PeriodRef& ref,
+                    const std::vector<Standing>& listing, std::mt19937& rng) {
+    std::vector<std::int64_t> offsets{0, 95, 99, 100, 101, 4321, 9979, 9990, 9999};
+    for (int i = 0; i < 200; ++i)
+      offsets.push_back(static_cast<std::int64_t>(rng() % listing.size()));
+    for (const std::int64_t offset : offsets) {
+      const auto page = lb.reads().top_at({ref}, offset, 20);
+      ASSERT_EQ(page.size(),
+                std::min<std::size_t>(20, listing.size() - static_cast<std::size_t>(offset)))
+          << "offset " << offset;
+      for (std::size_t k = 0; k < page.size(); ++k) {
+        ASSERT_TRUE(same(page[k], listing[static_cast<std::size_t>(offset) + k]))
+            << "offset " << offset << " + " << k;
+      }
+    }
+  }
+
+  // A ticker that spills (chunks of 20) until no writer is left, counting its passes.
+  void spill_while_writing(const std::atomic<int>& writers_left, std::atomic<int>& spill_passes) {
+    redis::Connection own = test::connect_redis();
+    cold::ColdStore own_cold(test::postgres_url(), prefix);
+    cold::History own_archive(test::postgres_url(), prefix);
+    lifecycle::Tick t(config, own, own_cold, own_archive, Clock(now));
+    while (writers_left.load() > 0) {
+      t.run({false, 20});
+      ++spill_passes;
+    }
+  }
+
+  // Another session holds a lock so the tick (config `path`, PostgreSQL application name
+  // `app`) blocks inside its first cold-tier write, and then its connection is terminated;
+  // PostgreSQL stays away: its retry of the board (on a new connection) is cut too. The
+  // tick exits 3 and names PostgreSQL in its log.
+  void tick_while_postgres_goes_away(const std::string& path, const std::string& app) {
+    const std::string now_arg = "--now=2026-11-22T12:00:00Z";
+    std::thread locker([&] {
+      test::psql("BEGIN; LOCK TABLE " + prefix + ".cold_members IN ACCESS EXCLUSIVE MODE; " +
+                 "SELECT pg_sleep(4); COMMIT;");
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const std::string log = "/tmp/bk-pgdown-" + prefix + ".log";
+    const int pid = test::spawn_cli({"--config", path, now_arg, "tick", "--chunk", "20"}, log);
+    // Wait until the tick is stuck waiting for the lock, then cut its connection.
+    for (int i = 0; i < 100; ++i) {
+      if (test::psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app +
+                     "' AND wait_event_type = 'Lock'") == "1\n") {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    // PostgreSQL stays away: the tick's retry of the board (on a new connection) is cut too.
+    for (siginfo_t exited{}; exited.si_pid == 0;
+         waitid(P_PID, static_cast<id_t>(pid), &exited, WEXITED | WNOHANG | WNOWAIT)) {
+      test::psql(
+          "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = "
+          "'" +
+          app + "' AND wait_event_type = 'Lock'");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(test::wait_cli(pid), 3);
+    locker.join();
+    std::ifstream in(log);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("postgresql"), std::string::npos) << text;
+  }
+
+  // 200 events of members spilled to the cold tier (positions 100 on of `want`).
+  static std::vector<Update> rescore_cold_members(const std::vector<Standing>& want,
+                                                  std::mt19937& rng) {
+    std::vector<Update> again;
+    for (int i = 0; i < 200; ++i) {
+      const auto& member = want[100 + rng() % 9900].member;
+      again.push_back({"big", member, static_cast<std::int64_t>(1 + rng() % 300),
+                       at("2026-11-22T02:00:00Z") + std::chrono::seconds{i}, ""});
+    }
+    return again;
+  }
+
+  static constexpr int kWriters = 4;
+  static constexpr int kPerWriter = 5000;
+  static constexpr int kMembers = 500;
+
+  // Each writer's events, from `base` on, recorded in `model`. Member i belongs to writer
+  // i % 4, so "its last update" is well defined.
+  static std::vector<std::vector<Update>> race_work(Instant base,
+                                                    std::map<std::string, Model>& model) {
+    std::vector<std::vector<Update>> work(kWriters);
+    std::mt19937 rng(5);
+    for (int j = 0; j < kPerWriter; ++j) {
+      for (int t = 0; t < kWriters; ++t) {
+        const int idx = static_cast<int>(rng() % (kMembers / kWriters)) * kWriters + t;
+        Update u{"race", "p" + std::to_string(idx), static_cast<std::int64_t>(1 + rng() % 20),
+                 base + Millis{j * kWriters + t}, ""};
+        Model& m = model[u.member];
+        m.points += u.value;
+        m.at = *u.at;
+        work[t].push_back(u);
+      }
+    }
+    return work;
+  }
 };
 
 TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
@@ -124,48 +250,11 @@ TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
                                        p.at(0).cold_members};
   };
   EXPECT_EQ(members(), (std::array<std::int64_t, 3>{10000, 100, 9900}));
-  std::vector<std::size_t> probe{0, 1, 98, 99, 100, 101, 102, 5000, 9998, 9999};
-  for (int i = 0; i < 1000; ++i) probe.push_back(rng() % want.size());
-  for (const std::size_t pos : probe) {
-    const auto r = lb.reads().member({ref}, want[pos].member);
-    ASSERT_TRUE(r) << want[pos].member;
-    EXPECT_TRUE(same(*r, want[pos]));
-  }
-  for (int i = 0; i < 300; ++i) {
-    const std::size_t pos =
-        i < 6 ? std::vector<std::size_t>{0, 99, 100, 101, 9999, 5}[i] : rng() % want.size();
-    const auto got = lb.reads().around({ref}, want[pos].member, 3);
-    const std::size_t from = pos >= 3 ? pos - 3 : 0;
-    const std::size_t to = std::min(want.size(), pos + 4);
-    ASSERT_EQ(got.size(), to - from) << "around position " << pos;
-    for (std::size_t k = 0; k < got.size(); ++k) EXPECT_TRUE(same(got[k], want[from + k]));
-  }
-  // Pages at any depth (past the hot members, PostgreSQL locates the page) equal the full
-  // listing, ranks included.
-  auto expect_pages = [&](const std::vector<Standing>& listing) {
-    std::vector<std::int64_t> offsets{0, 95, 99, 100, 101, 4321, 9979, 9990, 9999};
-    for (int i = 0; i < 200; ++i)
-      offsets.push_back(static_cast<std::int64_t>(rng() % listing.size()));
-    for (const std::int64_t offset : offsets) {
-      const auto page = lb.reads().top_at({ref}, offset, 20);
-      ASSERT_EQ(page.size(),
-                std::min<std::size_t>(20, listing.size() - static_cast<std::size_t>(offset)))
-          << "offset " << offset;
-      for (std::size_t k = 0; k < page.size(); ++k) {
-        ASSERT_TRUE(same(page[k], listing[static_cast<std::size_t>(offset) + k]))
-            << "offset " << offset << " + " << k;
-      }
-    }
-  };
-  expect_pages(want);
+  ASSERT_NO_FATAL_FAILURE(expect_members_and_around(lb, ref, want, rng));
+  expect_pages(lb, ref, want, rng);
 
   // Cold members score again: they come back with their cold points plus the new ones.
-  std::vector<Update> again;
-  for (int i = 0; i < 200; ++i) {
-    const auto& member = want[100 + rng() % 9900].member;
-    again.push_back({"big", member, static_cast<std::int64_t>(1 + rng() % 300),
-                     at("2026-11-22T02:00:00Z") + std::chrono::seconds{i}, ""});
-  }
+  const std::vector<Update> again = rescore_cold_members(want, rng);
   // Past the end: nothing.
   EXPECT_TRUE(lb.reads().top_at({ref}, 10000, 20).empty());
   EXPECT_TRUE(lb.reads().top_at({ref}, 123456789, 20).empty());
@@ -173,7 +262,7 @@ TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
   add(lb, model, again);
   EXPECT_GT(lb.counters().rehydrated, 150);
   expect_board(lb, "big", "daily", model);
-  expect_pages(brute_force(model));  // with stale cold rows of the rehydrated members
+  expect_pages(lb, ref, brute_force(model), rng);  // with stale cold rows of the rehydrated members
   // Rehydrated members count once, as hot (their cold rows are stale until the next spill).
   const auto now_members = members();
   EXPECT_EQ(now_members[0], 10000);
@@ -186,40 +275,16 @@ TEST_F(SpillTest, TenThousandMembersSpillAndRankExactlyAcrossTiers) {
 }
 
 TEST_F(SpillTest, WritersRacingASpillLoopLoseNothing) {
-  constexpr int kWriters = 4;
-  constexpr int kPerWriter = 5000;
-  constexpr int kMembers = 500;
   const Instant base = at("2026-11-22T03:00:00Z");
   // Member i belongs to writer i % 4, so "its last update" is well defined: every member's
   // achieved_at must be the time of the last event its writer sent for it.
-  std::vector<std::vector<Update>> work(kWriters);
   std::map<std::string, Model> model;
-  std::mt19937 rng(5);
-  for (int j = 0; j < kPerWriter; ++j) {
-    for (int t = 0; t < kWriters; ++t) {
-      const int idx = static_cast<int>(rng() % (kMembers / kWriters)) * kWriters + t;
-      Update u{"race", "p" + std::to_string(idx), static_cast<std::int64_t>(1 + rng() % 20),
-               base + Millis{j * kWriters + t}, ""};
-      Model& m = model[u.member];
-      m.points += u.value;
-      m.at = *u.at;
-      work[t].push_back(u);
-    }
-  }
+  const std::vector<std::vector<Update>> work = race_work(base, model);
   std::atomic<int> writers_left{kWriters};
   std::atomic<int> spill_passes{0};
   // Two tickers spill the same periods at once (overlapping cron runs): the period lock
   // makes one of them skip, so a cold row can never go backwards.
-  auto spill_loop = [&] {
-    redis::Connection own = test::connect_redis();
-    cold::ColdStore own_cold(test::postgres_url(), prefix);
-    cold::History own_archive(test::postgres_url(), prefix);
-    lifecycle::Tick t(config, own, own_cold, own_archive, Clock(now));
-    while (writers_left.load() > 0) {
-      t.run({false, 20});
-      ++spill_passes;
-    }
-  };
+  auto spill_loop = [&] { spill_while_writing(writers_left, spill_passes); };
   std::thread ticker(spill_loop);
   std::thread second_ticker(spill_loop);
   std::vector<std::thread> writers;
@@ -325,35 +390,7 @@ TEST_F(SpillTest, PostgresAwayMeansExit3AndNothingLeavesRedis) {
   const std::string path = "/tmp/bk-test-" + prefix + "-app.yaml";
   std::ofstream(path) << test::config_text(prefix, kBoards,
                                            test::postgres_url() + "?application_name=" + app);
-  std::thread locker([&] {
-    test::psql("BEGIN; LOCK TABLE " + prefix + ".cold_members IN ACCESS EXCLUSIVE MODE; " +
-               "SELECT pg_sleep(4); COMMIT;");
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const std::string log = "/tmp/bk-pgdown-" + prefix + ".log";
-  const int pid = test::spawn_cli({"--config", path, now_arg, "tick", "--chunk", "20"}, log);
-  // Wait until the tick is stuck waiting for the lock, then cut its connection.
-  for (int i = 0; i < 100; ++i) {
-    if (test::psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app +
-                   "' AND wait_event_type = 'Lock'") == "1\n") {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  // PostgreSQL stays away: the tick's retry of the board (on a new connection) is cut too.
-  for (siginfo_t exited{}; exited.si_pid == 0;
-       waitid(P_PID, static_cast<id_t>(pid), &exited, WEXITED | WNOHANG | WNOWAIT)) {
-    test::psql(
-        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = "
-        "'" +
-        app + "' AND wait_event_type = 'Lock'");
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_EQ(test::wait_cli(pid), 3);
-  locker.join();
-  std::ifstream in(log);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("postgresql"), std::string::npos) << text;
+  tick_while_postgres_goes_away(path, app);
   // The chunk was marked stale but nothing was removed from Redis.
   EXPECT_EQ(hot_size("big", "daily", "2026-11-22"), 3000);
   expect_board(lb, "big", "daily", model);
