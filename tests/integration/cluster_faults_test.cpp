@@ -352,19 +352,14 @@ TEST_F(ClusterFaults, AKilledMasterIsRiddenOutByIngestItself) {
   EXPECT_EQ(retrying(conn, [&] { return dead_letters(); }), 0);
 }
 
-// The stream's master dies after its replica was cut off (it missed the deliveries and the
-// acknowledgements of its last moments, not the entries): the promoted replica delivers
-// entries again that were applied, some as pending (their acknowledgement was lost), some
-// as new (their delivery was lost). Each is applied once all the same: markers go only
-// once the stream's replicas hold the acknowledgements that make them unneeded, and a call
-// of new entries looks for markers that reach them.
-TEST_F(ClusterFaults, AFailoverOfTheStreamsMasterToAReplicaCutOffCountsNothingTwice) {
-  const char* dir = std::getenv("BK_CLUSTER_DIR");
-  ASSERT_NE(dir, nullptr) << "BK_CLUSTER_DIR is not set: run the tests through tests/run.sh";
-  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
-  constexpr int kBoardCount = 12, kEntries = 15000;
-  // A backlog without event ids (ids would dedupe by themselves): 12 boards, on every master.
-  std::map<std::pair<std::string, std::string>, std::int64_t> wanted;  // (board, member)
+// (board, member) -> points.
+using BoardPoints = std::map<std::pair<std::string, std::string>, std::int64_t>;
+constexpr int kBoardCount = 12, kEntries = 15000;
+
+// A backlog without event ids (ids would dedupe by themselves): 12 boards, on every master;
+// what each (board, member) should get.
+BoardPoints add_backlog(redis::Connection& conn, const std::string& stream) {
+  BoardPoints wanted;
   std::mt19937 rng(31);
   std::vector<redis::Args> batch;
   const std::int64_t base = to_epoch_ms(*parse_rfc3339("2027-01-04T10:00:00Z"));
@@ -380,6 +375,55 @@ TEST_F(ClusterFaults, AFailoverOfTheStreamsMasterToAReplicaCutOffCountsNothingTw
       batch.clear();
     }
   }
+  return wanted;
+}
+
+// What the 12 boards hold.
+BoardPoints points_of_migs(redis::Connection& conn, const std::string& prefix) {
+  const Config config = test::make_config(prefix, kBoards);
+  const Instant now = *parse_rfc3339("2027-01-04T12:00:00Z");
+  BoardPoints got;
+  for (int b = 0; b < kBoardCount; ++b) {
+    const std::string name = "migs" + std::to_string(b);
+    for (const auto& [member, points] :
+         retrying(conn, [&] { return test::points_of(conn, config, name, "daily", now); })) {
+      got[{name, member}] = points;
+    }
+  }
+  return got;
+}
+
+// Every (board, member) got what it should, none more.
+void expect_counted_once(const BoardPoints& wanted, const BoardPoints& got) {
+  int above = 0;
+  std::int64_t sum_got = 0, sum_wanted = 0;
+  std::string examples;
+  for (const auto& [key, points] : wanted) {
+    sum_wanted += points;
+    const auto g = got.find(key);
+    const std::int64_t have = g == got.end() ? 0 : g->second;
+    sum_got += have;
+    if (have > points && ++above <= 3) {
+      examples += " " + key.first + "/" + key.second + ": " + std::to_string(have) + " for " +
+                  std::to_string(points);
+    }
+  }
+  EXPECT_EQ(above, 0) << "of " << wanted.size() << " (board, member) pairs, e.g." << examples;
+  EXPECT_EQ(sum_got, sum_wanted);
+  EXPECT_EQ(got.size(), wanted.size());
+}
+
+// The stream's master dies after its replica was cut off (it missed the deliveries and the
+// acknowledgements of its last moments, not the entries): the promoted replica delivers
+// entries again that were applied, some as pending (their acknowledgement was lost), some
+// as new (their delivery was lost). Each is applied once all the same: markers go only
+// once the stream's replicas hold the acknowledgements that make them unneeded, and a call
+// of new entries looks for markers that reach them.
+TEST_F(ClusterFaults, AFailoverOfTheStreamsMasterToAReplicaCutOffCountsNothingTwice) {
+  const char* dir = std::getenv("BK_CLUSTER_DIR");
+  ASSERT_NE(dir, nullptr) << "BK_CLUSTER_DIR is not set: run the tests through tests/run.sh";
+  ASSERT_EQ(test::run_cli({"--config", path, "migrate"}).exit_code, 0);
+  const BoardPoints wanted = add_backlog(conn, stream);
   const Node master = owner_of(conn, redis::key_slot(stream));
   Node replica;
   for (const Node& n : nodes(conn)) {
@@ -426,32 +470,7 @@ TEST_F(ClusterFaults, AFailoverOfTheStreamsMasterToAReplicaCutOffCountsNothingTw
   ASSERT_TRUE(promoted);
   finish();  // every entry acknowledged, ingest alive and exiting 0 on SIGTERM
 
-  const Config config = test::make_config(prefix, kBoards);
-  const Instant now = *parse_rfc3339("2027-01-04T12:00:00Z");
-  std::map<std::pair<std::string, std::string>, std::int64_t> got;
-  for (int b = 0; b < kBoardCount; ++b) {
-    const std::string name = "migs" + std::to_string(b);
-    for (const auto& [member, points] :
-         retrying(conn, [&] { return test::points_of(conn, config, name, "daily", now); })) {
-      got[{name, member}] = points;
-    }
-  }
-  int above = 0;
-  std::int64_t sum_got = 0, sum_wanted = 0;
-  std::string examples;
-  for (const auto& [key, points] : wanted) {
-    sum_wanted += points;
-    const auto g = got.find(key);
-    const std::int64_t have = g == got.end() ? 0 : g->second;
-    sum_got += have;
-    if (have > points && ++above <= 3) {
-      examples += " " + key.first + "/" + key.second + ": " + std::to_string(have) + " for " +
-                  std::to_string(points);
-    }
-  }
-  EXPECT_EQ(above, 0) << "of " << wanted.size() << " (board, member) pairs, e.g." << examples;
-  EXPECT_EQ(sum_got, sum_wanted);
-  EXPECT_EQ(got.size(), wanted.size());
+  expect_counted_once(wanted, points_of_migs(conn, prefix));
   EXPECT_EQ(retrying(conn, [&] { return dead_letters(); }), 0);
 }
 

@@ -375,17 +375,15 @@ std::string post(const std::string& target, const std::string& body,
          extra + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
-std::vector<std::pair<std::string, std::string>> hostile_requests() {
-  const std::string top = "/v1/boards/pts/daily/top";
-  const std::string members = "/v1/boards/pts/daily/members";
-  const std::string h = " HTTP/1.1\r\nHost: test\r\n";
-  std::string many_headers;
-  for (int i = 0; i < 10000; ++i) many_headers += "X-H" + std::to_string(i) + ": v\r\n";
-  std::string many_ids = "{\"ids\":[";
-  for (int i = 0; i <= 1000; ++i) many_ids += (i == 0 ? "\"m" : ",\"m") + std::to_string(i) + "\"";
-  many_ids += "]}";
-  std::string query_ids;
-  for (int i = 0; i <= 1000; ++i) query_ids += (i == 0 ? "m" : ",m") + std::to_string(i);
+using Requests = std::vector<std::pair<std::string, std::string>>;
+
+const char* const kHostileTop = "/v1/boards/pts/daily/top";
+const char* const kHostileMembers = "/v1/boards/pts/daily/members";
+const char* const kHttp11 = " HTTP/1.1\r\nHost: test\r\n";
+
+// Methods, request lines and versions.
+Requests hostile_request_lines() {
+  const std::string top = kHostileTop, h = kHttp11;
   return {
       // Methods.
       {"PUT", "PUT " + top + h + "Content-Length: 0\r\n\r\n"},
@@ -404,6 +402,14 @@ std::vector<std::pair<std::string, std::string>> hostile_requests() {
       {"target *", "GET *" + h + "\r\n"},
       {"control byte in target", "GET /v1/\x01" + h + "\r\n"},
       {"request line of 9 KiB", "GET /v1/" + std::string(9 * 1024, 'a') + h + "\r\n"},
+  };
+}
+
+Requests hostile_headers() {
+  const std::string top = kHostileTop, h = kHttp11;
+  std::string many_headers;
+  for (int i = 0; i < 10000; ++i) many_headers += "X-H" + std::to_string(i) + ": v\r\n";
+  return {
       // Headers.
       {"missing Host", "GET " + top + " HTTP/1.1\r\n\r\n"},
       {"two Hosts", "GET " + top + h + "Host: other\r\n\r\n"},
@@ -412,6 +418,15 @@ std::vector<std::pair<std::string, std::string>> hostile_requests() {
       {"header without colon", "GET " + top + h + "NoColon\r\n\r\n"},
       {"space before colon", "GET " + top + " HTTP/1.1\r\nHost : test\r\n\r\n"},
       {"NUL in a header", "GET " + top + h + std::string("X-A: a\0b\r\n\r\n", 12)},
+  };
+}
+
+Requests hostile_bodies() {
+  const std::string top = kHostileTop, members = kHostileMembers, h = kHttp11;
+  std::string many_ids = "{\"ids\":[";
+  for (int i = 0; i <= 1000; ++i) many_ids += (i == 0 ? "\"m" : ",\"m") + std::to_string(i) + "\"";
+  many_ids += "]}";
+  return {
       // Bodies.
       {"Content-Length and Transfer-Encoding",
        "POST " + members + h + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"},
@@ -432,6 +447,15 @@ std::vector<std::pair<std::string, std::string>> hostile_requests() {
       {"1001 ids in the body", post(members, many_ids)},
       {"not JSON", post(members, "{\"ids\": [\"a\"")},
       {"body not UTF-8", post(members, "{\"ids\":[\"\xff\xfe\"]}")},
+  };
+}
+
+// Paths, percent-encodings and parameters; last, the body that crashed serve before.
+Requests hostile_targets() {
+  const std::string top = kHostileTop, members = kHostileMembers, h = kHttp11;
+  std::string query_ids;
+  for (int i = 0; i <= 1000; ++i) query_ids += (i == 0 ? "m" : ",m") + std::to_string(i);
+  return {
       // Paths and percent-encodings.
       {"%zz", get(members + "/%zz")},
       {"%00 in a member", get(members + "/a%00b")},
@@ -462,6 +486,15 @@ std::vector<std::pair<std::string, std::string>> hostile_requests() {
       {"JSON body 100,000 deep",
        post(members, "{\"ids\":" + std::string(100000, '[') + std::string(100000, ']') + "}")},
   };
+}
+
+Requests hostile_requests() {
+  Requests all;
+  for (const Requests& part :
+       {hostile_request_lines(), hostile_headers(), hostile_bodies(), hostile_targets()}) {
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  return all;
 }
 
 TEST_F(ServeFrontTest, MalformedRequestsEachGetAJson4xxAndServeKeepsAnswering) {

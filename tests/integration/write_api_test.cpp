@@ -170,17 +170,18 @@ TEST_F(WriteApiTest, AnEventIdAppliesOnceAndARetryGetsTheStanding) {
   EXPECT_EQ(period_of(again, "daily").at("rank"), 1);
 }
 
-TEST_F(WriteApiTest, ARefusedEventIsA4xxNamingItsReasonAndAppliesNothing) {
-  Served s = serve();
-  ASSERT_EQ(write(s, "pts", "ann", {{"value", 10}}).status, 200);
-  ASSERT_EQ(s.put("/v1/boards/pts/bans/cheat", as(kAdmin), R"({"reason": "aimbot"})").status, 200);
-  struct Case {
-    std::string member;
-    json body;
-    int status;
-    const char* reason;
-  };
-  const std::vector<Case> cases = {
+// A write refused for a reason: its member, its body, the status and reason it answers.
+struct Refusal {
+  std::string member;
+  nlohmann::json body;
+  int status;
+  const char* reason;
+};
+
+// One write refused for each reason the update path gives (ann holds 10 points; cheat is
+// banned).
+std::vector<Refusal> refusals() {
+  return {
       {"ann", {{"value", 10}, {"at", "2026-11-01T12:00:00Z"}}, 409, "closed"},
       {"ann", {{"value", 5000}}, 422, "out_of_range"},
       {"ann", {{"value", 1}, {"at", "2026-11-25T13:00:00Z"}}, 422, "too_early"},
@@ -190,7 +191,13 @@ TEST_F(WriteApiTest, ARefusedEventIsA4xxNamingItsReasonAndAppliesNothing) {
        422,
        "invalid_profile"},
   };
-  for (const Case& c : cases) {
+}
+
+TEST_F(WriteApiTest, ARefusedEventIsA4xxNamingItsReasonAndAppliesNothing) {
+  Served s = serve();
+  ASSERT_EQ(write(s, "pts", "ann", {{"value", 10}}).status, 200);
+  ASSERT_EQ(s.put("/v1/boards/pts/bans/cheat", as(kAdmin), R"({"reason": "aimbot"})").status, 200);
+  for (const Refusal& c : refusals()) {
     const Answer a = write(s, "pts", c.member, c.body);
     EXPECT_EQ(a.status, c.status) << c.body.dump() << ": " << a.text;
     EXPECT_NE(test::error_of(a).find(std::string("(") + c.reason + ")"), std::string::npos)
