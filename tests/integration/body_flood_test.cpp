@@ -26,11 +26,7 @@ using namespace std::chrono_literals;
 using test::RawConnection;
 using test::Served;
 
-const char* kBoards = R"(  - name: pts
-    periods: [daily]
-    max_points: 1000
-    retention: {default: 30d}
-)";
+const char* const kBoards = test::kOneBoard;
 
 constexpr const char* kNow = "2026-11-25T12:00:00Z";
 constexpr auto kAnswerWithin = 10000ms;  // generous: a loaded 2-core machine

@@ -49,6 +49,14 @@ inline std::set<std::string> dead_lettered_ids(redis::Connection& conn, const st
   return recorded;
 }
 
+// The boards section of the serve suites that need one board and nothing particular of it
+// (rate_limit_test, token_reload_test, body_flood_test): "pts", one daily period.
+inline constexpr const char* kOneBoard = R"(  - name: pts
+    periods: [daily]
+    max_points: 1000
+    retention: {default: 30d}
+)";
+
 // A config whose redis and postgres sections point at the test servers (key prefix and
 // schema `prefix`) and whose boards section is `boards_yaml` (a YAML sequence, indented by
 // two spaces). `postgres_url` replaces the test server's URL when given.

@@ -19,12 +19,21 @@
 #include "harness.h"
 #include "raw_http.h"
 #include "served.h"
+#include "write_fixture.h"
 
 namespace bk {
 namespace {
 
 using json = nlohmann::json;
 
+using test::kAdmin;
+using test::kNow;
+using test::kReader;
+using test::kScoped;  // here boards=other
+using test::kWriter;
+
+// Its own boards, not the write tests': pts is tiered here (the answers' tier fields are
+// validated too), and flat has no tie-break.
 const char* kBoards = R"(  - name: pts
     periods: [daily, weekly]
     max_points: 1000
@@ -47,12 +56,6 @@ const char* kBoards = R"(  - name: pts
     max_points: 1000
     retention: {default: 30d}
 )";
-
-constexpr const char* kNow = "2026-11-25T12:00:00Z";
-const std::string kReader = "reader-token-3c1e";
-const std::string kWriter = "writer-token-8d2f";
-const std::string kScoped = "scoped-writer-4a7b";  // boards=other
-const std::string kAdmin = "admin-token-6b90";
 
 // The spec's paths.
 const std::string kBoardList = "/v1/boards";
@@ -95,10 +98,7 @@ class OpenapiTest : public ::testing::Test {
     ASSERT_EQ(test::run_cli({"--config", config_path, "migrate"}).exit_code, 0);
   }
   test::Served serve(const std::string& config, const std::string& log_path) {
-    return test::Served(config, log_path, kNow,
-                        {{"BOARDKEEPER_SERVE_TOKENS", kReader},
-                         {"BOARDKEEPER_SERVE_ADMIN_TOKENS", kAdmin},
-                         {"BOARDKEEPER_SERVE_WRITE_TOKENS", kWriter}});
+    return test::Served(config, log_path, kNow, test::write_test_tokens());
   }
   test::RunResult cli(const std::string& now, std::vector<std::string> args) {
     args.insert(args.begin(), {"--config", config_path, "--now", now});

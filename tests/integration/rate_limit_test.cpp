@@ -22,11 +22,7 @@ namespace {
 
 using test::Served;
 
-const char* kBoards = R"(  - name: pts
-    periods: [daily]
-    max_points: 1000
-    retention: {default: 30d}
-)";
+const char* const kBoards = test::kOneBoard;
 
 constexpr const char* kNow = "2026-11-25T12:00:00Z";
 const std::string kReader = "reader-token-8e21";

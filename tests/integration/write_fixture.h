@@ -1,6 +1,6 @@
-// The fixture of the write tests (write_api_test, idempotency_test, batch_api_test): a
-// config with three boards, write tokens (one for every board, one scoped), read and admin
-// tokens, and a serve over the test servers.
+// The fixture of the write tests (write_api_test, idempotency_test, batch_api_test; its tokens
+// also openapi_test's): a config with three boards, write tokens (one for every board, one
+// scoped), read and admin tokens, and a serve over the test servers.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -36,6 +36,13 @@ inline const std::string kScoped = "scoped-writer-91c2";
 inline const std::string kReader = "reader-token-0b4d";
 inline const std::string kAdmin = "admin-token-5e61";
 
+// serve's environment with the write tests' read, admin and write tokens.
+inline Served::Env write_test_tokens() {
+  return {{"BOARDKEEPER_SERVE_TOKENS", kReader},
+          {"BOARDKEEPER_SERVE_ADMIN_TOKENS", kAdmin},
+          {"BOARDKEEPER_SERVE_WRITE_TOKENS", kWriter}};
+}
+
 class WriteApiTest : public ::testing::Test {
  protected:
   using json = nlohmann::json;
@@ -51,12 +58,7 @@ class WriteApiTest : public ::testing::Test {
                                             "serve:\n  write_tokens_file: " + tokens_file + "\n");
     ASSERT_EQ(test::run_cli({"--config", config_path, "migrate"}).exit_code, 0);
   }
-  Served serve() {
-    return Served(config_path, log, kNow,
-                  {{"BOARDKEEPER_SERVE_TOKENS", kReader},
-                   {"BOARDKEEPER_SERVE_ADMIN_TOKENS", kAdmin},
-                   {"BOARDKEEPER_SERVE_WRITE_TOKENS", kWriter}});
-  }
+  Served serve() { return Served(config_path, log, kNow, write_test_tokens()); }
   static httplib::Headers as(const std::string& token) {
     return {{"Authorization", "Bearer " + token}};
   }
