@@ -22,7 +22,9 @@
 //      ZINCRBY, of spilled ones (rehydration), and POST /v1/events against ingest --drain.
 // The board: one period of --members members (1,000,000), all but hot_keep (1,000) spilled
 // to PostgreSQL by the real `boardkeeper tick`. Every answer is checked (record counts,
-// ranks, the total) so a broken build cannot print a fast table.
+// ranks, the total) so a broken build cannot print a fast table. bench() reads as its steps:
+// the board, the read rows on one serve, the write rows on another, the table
+// (serve_table.cpp; the figures in serve_bench.h), the clean-up.
 //
 //   tests/bench/run.sh --serve-only                 the full run
 //   bk_serve_bench --members 20000 --seconds 1      a small one (ctest's bench.serve_smoke)
@@ -55,6 +57,7 @@
 #include "config/config.h"
 #include "redis/connection.h"
 #include "redis/url.h"
+#include "serve_bench.h"
 #include "serve_clients.h"
 #include "service/leaderboards.h"
 #include "write_bench.h"
@@ -63,6 +66,14 @@ namespace {
 
 using json = nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
+using bk::bench::ColdLoad;
+using bk::bench::ColdReadFigures;
+using bk::bench::LimiterFigures;
+using bk::bench::ReadFigures;
+using bk::bench::ReplicaFigures;
+using bk::bench::ServeOptions;
+using bk::bench::WriteRowFigures;
+using bk::bench::WrkFigures;
 
 [[noreturn]] void fail(const std::string& what) {
   throw std::runtime_error(what);
@@ -105,11 +116,6 @@ std::string must_run(const std::vector<std::string>& args, const std::string& lo
   if (run(args, log) != 0) fail(args[0] + " " + args[1] + " failed:\n" + read_file(log));
   return read_file(log);
 }
-
-struct WrkFigures {
-  double rps = 0;
-  double p99_ms = 0;
-};
 
 double to_ms(const std::string& value) {  // wrk's "1.23ms", "456.00us", "1.10s"
   const double v = std::stod(value);
@@ -176,18 +182,6 @@ WrkFigures redis_benchmark(const bk::redis::Options& where, int clients, int req
   return {std::stod(fields[1]), std::stod(fields[6])};
 }
 
-using bk::bench::percentile;
-
-struct Options {
-  std::int64_t members = 1'000'000;
-  int seconds = 5;
-  int connections = 16;
-  int slow = 2000;  // row 17
-  int idle = 200;
-  int keepalive = 10000;                // row 18
-  std::int64_t write_events = 200'000;  // row 26
-};
-
 // `boardkeeper serve` with `config_path` on a free port (its output in `log`), stopped with
 // SIGTERM when this goes (unless `reaped`).
 struct Serving {
@@ -246,11 +240,6 @@ double gauge(httplib::Client& client, const std::string& name) {
 
 // Row 19: the first read of the spilled period asked for its cold ranks; how long until they
 // are in serve's memory, and what they take there.
-struct ColdLoad {
-  double seconds = 0;
-  double index_mib = 0;
-  double rss_growth_mib = 0;
-};
 ColdLoad wait_for_cold_ranks(httplib::Client& client, pid_t serve, SteadyClock::time_point asked,
                              double rss_before) {
   while (gauge(client, "boardkeeper_cold_rank_periods") < 1) {
@@ -268,10 +257,7 @@ ColdLoad wait_for_cold_ranks(httplib::Client& client, pid_t serve, SteadyClock::
 
 // Rows 20 and 21: a spilled member's rank and neighbourhood under 16 connections; the hot top
 // page from 4 connections alone and beside 48 connections each POSTing 100 spilled ids.
-struct ColdReadFigures {
-  WrkFigures member, around, top_quiet, top_crowded;
-};
-ColdReadFigures cold_reads(const std::string& base, const Options& opt, const std::string& dir,
+ColdReadFigures cold_reads(const std::string& base, const ServeOptions& opt, const std::string& dir,
                            const std::string& member, const std::vector<std::string>& ids) {
   ColdReadFigures f;
   const std::string at = base + "/v1/boards/sv/daily/members/" + member;
@@ -330,13 +316,9 @@ double postgres_cpu_seconds(const std::string& url, const std::string& log) {
 
 // Row 22: the primary's CPU seconds while 16 connections read 100 spilled ids (cold ranks from
 // memory off, so that every read asks PostgreSQL), without and with postgres.read_url.
-struct ReplicaFigures {
-  double primary_cpu_without = 0, primary_cpu_with = 0;
-  WrkFigures without, with;
-};
 ReplicaFigures replica_rows(const std::string& config_text, const std::string& pg_url,
-                            const std::string& read_url, const Options& opt, const std::string& dir,
-                            const std::string& members) {
+                            const std::string& read_url, const ServeOptions& opt,
+                            const std::string& dir, const std::string& members) {
   const std::string lsn = must_run(
       {"psql", "-X", "-At", pg_url, "-c", "SELECT pg_current_wal_lsn()"}, dir + "/psql.log");
   for (int i = 0;; ++i) {
@@ -370,11 +352,8 @@ ReplicaFigures replica_rows(const std::string& config_text, const std::string& p
 // Row 23: what the rate limiter costs reads. top?limit=10 from the running serve (no limits)
 // and from a second one whose read limit is never reached (rate and burst 10^9; reads without
 // a token share one bucket, the most contended case), taken in turns, twice each.
-struct LimiterFigures {
-  double without_rps = 0, with_rps = 0;
-};
 LimiterFigures limiter_overhead(const std::string& config_text, const std::string& base,
-                                const std::string& top, const Options& opt,
+                                const std::string& top, const ServeOptions& opt,
                                 const std::string& dir) {
   const std::string path = dir + "/limited.yaml";
   std::ofstream(path) << config_text
@@ -400,154 +379,226 @@ LimiterFigures limiter_overhead(const std::string& config_text, const std::strin
   return f;
 }
 
-int bench(const Options& opt) {
-  const std::string redis_url = env_or_fail("BK_TEST_REDIS_URL");
-  const std::string pg_url = env_or_fail("BK_TEST_POSTGRES_URL");
-  const std::string prefix = "sbench" + std::to_string(getpid());
+const std::string kTop = "/v1/boards/sv/daily/top?limit=10";
+
+// Requests a redis-benchmark baseline makes (row 14's a quarter of them).
+int baseline_requests(const ServeOptions& opt) {
+  return std::max(20000, 100000 * opt.seconds);
+}
+
+std::string temp_dir() {
   char tmpl[] = "/tmp/bk_serve_bench.XXXXXX";
   if (mkdtemp(tmpl) == nullptr) fail("mkdtemp failed");
-  const std::string dir = tmpl;
-  const std::string config_text = "redis: {url: \"" + redis_url + "\", key_prefix: " + prefix +
-                                  "}\npostgres: {url: \"" + pg_url + "\", schema: " + prefix +
-                                  "}\nboards:\n  - name: sv\n    periods: [daily]\n"
-                                  "    max_points: 50000000\n    hot_keep: 1000\n    display: 10\n"
-                                  "    retention: {default: 30d}\n";
+  return tmpl;
+}
+
+// The config's path in `dir`, its schema migrated.
+std::string migrated(const std::string& dir, const std::string& config_text) {
   const std::string config_path = dir + "/boardkeeper.yaml";
   std::ofstream(config_path) << config_text;
   must_run({BK_BINARY, "--config", config_path, "migrate"}, dir + "/migrate.log");
+  return config_path;
+}
 
-  // The board, written through the library (as an application would), then spilled.
-  std::fprintf(stderr, "serve: writing %lld members, spilling all but 1,000\n",
-               static_cast<long long>(opt.members));
-  const bk::Config config = bk::parse_config(config_text, config_path, {});
-  bk::redis::Connection conn(bk::redis::parse_url(redis_url));
-  bk::cold::ColdStore cold(pg_url, prefix);
-  bk::service::Leaderboards lb(config, conn, bk::Clock(), &cold);
-  std::vector<bk::service::Update> batch;
-  std::mt19937_64 rng(2026);
-  for (std::int64_t i = 0; i < opt.members; ++i) {
-    batch.push_back({"sv",
-                     "player" + std::to_string(i),
-                     static_cast<std::int64_t>(rng() % 50'000'000),
-                     {},
-                     ""});
-    if (batch.size() == 10000 || i + 1 == opt.members) {
-      for (const auto& r : lb.apply(batch, bk::service::Leaderboards::Detail::status)) {
-        if (r.status != bk::service::UpdateStatus::applied) fail("an update failed: " + r.reason);
+// The bench's board `sv`: one period of --members members written through the library (as an
+// application would), all but hot_keep (1,000) spilled by the real `boardkeeper tick`; the
+// servers, names and files every row uses.
+struct Board {
+  std::string redis_url = env_or_fail("BK_TEST_REDIS_URL");
+  std::string pg_url = env_or_fail("BK_TEST_POSTGRES_URL");
+  std::string prefix = "sbench" + std::to_string(getpid());
+  std::string dir = temp_dir();
+  std::string config_text = "redis: {url: \"" + redis_url + "\", key_prefix: " + prefix +
+                            "}\npostgres: {url: \"" + pg_url + "\", schema: " + prefix +
+                            "}\nboards:\n  - name: sv\n    periods: [daily]\n"
+                            "    max_points: 50000000\n    hot_keep: 1000\n    display: 10\n"
+                            "    retention: {default: 30d}\n";
+  std::string config_path = migrated(dir, config_text);
+  bk::Config config = bk::parse_config(config_text, config_path, {});
+  bk::redis::Options where = bk::redis::parse_url(redis_url);
+  bk::redis::Connection conn{where};
+  bk::cold::ColdStore cold{pg_url, prefix};
+  bk::service::Leaderboards lb{config, conn, bk::Clock(), &cold};
+  std::mt19937_64 rng{2026};  // the members' points, then row 14's ids
+  bk::service::PeriodRef ref{};
+  std::string live_key{};
+  std::string cursor_key = std::string(bk::api::kMinCursorKeyBytes, 'k');  // row 15's cursor
+
+  explicit Board(const ServeOptions& opt) {
+    std::fprintf(stderr, "serve: writing %lld members, spilling all but 1,000\n",
+                 static_cast<long long>(opt.members));
+    std::vector<bk::service::Update> batch;
+    for (std::int64_t i = 0; i < opt.members; ++i) {
+      batch.push_back({"sv",
+                       "player" + std::to_string(i),
+                       static_cast<std::int64_t>(rng() % 50'000'000),
+                       {},
+                       ""});
+      if (batch.size() == 10000 || i + 1 == opt.members) {
+        for (const auto& r : lb.apply(batch, bk::service::Leaderboards::Detail::status)) {
+          if (r.status != bk::service::UpdateStatus::applied) fail("an update failed: " + r.reason);
+        }
+        batch.clear();
       }
-      batch.clear();
     }
+    must_run({BK_BINARY, "--config", config_path, "tick"}, dir + "/tick.log");
+    ref = lb.resolve("sv", "daily", std::nullopt);
+    live_key = prefix + ":{sv}:daily:" + ref.period.id;
   }
-  must_run({BK_BINARY, "--config", config_path, "tick"}, dir + "/tick.log");
-  const bk::service::PeriodRef ref = lb.resolve("sv", "daily", std::nullopt);
-  const std::string live_key = prefix + ":{sv}:daily:" + ref.period.id;
+  Board(const Board&) = delete;
+  Board& operator=(const Board&) = delete;
 
-  // serve, on a free port, with a cursor key of the bench's own (row 15 makes a cursor).
-  const std::string cursor_key(bk::api::kMinCursorKeyBytes, 'k');
-  Serving serving(config_path, dir + "/serve.log", cursor_key);
-  const pid_t serve = serving.pid;
-  const int port = serving.port;
-  const std::string base = "http://127.0.0.1:" + std::to_string(port);
-  httplib::Client client("127.0.0.1", port);
-  client.set_url_encode(false);
-  const auto get = [&](const std::string& target) {
+  // Leaves nothing behind: the keys, the schema, the files.
+  void forget() {
+    bk::bench::forget_keys(conn, prefix);
+    run({"psql", "-X", "-q", pg_url, "-c", "DROP SCHEMA " + prefix + " CASCADE"},
+        dir + "/drop.log");
+    std::filesystem::remove_all(dir);
+  }
+};
+
+// serve's API at 127.0.0.1:`port`, read one request at a time: every answer a 200.
+struct Api {
+  std::string base;
+  httplib::Client client;
+  explicit Api(int port)
+      : base("http://127.0.0.1:" + std::to_string(port)), client("127.0.0.1", port) {
+    client.set_url_encode(false);
+  }
+  json get(const std::string& target) {
     const auto r = client.Get(target.c_str());
     if (!r || r->status != 200) fail("GET " + target + " failed: " + (r ? r->body : "no answer"));
     return json::parse(r->body);
-  };
+  }
+};
 
-  // 13: top 10.
-  const std::string top = "/v1/boards/sv/daily/top?limit=10";
-  const double rss_before = rss_mib(serve);
+// Row 13, top 10 against ZRANGE 0 9; its first read asks for the cold ranks (row 19).
+void top_rows(const Board& b, const ServeOptions& opt, const Serving& serve, Api& api,
+              ReadFigures& f) {
+  const double rss_before = rss_mib(serve.pid);
   const auto asked = SteadyClock::now();
-  const json first = get(top);  // its count asks for the cold ranks (row 19)
-  const ColdLoad load = wait_for_cold_ranks(client, serve, asked, rss_before);
+  const json first = api.get(kTop);  // its count asks for the cold ranks (row 19)
+  f.load = wait_for_cold_ranks(api.client, serve.pid, asked, rss_before);
   if (first["records"].size() != 10 || first["total"] != opt.members) fail("top: " + first.dump());
-  const bk::redis::Options where = bk::redis::parse_url(redis_url);
-  const int n = std::max(20000, 100000 * opt.seconds);
-  const WrkFigures ours_top = wrk(base + top, opt.connections, opt.seconds, dir + "/wrk-top.log");
-  const WrkFigures raw_top = redis_benchmark(
-      where, opt.connections, n, {"ZRANGE", live_key, "0", "9", "WITHSCORES"}, dir + "/rb-top.log");
+  f.top = wrk(api.base + kTop, opt.connections, opt.seconds, b.dir + "/wrk-top.log");
+  f.raw_top =
+      redis_benchmark(b.where, opt.connections, baseline_requests(opt),
+                      {"ZRANGE", b.live_key, "0", "9", "WITHSCORES"}, b.dir + "/rb-top.log");
+}
 
-  const LimiterFigures limiter = limiter_overhead(config_text, base, top, opt, dir);
-
-  // 14: 100 ids, drawn from the whole board (so nearly all of them spilled).
+// Row 14's ids: drawn from the whole board (so nearly all of them spilled), their target,
+// and one of them below the hot 1,000 (rows 20, 21).
+struct Ids {
   std::vector<std::string> ids;
-  for (int i = 0; i < 100; ++i) ids.push_back("player" + std::to_string(rng() % opt.members));
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::string target;
+  std::string spilled_member;
+};
+
+// Row 14: 100 ids against ZMSCORE of the same ids, and one request at a time.
+Ids ids_rows(Board& b, const ServeOptions& opt, Api& api, ReadFigures& f) {
+  Ids asked;
+  for (int i = 0; i < 100; ++i)
+    asked.ids.push_back("player" + std::to_string(b.rng() % opt.members));
+  std::sort(asked.ids.begin(), asked.ids.end());
+  asked.ids.erase(std::unique(asked.ids.begin(), asked.ids.end()), asked.ids.end());
   std::string joined;
-  for (const auto& id : ids) joined += (joined.empty() ? "" : ",") + id;
-  const std::string members = "/v1/boards/sv/daily/members?ids=" + joined;
-  const json found = get(members);
-  if (found["records"].size() != ids.size() || !found["not_found"].empty()) {
+  for (const auto& id : asked.ids) joined += (joined.empty() ? "" : ",") + id;
+  asked.target = "/v1/boards/sv/daily/members?ids=" + joined;
+  const json found = api.get(asked.target);
+  if (found["records"].size() != asked.ids.size() || !found["not_found"].empty()) {
     fail("members: " + found.dump().substr(0, 500));
   }
-  std::vector<double> ids_ms;
   for (int i = 0; i < 30; ++i) {
     const auto t0 = SteadyClock::now();
-    get(members);
-    ids_ms.push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
+    api.get(asked.target);
+    f.ids_alone_ms.push_back(
+        std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
   }
-  std::string spilled_member;  // one of them below the hot 1,000 (rows 20, 21)
   for (const auto& r : found["records"]) {
-    if (r["rank"].get<std::int64_t>() > 1000) spilled_member = r["member"].get<std::string>();
+    if (r["rank"].get<std::int64_t>() > 1000) asked.spilled_member = r["member"].get<std::string>();
   }
-  const WrkFigures ours_ids =
-      wrk(base + members, opt.connections, opt.seconds, dir + "/wrk-ids.log");
-  std::vector<std::string> zmscore{"ZMSCORE", live_key};
-  zmscore.insert(zmscore.end(), ids.begin(), ids.end());
-  const WrkFigures raw_ids =
-      redis_benchmark(where, opt.connections, n / 4, zmscore, dir + "/rb-ids.log");
+  f.ids = wrk(api.base + asked.target, opt.connections, opt.seconds, b.dir + "/wrk-ids.log");
+  std::vector<std::string> zmscore{"ZMSCORE", b.live_key};
+  zmscore.insert(zmscore.end(), asked.ids.begin(), asked.ids.end());
+  f.raw_ids = redis_benchmark(b.where, opt.connections, baseline_requests(opt) / 4, zmscore,
+                              b.dir + "/rb-ids.log");
+  return asked;
+}
 
-  const ColdReadFigures memory = cold_reads(base, opt, dir, spilled_member, ids);
-  const char* read_url = std::getenv("BK_TEST_POSTGRES_READ_URL");
-  std::optional<ReplicaFigures> replica;
-  if (read_url != nullptr && *read_url != '\0') {
-    replica = replica_rows(config_text, pg_url, read_url, opt, dir, members);
-  }
-
-  // 15: the last page through a cursor against the first page, one request at a time.
-  const auto last = lb.reads().top_at({ref}, opt.members - 101, 1);
+// Row 15: the last page through a cursor against the first page, one request at a time.
+void cursor_rows(Board& b, const ServeOptions& opt, Api& api, ReadFigures& f) {
+  const auto last = b.lb.reads().top_at({b.ref}, opt.members - 101, 1);
   if (last.size() != 1) fail("no member at position " + std::to_string(opt.members - 100));
   const std::string cursor = bk::api::encode_cursor(
-      ref, bk::service::PageMark{opt.members - 100, last.front()}, cursor_key);
+      b.ref, bk::service::PageMark{opt.members - 100, last.front()}, b.cursor_key);
   const std::string deep = "/v1/boards/sv/daily/top?limit=100&cursor=" + cursor;
   const std::string shallow = "/v1/boards/sv/daily/top?limit=100";
-  std::vector<double> deep_ms, shallow_ms;
   const auto timed = [&](const std::string& target, std::vector<double>& out) {
     const auto t0 = SteadyClock::now();
-    const json page = get(target);
+    const json page = api.get(target);
     out.push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count());
     if (page["records"].size() != 100) fail("a page of " + std::to_string(page["records"].size()));
     return page;
   };
   for (int i = 0; i < 60; ++i) {
-    const json page = timed(deep, deep_ms);
+    const json page = timed(deep, f.deep_ms);
     if (page["records"][99]["rank"].get<std::int64_t>() > opt.members ||
         page["records"][0]["rank"].get<std::int64_t>() < opt.members - 200 ||
         !page["next_cursor"].is_null()) {
       fail("the last page: " + page["records"][0].dump() + " .. " + page["records"][99].dump());
     }
-    timed(shallow, shallow_ms);
+    timed(shallow, f.shallow_ms);
   }
+}
 
-  // 18, then 17 (which ends serve with SIGTERM).
-  const bk::bench::KeepAliveFigures kept = bk::bench::one_connection(port, top, opt.keepalive);
-  const bk::bench::SlowClientsFigures crowd =
-      bk::bench::slow_clients(port, serve, top, opt.slow, opt.idle, opt.seconds);
-  serving.reaped = true;
-  if (crowd.exit_status != 0) {
-    fail("serve exited " + std::to_string(crowd.exit_status) + " after SIGTERM:\n" +
-         read_file(dir + "/serve.log"));
+// Row 18, then 17, which ends serve with SIGTERM.
+void connection_rows(const Board& b, const ServeOptions& opt, Serving& serve, ReadFigures& f) {
+  f.kept = bk::bench::one_connection(serve.port, kTop, opt.keepalive);
+  f.crowd = bk::bench::slow_clients(serve.port, serve.pid, kTop, opt.slow, opt.idle, opt.seconds);
+  serve.reaped = true;
+  if (f.crowd.exit_status != 0) {
+    fail("serve exited " + std::to_string(f.crowd.exit_status) + " after SIGTERM:\n" +
+         read_file(b.dir + "/serve.log"));
   }
+}
 
-  // 24-26: writes, after the reads (they change the board), on a serve with a write token.
+// The read rows on one serve (with the bench's cursor key), in their order: 13 (and 19), 23,
+// 14, 20 and 21, 22 (with BK_TEST_POSTGRES_READ_URL, a replica), 15, 18 and 17.
+ReadFigures read_rows(Board& b, const ServeOptions& opt) {
+  Serving serve(b.config_path, b.dir + "/serve.log", b.cursor_key);
+  Api api(serve.port);
+  ReadFigures f;
+  top_rows(b, opt, serve, api, f);
+  f.limiter = limiter_overhead(b.config_text, api.base, kTop, opt, b.dir);
+  const Ids asked = ids_rows(b, opt, api, f);
+  f.memory = cold_reads(api.base, opt, b.dir, asked.spilled_member, asked.ids);
+  const char* read_url = std::getenv("BK_TEST_POSTGRES_READ_URL");
+  if (read_url != nullptr && *read_url != '\0') {
+    f.replica = replica_rows(b.config_text, b.pg_url, read_url, opt, b.dir, asked.target);
+  }
+  cursor_rows(b, opt, api, f);
+  connection_rows(b, opt, serve, f);
+  return f;
+}
+
+// Rows 24-26's members: the board's hot 1,000 and up to 200,000 spilled ones.
+void write_members(Board& b, const ServeOptions& opt, bk::bench::WriteSetup& ws) {
+  for (const auto& s : b.lb.reads().top_at({b.ref}, 0, 1000)) ws.hot.push_back(s.member);
+  std::sort(ws.hot.begin(), ws.hot.end());
+  for (std::int64_t i = 0; i < opt.members && ws.spilled.size() < 200'000; ++i) {
+    const std::string m = "player" + std::to_string(i);
+    if (!std::binary_search(ws.hot.begin(), ws.hot.end(), m)) ws.spilled.push_back(m);
+  }
+}
+
+// Rows 24-26, after the reads (they change the board), on a serve with a write token; then
+// their baseline, redis-benchmark's ZINCRBY.
+WriteRowFigures write_rows_with_baseline(Board& b, const ServeOptions& opt) {
   bk::bench::WriteSetup ws;
-  const std::string writer_path = dir + "/writer.yaml";
-  std::ofstream(writer_path) << config_text << bk::bench::write_boards_yaml();
-  ws.token = "bench-write-token-" + prefix;
-  Serving writer(writer_path, dir + "/serve-writer.log", cursor_key, ws.token);
+  const std::string writer_path = b.dir + "/writer.yaml";
+  std::ofstream(writer_path) << b.config_text << bk::bench::write_boards_yaml();
+  ws.token = "bench-write-token-" + b.prefix;
+  Serving writer(writer_path, b.dir + "/serve-writer.log", b.cursor_key, ws.token);
   ws.port = writer.port;
   {
     // Rows 24-26 run with the writer's cold ranks in memory, as a serve that has run for a
@@ -560,109 +611,35 @@ int bench(const Options& opt) {
   }
   ws.seconds = opt.seconds;
   ws.events = opt.write_events;
-  ws.stream = prefix + ":events";
-  for (const auto& s : lb.reads().top_at({ref}, 0, 1000)) ws.hot.push_back(s.member);
-  std::sort(ws.hot.begin(), ws.hot.end());
-  for (std::int64_t i = 0; i < opt.members && ws.spilled.size() < 200'000; ++i) {
-    const std::string m = "player" + std::to_string(i);
-    if (!std::binary_search(ws.hot.begin(), ws.hot.end(), m)) ws.spilled.push_back(m);
-  }
+  ws.stream = b.prefix + ":events";
+  write_members(b, opt, ws);
   ws.ingest_drain = [&] {
     const auto t0 = SteadyClock::now();
-    must_run({BK_BINARY, "--config", writer_path, "ingest", "--drain"}, dir + "/ingest.log");
+    must_run({BK_BINARY, "--config", writer_path, "ingest", "--drain"}, b.dir + "/ingest.log");
     return std::chrono::duration<double>(SteadyClock::now() - t0).count();
   };
-  const bk::bench::WriteFigures writes = bk::bench::write_rows(ws, conn);
-  const WrkFigures raw_incr =
-      redis_benchmark(where, opt.connections, n,
-                      {"-r", "1000", "ZINCRBY", prefix + ":zincrby", "1", "m:__rand_int__"},
-                      dir + "/rb-zincrby.log");
+  WriteRowFigures f;
+  f.writes = bk::bench::write_rows(ws, b.conn);
+  f.raw_incr =
+      redis_benchmark(b.where, opt.connections, baseline_requests(opt),
+                      {"-r", "1000", "ZINCRBY", b.prefix + ":zincrby", "1", "m:__rand_int__"},
+                      b.dir + "/rb-zincrby.log");
+  return f;
+}
 
-  std::printf("\nboardkeeper serve: %lld members (%lld spilled), %d connections, %d s a run\n\n",
-              static_cast<long long>(opt.members), static_cast<long long>(opt.members - 1000),
-              opt.connections, opt.seconds);
-  const auto row = [](const std::string& what, const std::string& ours, const std::string& baseline,
-                      const std::string& ratio, const std::string& target) {
-    std::printf("%-44s %-24s %-34s %-8s %s\n", what.c_str(), ours.c_str(), baseline.c_str(),
-                ratio.c_str(), target.c_str());
-  };
-  char a[64], b[64], c[64];
-  row("measurement", "boardkeeper", "raw baseline (same run)", "ratio", "target");
-  std::snprintf(a, sizeof a, "%.0f/s p99 %.2f ms", ours_top.rps, ours_top.p99_ms);
-  std::snprintf(b, sizeof b, "ZRANGE 0 9 %.0f/s p99 %.2f ms", raw_top.rps, raw_top.p99_ms);
-  std::snprintf(c, sizeof c, "%.2fx", ours_top.rps / raw_top.rps);
-  row("13 GET top?limit=10 (req/s, wrk)", a, b, c, ">= 0.5x");
-  std::snprintf(a, sizeof a, "%.0f/s p99 %.2f ms", ours_ids.rps, ours_ids.p99_ms);
-  std::snprintf(b, sizeof b, "ZMSCORE x100 %.0f/s p99 %.2f ms", raw_ids.rps, raw_ids.p99_ms);
-  std::snprintf(c, sizeof c, "%.2fx", ours_ids.rps / raw_ids.rps);
-  row("14 GET members?ids= (100 ids, req/s)", a, b, c, "p99 < 10 ms");
-  std::snprintf(a, sizeof a, "alone p50 %.2f ms", percentile(ids_ms, 0.5));
-  row("   (one request at a time)", a, "", "", "p50 < 2 ms");
-  std::snprintf(a, sizeof a, "p50 %.2f p99 %.2f ms", percentile(deep_ms, 0.5),
-                percentile(deep_ms, 0.99));
-  std::snprintf(b, sizeof b, "first page p50 %.2f p99 %.2f ms", percentile(shallow_ms, 0.5),
-                percentile(shallow_ms, 0.99));
-  std::snprintf(c, sizeof c, "%.2fx", percentile(deep_ms, 0.5) / percentile(shallow_ms, 0.5));
-  row("15 cursor page at the bottom (100 rows)", a, b, c, "< 50 ms");
-  std::snprintf(a, sizeof a, "readyz p99 %.2f, top p99 %.2f ms", crowd.readyz_p99_ms,
-                crowd.top_p99_ms);
-  std::snprintf(b, sizeof b, "without them: %.2f, %.2f ms", crowd.quiet_readyz_p99_ms,
-                crowd.quiet_top_p99_ms);
-  std::snprintf(c, sizeof c, "%.2fx", crowd.top_p99_ms / crowd.quiet_top_p99_ms);
-  row("17 " + std::to_string(crowd.slow) + " slow + " + std::to_string(crowd.idle) +
-          " idle clients",
-      a, b, c, "p99 < 50 ms");
-  // The cold ranks (row 19) are memory serve holds whatever its clients: the target is for
-  // what the clients cost.
-  std::snprintf(a, sizeof a, "RSS %.1f MiB (%.1f ranks)", crowd.rss_mib, load.index_mib);
-  std::snprintf(b, sizeof b, "SIGTERM to exit %.2f s", crowd.sigterm_exit_s);
-  row("   (serve with them connected)", a, b, "", "< 64 MiB + ranks, < 5 s");
-  std::snprintf(a, sizeof a, "%.2f s, %.1f MiB", load.seconds, load.index_mib);
-  std::snprintf(b, sizeof b, "serve's RSS grew %.1f MiB", load.rss_growth_mib);
-  std::snprintf(c, sizeof c, "%.1f",
-                load.index_mib * 1e6 / static_cast<double>(opt.members - 1000));
-  row("19 cold ranks into memory (load, size)", a, b, c, "MiB per million cold members");
-  std::snprintf(a, sizeof a, "%.0f/s p99 %.2f ms", memory.member.rps, memory.member.p99_ms);
-  std::snprintf(b, sizeof b, "around k=5: %.0f/s p99 %.2f ms", memory.around.rps,
-                memory.around.p99_ms);
-  row("20 GET members/{m} of a spilled member", a, b, "", "p99 < 5 ms both");
-  std::snprintf(a, sizeof a, "p99 %.2f ms", memory.top_crowded.p99_ms);
-  std::snprintf(b, sizeof b, "alone: p99 %.2f ms", memory.top_quiet.p99_ms);
-  std::snprintf(c, sizeof c, "%.2fx", memory.top_crowded.p99_ms / memory.top_quiet.p99_ms);
-  row("21 top?limit=10 (4 conns) beside 48 POSTing", a, b, c, "<= 2x");
-  if (replica) {
-    std::snprintf(a, sizeof a, "with: %.2f s, %.0f/s", replica->primary_cpu_with,
-                  replica->with.rps);
-    std::snprintf(b, sizeof b, "without read_url: %.2f s, %.0f/s", replica->primary_cpu_without,
-                  replica->without.rps);
-    std::snprintf(c, sizeof c, "%.2fx", replica->primary_cpu_with / replica->primary_cpu_without);
-    row("22 primary CPU, 100 ids, memory off", a, b, c, "report both");
-  }
-  std::snprintf(a, sizeof a, "%.0f/s with a read limit", limiter.with_rps);
-  std::snprintf(b, sizeof b, "%.0f/s without", limiter.without_rps);
-  std::snprintf(c, sizeof c, "%.3fx", limiter.with_rps / limiter.without_rps);
-  row("23 top?limit=10, rate limiter (never reached)", a, b, c, ">= 0.95x");
-  std::snprintf(a, sizeof a, "%d requests, %d connection%s", kept.requests, kept.connections,
-                kept.connections == 1 ? "" : "s");
-  std::snprintf(b, sizeof b, "%.0f req/s one at a time", kept.requests / kept.seconds);
-  std::snprintf(c, sizeof c, "%.0f", static_cast<double>(kept.requests) / kept.connections);
-  row("18 keep-alive, one client (req/connection)", a, b, c, "1 connection");
-  std::printf("   slow clients the server closed and that connected again: %d\n",
-              crowd.slow_reconnects);
-  bk::bench::print_write_rows(writes, raw_incr.rps, raw_incr.p99_ms);
-  std::printf("\n");
-
-  // Leave nothing behind.
-  bk::bench::forget_keys(conn, prefix);
-  run({"psql", "-X", "-q", pg_url, "-c", "DROP SCHEMA " + prefix + " CASCADE"}, dir + "/drop.log");
-  std::filesystem::remove_all(dir);
+int bench(const ServeOptions& opt) {
+  Board board(opt);
+  const ReadFigures reads = read_rows(board, opt);
+  const WriteRowFigures writes = write_rows_with_baseline(board, opt);
+  bk::bench::print_table(opt, reads, writes);
+  board.forget();
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options opt;
+  ServeOptions opt;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto value = [&]() -> std::int64_t {
