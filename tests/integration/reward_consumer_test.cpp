@@ -257,6 +257,15 @@ class RewardConsumerTest : public ::testing::Test {
     }
     return out;
   }
+  // The positions of the notices (of `entries()`) that pay two members or more.
+  std::vector<std::size_t> paying_several(
+      const std::vector<std::pair<std::string, std::map<std::string, std::string>>>& notices) {
+    std::vector<std::size_t> several;
+    for (std::size_t i = 0; i < notices.size(); ++i) {
+      if (payees(notices[i].second).size() >= 2) several.push_back(i);
+    }
+    return several;
+  }
   bool is_pending(const std::string& entry) {
     const auto p = pending();
     return std::find(p.begin(), p.end(), entry) != p.end();
@@ -315,10 +324,7 @@ TEST_F(RewardConsumerTest, KilledBeforeDuringAndAfterPayingItStillPaysEveryPerio
   const auto notices = entries();
   ASSERT_EQ(notices.size(), 9u);  // 3 boards x 3 hours
   // The points are taken on the first and the last notice that pay several members.
-  std::vector<std::size_t> several;
-  for (std::size_t i = 0; i < notices.size(); ++i) {
-    if (payees(notices[i].second).size() >= 2) several.push_back(i);
-  }
+  const std::vector<std::size_t> several = paying_several(notices);
   ASSERT_GE(several.size(), 2u);
   const std::string one = notices[several.front()].first;
   const auto one_payees = payees(notices[several.front()].second);
