@@ -20,6 +20,7 @@ namespace bk::cold {
 namespace {
 
 thread_local std::optional<SteadyTime> t_deadline;
+thread_local std::optional<std::chrono::milliseconds> t_timeout;
 
 // Armed calls, at most one a thread, and the servers shunned; a thread of its own, started by
 // the first call armed (a process that never sets a deadline has none). Shutting a socket down from
@@ -134,8 +135,22 @@ CallDeadline::~CallDeadline() {
   t_deadline = outer_;
 }
 
+CallTimeout::CallTimeout(std::optional<std::chrono::milliseconds> each) : outer_(t_timeout) {
+  if (each && (!t_timeout || *each < *t_timeout)) t_timeout = each;
+}
+
+CallTimeout::~CallTimeout() {
+  t_timeout = outer_;
+}
+
+std::optional<std::chrono::milliseconds> call_timeout() {
+  return t_timeout;
+}
+
 std::optional<SteadyTime> call_deadline() {
-  return t_deadline;
+  if (!t_timeout) return t_deadline;
+  const SteadyTime each = std::chrono::steady_clock::now() + *t_timeout;
+  return t_deadline && *t_deadline < each ? t_deadline : each;
 }
 
 void cut_every_call() {
@@ -145,8 +160,9 @@ void cut_every_call() {
 namespace pg {
 
 WatchedCall::WatchedCall(int fd, const std::string& where, bool* broken) : broken_(broken) {
-  if (fd < 0 || !t_deadline) return;
-  const std::optional<std::uint64_t> ticket = Watchdog::instance().arm(fd, *t_deadline, where);
+  const std::optional<SteadyTime> deadline = call_deadline();
+  if (fd < 0 || !deadline) return;
+  const std::optional<std::uint64_t> ticket = Watchdog::instance().arm(fd, *deadline, where);
   if (!ticket) return;  // unwatched: as without a deadline
   ticket_ = *ticket;
   if (ticket_ != 0) return;

@@ -15,8 +15,7 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 // passes; the server, once it runs again, finds its client gone and ends the statement
 // (client_connection_check_interval, set on every connection). The server is then shunned
 // (core/shun.h): calls to it under a deadline fail at once for a second, but one that tries.
-// Nested deadlines: the nearer one holds. Calls with no deadline wait as before (tick's
-// archive may rightly run long).
+// Nested deadlines: the nearer one holds. Calls with no deadline wait as before.
 class CallDeadline {
  public:
   explicit CallDeadline(SteadyTime at);
@@ -28,7 +27,26 @@ class CallDeadline {
   std::optional<SteadyTime> outer_;
 };
 
-// This thread's deadline, if a CallDeadline lives.
+// Every PostgreSQL call this thread makes while a CallTimeout lives ends within `each` of its
+// start, or fails as past a CallDeadline (with both: whichever comes first). For tick, whose
+// calls may rightly run long (an archive's merge), but not forever: a hung server costs the
+// call its timeout. nullopt: no bound of its own (an outer CallTimeout still holds).
+class CallTimeout {
+ public:
+  explicit CallTimeout(std::optional<std::chrono::milliseconds> each);
+  ~CallTimeout();
+  CallTimeout(const CallTimeout&) = delete;
+  CallTimeout& operator=(const CallTimeout&) = delete;
+
+ private:
+  std::optional<std::chrono::milliseconds> outer_;
+};
+
+// This thread's CallTimeout, if one lives (a thread of the caller's takes it on with its own).
+std::optional<std::chrono::milliseconds> call_timeout();
+
+// The deadline of a call this thread starts now: its CallDeadline's, or now + its CallTimeout,
+// the nearer; nullopt without either.
 std::optional<SteadyTime> call_deadline();
 
 // Every call with a deadline that is in flight now, on any thread, fails at once, and so does
