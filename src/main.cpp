@@ -206,6 +206,12 @@ CLI::App* set_up_tick(CLI::App& app, CommandLine& line) {
   tick->add_option("--pushgateway", args.pushgateway,
                    "push the metrics to this Prometheus Pushgateway (http://host:port), job "
                    "boardkeeper_tick; a failed push is a warning only");
+  tick->add_option("--postgres-timeout", args.postgres_timeout_s,
+                   "give up on a PostgreSQL call (a statement, an archive's merge and commit) "
+                   "that has not answered after this many seconds: the server is taken as hung, "
+                   "the pass ends (exit 3; 1 while publishing close notices) (default " +
+                       std::to_string(bk::cli::kTickPostgresTimeoutS) + ")")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{86400}));
   return tick;
 }
 

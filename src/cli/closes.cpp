@@ -1,12 +1,14 @@
 // closes: the close notices PostgreSQL holds (cold/closes.h), oldest first; PostgreSQL only.
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cold/call_deadline.h"
 #include "cold/closes.h"
 #include "core/validate.h"
 
@@ -14,6 +16,9 @@ namespace bk::cli {
 namespace {
 
 constexpr std::int64_t kScanPage = 1000;  // notices read at a time while matching --board
+// The whole listing's PostgreSQL calls, connecting included (a few indexed pages: far less
+// when the server answers): a hung server ends the command, exit 3, instead of holding it.
+constexpr std::chrono::seconds kDeadline{10};
 
 // --since: a notice's seq (the entries after it) or an RFC 3339 time (archived then or later).
 cold::Closes::Query query_of(const ClosesArgs& args) {
@@ -103,6 +108,7 @@ int closes(Context& ctx, const ClosesArgs& args) {
   if (const auto problem = board_pattern_problem(args.boards)) {
     throw UsageError("--board: " + *problem);
   }
+  const cold::CallDeadline bounded(std::chrono::steady_clock::now() + kDeadline);
   // PostgreSQL only (no deployment check through Redis): notices are read with Redis down.
   cold::Closes store(ctx.schema_admin().link());
   const std::vector<cold::CloseNotice> notices = matching(store, args);

@@ -17,11 +17,16 @@ void check_range(const char* flag, std::int64_t value, std::int64_t min, std::in
 
 int check_config(Context& ctx);
 int migrate(Context& ctx);
+// How long one PostgreSQL call of tick may go unanswered (seconds): far beyond what the largest
+// archive's merge takes, within the half hour the shipped CronJob and systemd unit allow a run.
+inline constexpr std::int64_t kTickPostgresTimeoutS = 600;
+
 struct TickArgs {
   bool dry_run = false;
   std::int64_t chunk = lifecycle::kDefaultChunk;  // members per cold-tier transaction
   std::string metrics_file;  // Prometheus text, replaced atomically after the pass
   std::string pushgateway;   // http://host:port[/path] of a Pushgateway
+  std::int64_t postgres_timeout_s = kTickPostgresTimeoutS;  // cold/call_deadline.h's CallTimeout
 };
 int tick(Context& ctx, const TickArgs& args);
 

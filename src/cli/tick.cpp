@@ -13,6 +13,7 @@
 #include "cli/logging.h"
 #include "cli/output.h"
 #include "cli/progress.h"
+#include "cold/call_deadline.h"
 #include "http/metrics_io.h"
 #include "service/deployment.h"
 
@@ -393,6 +394,8 @@ bool publish(const TickArgs& args, const std::optional<http::HttpUrl>& gateway,
 std::optional<Abort> run_pass(Context& ctx, const TickArgs& args, lifecycle::TickReport& report,
                               std::exception_ptr& failure) {
   try {
+    // Connecting included: a hung PostgreSQL costs a call this, never the whole run.
+    const cold::CallTimeout bounded(std::chrono::seconds{args.postgres_timeout_s});
     lifecycle::Tick t(ctx.config(), ctx.redis(), ctx.cold(), ctx.archive(), ctx.clock());
     t.run({args.dry_run, args.chunk, archive_progress_display()}, report);
   } catch (const Error& e) {

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 
+#include "cold/call_deadline.h"
 #include "cold/member_rows.h"
 #include "hot/moderation.h"
 
@@ -105,10 +106,12 @@ class Spiller {
   }
 
   void start_commit(Chunk& c) {
-    c.committed = std::async(std::launch::async,
-                             [this, period_start = job_.target.period.start, taken = c.taken] {
-                               commit_rows(job_.cold, cold_key_, codec_, period_start, *taken);
-                             });
+    // The commit's thread keeps this one's bound on PostgreSQL calls (tick's CallTimeout).
+    c.committed = std::async(std::launch::async, [this, period_start = job_.target.period.start,
+                                                  taken = c.taken, each = cold::call_timeout()] {
+      const cold::CallTimeout bounded(each);
+      commit_rows(job_.cold, cold_key_, codec_, period_start, *taken);
+    });
   }
 
   // Removes a committed chunk from Redis. Returns how many members left the hot key.
