@@ -182,6 +182,15 @@ void print_history(const lifecycle::HistoryReport& h, bool json, bool dry_run) {
   }
 }
 
+// False when counting the pending notices failed (PostgreSQL gone mid-publish): the reports say
+// "unknown", never 0.
+bool pending_known(const lifecycle::ClosesReport& c) {
+  return c.counted || c.error.empty();
+}
+std::string pending_json(const lifecycle::ClosesReport& c) {
+  return pending_known(c) ? std::to_string(c.pending) : "null";
+}
+
 // The close notices: what was published, what waits (always shown while some wait).
 void print_closes(const lifecycle::ClosesReport& c, bool json, bool dry_run) {
   if (c.published == 0 && c.found == 0 && c.pending == 0 && c.error.empty()) return;
@@ -191,7 +200,7 @@ void print_closes(const lifecycle::ClosesReport& c, bool json, bool dry_run) {
         .num("published", c.published)
         .num("refed", c.refed)
         .num("found", c.found)
-        .num("pending", c.pending);
+        .raw("pending", pending_json(c));
     if (!c.error.empty()) line.str("error", c.error);
     std::cout << line.done() << "\n";
     return;
@@ -203,10 +212,23 @@ void print_closes(const lifecycle::ClosesReport& c, bool json, bool dry_run) {
     if (c.found > 0) std::cout << ", " << c.found << " found in their stream already";
     std::cout << "\n";
   }
-  if (c.pending > 0) {
+  if (!pending_known(c)) {
+    std::cout << "  pending unknown (the count failed): the next tick publishes them\n";
+  } else if (c.pending > 0) {
     std::cout << "  " << c.pending << " pending"
               << (dry_run ? "" : ": the next tick publishes them") << "\n";
   }
+}
+
+// The summary's close notices: what was published and what waits, or that the count failed
+// (never "0 pending" for notices that may be waiting).
+std::string closes_summary(const lifecycle::ClosesReport& c) {
+  if (!pending_known(c)) {
+    return fmt::format(", {} close notices published, pending unknown (the count failed)",
+                       c.published);
+  }
+  if (c.published + c.pending == 0) return "";
+  return fmt::format(", {} close notices published, {} pending", c.published, c.pending);
 }
 
 void print_report(const Context& ctx, const lifecycle::TickReport& report, bool dry_run) {
@@ -415,11 +437,7 @@ void log_summary(const TickArgs& args, const lifecycle::TickReport& report, cons
       "tick{}: {} boards, {} periods, {} members spilled, {} periods archived ({} rows), {} "
       "lost, {} TTLs fixed{}{}{}{}",
       args.dry_run ? " (dry run)" : "", report.boards.size(), t.periods, t.spilled, t.archived,
-      t.rows_hot + t.rows_cold, t.lost, t.ttl_fixed,
-      report.closes.published + report.closes.pending > 0
-          ? fmt::format(", {} close notices published, {} pending", report.closes.published,
-                        report.closes.pending)
-          : "",
+      t.rows_hot + t.rows_cold, t.lost, t.ttl_fixed, closes_summary(report.closes),
       report.history.periods > 0 ? fmt::format(", history of {} periods pruned ({} rows)",
                                                report.history.periods, report.history.rows)
                                  : "",
@@ -448,7 +466,7 @@ void log_summary(const TickArgs& args, const lifecycle::TickReport& report, cons
                                     .num("history_periods_pruned", report.history.periods)
                                     .num("history_rows_pruned", report.history.rows)
                                     .num("close_notices_published", report.closes.published)
-                                    .num("close_notices_pending", report.closes.pending)
+                                    .raw("close_notices_pending", pending_json(report.closes))
                                     .raw("duration_seconds", metrics::format_value(took.count()))
                                     .num("exit_code", code)
                                     .fields());
