@@ -134,6 +134,7 @@ enum class Command {
   add,
   top,
   rank,
+  cohort,
   around,
   periods,
   history,
@@ -239,7 +240,8 @@ void set_up_reads(CLI::App& app, CommandLine& line, Subcommands& subcommands) {
   auto* top = app.add_subcommand("top", "the best N members of a period");
   auto* rank = app.add_subcommand("rank", "one member's rank and points");
   auto* around = app.add_subcommand("around", "a member and K neighbours on each side");
-  for (auto* sub : {top, rank, around}) {
+  auto* cohort = app.add_subcommand("cohort", "a member's cohort on a league board, with zones");
+  for (auto* sub : {top, rank, around, cohort}) {
     sub->add_option("board", read.board, "board name")->required();
     sub->add_option("period", read.period,
                     "period: hourly daily weekly monthly yearly alltime or a custom name")
@@ -251,8 +253,10 @@ void set_up_reads(CLI::App& app, CommandLine& line, Subcommands& subcommands) {
   top->add_option("-n", read.n, "how many (default 10)");
   top->add_option("--offset", read.offset, "skip this many first (default 0)");
   around->add_option("-k", read.k, "neighbours on each side (default 5)");
-  subcommands.insert(subcommands.end(),
-                     {{top, Command::top}, {rank, Command::rank}, {around, Command::around}});
+  subcommands.insert(subcommands.end(), {{top, Command::top},
+                                         {rank, Command::rank},
+                                         {around, Command::around},
+                                         {cohort, Command::cohort}});
 }
 
 CLI::App* set_up_history(CLI::App& app, CommandLine& line) {
@@ -463,6 +467,8 @@ int run(Command command, bk::cli::Context& ctx, const CommandLine& line) {
       return cli::rank(ctx, line.read);
     case Command::around:
       return cli::around(ctx, line.read);
+    case Command::cohort:
+      return cli::cohort(ctx, line.read);
     case Command::periods:
       return cli::periods(ctx, line.periods);
     case Command::history:

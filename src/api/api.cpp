@@ -193,6 +193,10 @@ class Route {
         return remove_member(query_, board_, period, member, boards_);
       case RouteId::around:
         return around(period, member);
+      case RouteId::cohort:
+        return cohort(period, member, true);
+      case RouteId::cohort_top:
+        return cohort(period, decode(m.cohort, false, "the cohort id"), false);
     }
     throw HttpError{404, "no such route"};
   }
@@ -326,6 +330,7 @@ class Route {
   std::string member(const std::string& period, const std::string& member) {
     const auto params = parameters(query_, {"period_id"});
     const service::PeriodView view = reads_.locate(board_, period, period_id(params));
+    if (view.ref.config->league) return cohort_record(view, member);
     const auto found = reads_.member(view, member);
     if (!found) {
       throw HttpError{404, "member " + json_string(member) + " is not on " + board_ + " " + period +
@@ -350,6 +355,49 @@ class Route {
     return JsonLine()
         .raw("records", records(found, tiered(view)))
         .raw("not_found", missing + "]")
+        .done();
+  }
+
+  // A member on a league board: its rank in its cohort, the cohort and its zone.
+  std::string cohort_record(const service::PeriodView& view, const std::string& member) {
+    const service::Cohort c = reads_.cohort_of(view, member);
+    for (const service::CohortRow& r : c.rows) {
+      if (r.member != member) continue;
+      return JsonLine()
+          .num("rank", r.rank)
+          .str("member", r.member)
+          .num("points", r.points)
+          .time("achieved_at", r.achieved_at)
+          .str("division", c.division)
+          .str("cohort", c.cohort)
+          .str("zone", zone_name(r.zone))
+          .done();
+    }
+    throw HttpError{404,
+                    "member " + json_string(member) + " is not ranked in its cohort " + c.cohort};
+  }
+
+  // A league board's cohort (service/cohorts.h): the member's (`by_member`) or by its id.
+  std::string cohort(const std::string& period, const std::string& key, bool by_member) {
+    const auto params = parameters(query_, {"period_id"});
+    const service::PeriodView view = reads_.locate(board_, period, period_id(params));
+    const service::Cohort c = by_member ? reads_.cohort_of(view, key) : reads_.cohort(view, key);
+    std::string rows = "[";
+    std::string self = "null";
+    for (const service::CohortRow& r : c.rows) {
+      JsonLine row;
+      row.num("rank", r.rank).str("member", r.member).num("points", r.points);
+      if (view.ref.config->tie != TieBreak::none && !c.archived)
+        row.time("achieved_at", r.achieved_at);
+      std::string json = row.str("zone", zone_name(r.zone)).done();
+      if (by_member && r.member == key) self = json;
+      rows += (rows.size() > 1 ? "," : "") + json;
+    }
+    return period_fields(view)
+        .str("division", c.division)
+        .str("cohort", c.cohort)
+        .raw("member", self)
+        .raw("records", rows + "]")
         .done();
   }
 

@@ -33,6 +33,10 @@ constexpr RouteEntry kRoutes[] = {
      Lane::postgres},
     {R::around, "around", M::get, "boards/{board}/{period}/members/{member}/around", Access::read,
      Lane::redis},
+    {R::cohort, "cohort", M::get, "boards/{board}/{period}/members/{member}/cohort", Access::read,
+     Lane::redis},
+    {R::cohort_top, "cohort_top", M::get, "boards/{board}/{period}/cohorts/{cohort}/top",
+     Access::read, Lane::redis},
     // Each event's board is checked against the write token's scope when the body is read.
     {R::events, "events", M::post, "events", Access::write, Lane::redis},
 };
@@ -49,6 +53,8 @@ bool fits(std::string_view pattern, const std::vector<std::string_view>& segs, M
       named.names_board = true;
     } else if (want[i] == "{period}") {
       named.period = segs[i];
+    } else if (want[i] == "{cohort}") {
+      named.cohort = segs[i];
     } else if (want[i] == "{member}") {
       named.member = segs[i];
       named.names_member = true;
@@ -60,6 +66,7 @@ bool fits(std::string_view pattern, const std::vector<std::string_view>& segs, M
   m.board = named.board;
   m.period = named.period;
   m.member = named.member;
+  m.cohort = named.cohort;
   m.names_board = named.names_board;
   m.names_member = named.names_member;
   return true;

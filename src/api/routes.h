@@ -26,7 +26,9 @@ enum class RouteId {
   member,
   remove,
   around,
-  events
+  events,
+  cohort,      // a member's cohort on a league board
+  cohort_top,  // a cohort by its id
 };
 
 // A route's method; `get` takes HEAD too.
@@ -45,7 +47,7 @@ struct RouteEntry {
   RouteId id;
   const char* name;  // for metrics: "top", "member", "ban"...
   Method method;
-  // The segments after /v1/: a literal ("boards"), or {board} / {period} / {member}.
+  // The segments after /v1/: a literal ("boards"), or {board} / {period} / {member} / {cohort}.
   const char* path;
   Access access;
   Lane lane;  // as a rule; lane_of moves a request to PostgreSQL's by its parameters
@@ -64,6 +66,7 @@ struct Matched {
   std::string_view board;
   std::string_view period;
   std::string_view member;
+  std::string_view cohort;
   bool names_board = false;   // the pattern has {board} (an empty segment is still one)
   bool names_member = false;  // the pattern has {member} (likewise)
 };

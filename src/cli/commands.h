@@ -52,6 +52,8 @@ struct ReadArgs {
 };
 int top(Context& ctx, const ReadArgs& args);
 int rank(Context& ctx, const ReadArgs& args);
+// A member's cohort on a league board (cohort.cpp); exit 1 when it has none in the period.
+int cohort(Context& ctx, const ReadArgs& args);
 int around(Context& ctx, const ReadArgs& args);
 struct PeriodsArgs {
   std::string board;

@@ -24,6 +24,11 @@ StatementTable reset_statements(const std::string& q) {
       {"bk_cold_reset_cold", "WITH p AS (DELETE FROM " + q + ".cold_pages WHERE" + period +
                                  ") DELETE FROM " + q + ".cold_members WHERE" + period},
       {"bk_cold_drop_profiles", "DELETE FROM " + q + ".profiles WHERE board = $1"},
+      // A league board's divisions, close count and seats (its results go with --history).
+      {"bk_cold_drop_league",
+       "WITH a AS (DELETE FROM " + q + ".league_members WHERE board = $1), b AS (DELETE FROM " + q +
+           ".league_boards WHERE board = $1) DELETE FROM " + q + ".league_seats WHERE board = $1"},
+      {"bk_cold_drop_league_results", "DELETE FROM " + q + ".league_results WHERE board = $1"},
       {"bk_cold_drop_xact_lock", "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"},
       // Rows of a pruned period are gone already; a large one's are its table's.
       {"bk_cold_drop_archived",
@@ -135,6 +140,7 @@ std::vector<HistoryDropped> drop_history(pqxx::work& w, const std::string& q,
     if (!listed) out.push_back({period, id, n});
   }
   w.exec_prepared("bk_cold_drop_periods", board);
+  w.exec_prepared("bk_cold_drop_league_results", board);
   return out;
 }
 
@@ -149,6 +155,7 @@ BoardDropped BoardReset::drop_board(const std::string& board, bool history) {
     pqxx::work w(*session.conn);
     out.profiles =
         static_cast<std::int64_t>(w.exec_prepared("bk_cold_drop_profiles", board).affected_rows());
+    w.exec_prepared("bk_cold_drop_league", board);
     if (history) {
       w.exec_prepared("bk_cold_drop_xact_lock", retention_lock(l.schema));
       out.history = drop_history(w, l.q, board);

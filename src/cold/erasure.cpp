@@ -132,6 +132,25 @@ StatementTable erasure_row_statements(const std::string& q) {
       {"bk_cold_erase_ban", "DELETE FROM " + q + ".bans WHERE board = $1 AND member = $2"},
       {"bk_cold_erase_count_ban",
        "SELECT count(*) FROM " + q + ".bans WHERE board = $1 AND member = $2"},
+      // A league board's rows of the member (sql/017_leagues.sql): its division, seats, results.
+      {"bk_cold_erase_league", "WITH a AS (DELETE FROM " + q +
+                                   ".league_members WHERE board = $1 AND member = $2"
+                                   " RETURNING 1), b AS (DELETE FROM " +
+                                   q +
+                                   ".league_seats WHERE board = $1"
+                                   " AND member = $2 RETURNING 1), c AS (DELETE FROM " +
+                                   q +
+                                   ".league_results"
+                                   " WHERE board = $1 AND member = $2 RETURNING 1)"
+                                   " SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b) + "
+                                   "(SELECT count(*) FROM c)"},
+      {"bk_cold_erase_count_league", "SELECT (SELECT count(*) FROM " + q +
+                                         ".league_members WHERE board = $1 AND member = $2)"
+                                         " + (SELECT count(*) FROM " +
+                                         q +
+                                         ".league_seats WHERE board = $1 AND member = $2)"
+                                         " + (SELECT count(*) FROM " +
+                                         q + ".league_results WHERE board = $1 AND member = $2)"},
   };
 }
 
@@ -284,6 +303,10 @@ ErasedBoard ErasureStore::erase(const std::string& board, const std::string& mem
                                  board, member);
         out.bans =
             erase_row(w, dry_run, "bk_cold_erase_count_ban", "bk_cold_erase_ban", board, member);
+        out.league =
+            w.exec_prepared1(dry_run ? "bk_cold_erase_count_league" : "bk_cold_erase_league", board,
+                             member)[0]
+                .as<std::int64_t>();
         w.commit();
         for (auto& [key, p] : periods) out.periods.push_back(std::move(p));
         return out;

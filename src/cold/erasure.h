@@ -29,6 +29,7 @@ struct ErasedBoard {
   std::vector<ErasedPeriod> periods;  // sorted by (period, period_id)
   std::int64_t profiles = 0;          // profile rows
   std::int64_t bans = 0;              // ban rows
+  std::int64_t league = 0;            // a league board's division, seat and result rows
 };
 
 // The hex HMAC-SHA256 of `member` under `key` (raw bytes): the audit's member_hash.

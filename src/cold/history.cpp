@@ -8,6 +8,7 @@
 
 #include "cold/closes.h"
 #include "cold/history_impl.h"
+#include "cold/league.h"
 #include "cold/statements.h"
 #include "core/error.h"
 #include "core/stop_points.h"
@@ -310,6 +311,7 @@ History::Counts History::Transaction::commit(bool hot_lost,
     counts.cold = merged.rows - counts.hot;
     counts.tiers = std::move(merged.tiers);
     m.record_archived(counts, hot_lost, part);
+    if (p.league) counts.league = league_close(*m.txn, m.link->q, p.key, *p.league);
     m.txn->exec_prepared("bk_archive_drop_cold", p.key.board, p.key.period, p.key.period_id);
     // Last: its lock serializes the archives' commits (closes.h).
     counts.notice = write_close_notice(

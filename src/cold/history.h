@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "cold/cold_store.h"
+#include "cold/league.h"
 #include "core/defaults.h"
+#include "core/league.h"
 #include "core/tiers.h"
 #include "core/time.h"
 
@@ -27,6 +29,8 @@ struct PeriodInfo {
   // The board's tiers, for the archive (begin): each history row's `tier` is computed from
   // them in the merge and frozen there. Empty: the rows' tier is null.
   Tiers tiers{};
+  // A league board's rules: the archive's transaction closes its cohorts (cold/league.h).
+  std::optional<LeagueRules> league{};
 };
 
 // One final row, in listing order.
@@ -101,6 +105,8 @@ class History {
     // merge put in it, counted from the rows it wrote. Empty without tiers. Members in no
     // tier: hot + cold minus their sum.
     std::vector<TierCount> tiers{};
+    // A league period: per division, the members promoted, stayed and relegated (JSON; "" else).
+    std::string league{};
   };
 
   // The archive transaction of one claimed period (libpqxx's pattern): it rolls back when
@@ -163,6 +169,10 @@ class History {
   bool record_lost(const PeriodInfo& period, const std::string& note);
   PeriodStatus status(const PeriodKey& key);
 
+  // An archived league period's cohort (cold/league.h): by its id, or the one `member` was in
+  // (cohort empty); empty when there is none.
+  std::vector<LeagueResult> league_cohort(const PeriodKey& key, const std::string& cohort,
+                                          const std::string& member);
   // The archived rows of a period in listing order (the history view), up to `limit`.
   std::vector<HistoryRow> history(const PeriodKey& key, std::int64_t limit);
   // The same, handed over a page at a time (at most 10,000 rows, each page found through

@@ -15,6 +15,12 @@ std::vector<HistoryRow> History::history(const PeriodKey& key, std::int64_t limi
   return out;
 }
 
+std::vector<LeagueResult> History::league_cohort(const PeriodKey& key, const std::string& cohort,
+                                                 const std::string& member) {
+  LeagueStore store(impl_->link);
+  return cohort.empty() ? store.cohort_of(key, member) : store.cohort(key, cohort);
+}
+
 namespace {
 
 std::vector<HistoryRow> history_rows(const pqxx::result& r) {

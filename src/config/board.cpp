@@ -27,7 +27,7 @@ const std::vector<std::string_view> kBoardKeys{
     "name",          "periods",         "timezone",   "order",      "tie_break",
     "update",        "time_resolution", "min_points", "max_points", "hot_keep",
     "display",       "max_clock_skew",  "archive",    "retention",  "dedupe_window",
-    "closes_stream", "notice_top",      "tiers"};
+    "closes_stream", "notice_top",      "tiers",      "league"};
 const std::vector<std::string_view> kArchiveKeys{"grace"};
 const std::vector<std::string_view> kCustomPeriodKeys{"name", "cron", "period", "starts",
                                                       "duration"};
@@ -151,6 +151,7 @@ std::optional<BoardConfig> Loader::parse_board(const yaml::Node& node) {
   parse_board_choices(f, d.board);
   parse_points(f, d);
   parse_tiers(f, d);
+  parse_league(f, d);
   parse_hot_sizes(f, d);
   parse_board_windows(f, d.board);
   parse_archive(f, d);

@@ -11,6 +11,7 @@
 
 #include "core/defaults.h"
 #include "core/error.h"
+#include "core/league.h"
 #include "core/period.h"
 #include "core/policy.h"
 #include "core/score_codec.h"
@@ -156,6 +157,9 @@ struct HistoryConfig {
   std::optional<Millis> retention_for(const std::string& period) const;
 };
 
+// A league board (`league:`): core/league.h.
+using LeagueConfig = LeagueRules;
+
 inline constexpr std::int64_t kDefaultNoticeTop = 10;
 inline constexpr std::int64_t kMaxNoticeTop = 1000;
 
@@ -183,6 +187,8 @@ struct BoardConfig {
   // Named rules, first match wins (core/tiers.h); empty: the board has no tiers, and its
   // reads carry no "tier".
   Tiers tiers{};
+  // Set on a league board: its one period kind ranks members in cohorts (never spilled).
+  std::optional<LeagueConfig> league{};
   std::string where;  // "FILE:LINE:COLUMN" of the entry, for messages
 
   const PeriodSpec* period(std::string_view name) const;  // nullptr when not used

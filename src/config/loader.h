@@ -193,6 +193,11 @@ class Loader {
                                               const BoardDraft& d);
   void check_tier_order(const std::vector<TierRule>& rules, const std::vector<Pos>& positions,
                         const BoardDraft& d);
+  // league (config/league.cpp): the divisions, the sizes, then the board's other keys.
+  void parse_league(const Fields& f, BoardDraft& d);
+  void parse_divisions(const Entry& entry, LeagueConfig& league);
+  void parse_league_moves(const Fields& f, LeagueConfig& league);
+  void check_league_board(const Fields& f, const Entry& entry, const BoardDraft& d);
   bool parse_periods(const Entry& entry, BoardConfig& board, std::vector<Pos>& positions);
   std::optional<PeriodSpec> parse_custom_period(const yaml::Node& node);
   // A named period's window (config/period_window.cpp): `period` (a fixed kind), `starts`

@@ -5,7 +5,8 @@
 -- Kept: the bans HASH (a board started again keeps its cheaters out), the event id buckets
 -- and in-flight markers (they expire or are pruned on their own).
 -- KEYS[1] registry ZSET, KEYS[2] sync marker, KEYS[3] held HASH, KEYS[4] busy HASH,
--- KEYS[5] names HASH, KEYS[6] metadata HASH.
+-- KEYS[5] names HASH, KEYS[6] metadata HASH, KEYS[7] a league's divisions HASH (a dropped
+-- league starts again from its start division: PostgreSQL's divisions go with it).
 -- ARGV: the registry members "<period>:<id>" the caller emptied.
 -- Returns {"again", member...} (nothing deleted) or {profile fields removed, keys deleted};
 -- a profile hash's "" field is its marker, not a profile.

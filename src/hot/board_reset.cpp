@@ -37,7 +37,7 @@ BoardReset::DropKeys BoardReset::drop_board_keys(redis::Connection& conn, const 
   const redis::Reply r = board_drop_
                              .eval(conn,
                                    {board.registry(), board.synced(), board.held(), board.busy(),
-                                    board.names(), board.metadata()},
+                                    board.names(), board.metadata(), board.divisions()},
                                    emptied)
                              .checked();
   DropKeys out;

@@ -74,6 +74,13 @@ struct HotCall {
   // A call of one event (else ignored): its member's standing in every slot comes back with
   // it (HotResult::standings), read in the same atomic step (Leaderboards::write).
   bool want_standings = false;
+  // A league board (core/league.h): a member's first applied event in a period seats it in
+  // its division's filling cohort (update_league.lua). Not set: no league keys, no extra call.
+  struct League {
+    std::int64_t cohort_size = 0;
+    std::int64_t start = 0;  // the division of a member the divisions cache does not list
+  };
+  std::optional<League> league{};
 };
 
 struct HotBatch : HotCall {

@@ -26,6 +26,13 @@ BoardForgotten Eraser::forget(redis::Connection& conn, const BoardKeys& keys,
     throw Error("erase_finish.lua answered " + std::to_string(e.size()) + " values for " +
                 std::to_string(periods.size()) + " periods");
   }
+  if (!dry_run) {  // a league board's seats and cached division (hot/league.h); else none
+    conn.command({"HDEL", keys.divisions(), member}).checked();
+    for (const LivePeriod& p : periods) {
+      conn.command({"ZREM", keys.seats(p.period, p.period_id), member}).checked();
+      conn.command({"ZREM", keys.waiting(p.period, p.period_id), member}).checked();
+    }
+  }
   BoardForgotten out;
   out.profiles = e[0].as_int();
   out.held = e[1].as_int();

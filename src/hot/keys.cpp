@@ -38,6 +38,18 @@ std::string BoardKeys::metadata() const {
   return base_ + "metadata";
 }
 
+std::string BoardKeys::seats(std::string_view period, std::string_view period_id) const {
+  return live(period, period_id) + ":seats";
+}
+
+std::string BoardKeys::waiting(std::string_view period, std::string_view period_id) const {
+  return live(period, period_id) + ":waiting";
+}
+
+std::string BoardKeys::divisions() const {
+  return base_ + "divisions";
+}
+
 std::string BoardKeys::bans() const {
   return base_ + "bans";
 }

@@ -17,6 +17,14 @@ class BoardKeys {
   std::string meta(std::string_view period, std::string_view period_id) const;
   // ...:stale (members that may be hot and cold at once; reads skip their cold rows)
   std::string stale(std::string_view period, std::string_view period_id) const;
+  // League boards (core/league.h): ...:seats (ZSET: member -> its seat, division * 2^32 +
+  // place) and ...:waiting (ZSET: member -> its first event's ms, for members whose event came
+  // before tick opened the period's cohorts: tick seats them in that order).
+  std::string seats(std::string_view period, std::string_view period_id) const;
+  std::string waiting(std::string_view period, std::string_view period_id) const;
+  // <prefix>:{<board>}:divisions (HASH, no TTL: field "" the close count it was copied at,
+  // field <member> its division's index): the update path's cache of league_members.
+  std::string divisions() const;
   // <prefix>:{<board>}:periods
   std::string registry() const;
   // <prefix>:{<board>}:synced (the :meta hashes say which periods have cold rows) and

@@ -215,6 +215,13 @@ redis::Args call_keys(const BoardKeys& keys, const HotBatch& batch, const CallSh
     k.push_back(keys.meta(s.period_name, s.period.id));
     k.push_back(keys.stale(s.period_name, s.period.id));
   }
+  if (batch.league) {  // update_league.lua
+    for (const PeriodSlot& s : batch.slots) {
+      k.push_back(keys.seats(s.period_name, s.period.id));
+      k.push_back(keys.waiting(s.period_name, s.period.id));
+    }
+    k.push_back(keys.divisions());
+  }
   return k;
 }
 
@@ -296,6 +303,10 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
                  (shape.pack ? 2 : 3) * batch.events.size());
   push_slot_args(batch, c.args);
   push_event_args(batch, shape, c.args);
+  if (batch.league) {
+    c.args.push_back(std::to_string(batch.league->cohort_size));
+    c.args.push_back(std::to_string(batch.league->start));
+  }
   return c;
 }
 

@@ -117,6 +117,7 @@
 -- #include update_reads.lua
 -- #include update_at_once.lua
 -- #include update_standing.lua
+-- #include update_league.lua
 
 -- blocked / split: members whose later events of this call must not be applied before an
 -- earlier one that answered "cold" / "split" (they answer the same; the caller resends them).
@@ -197,6 +198,7 @@ for j = 1, nslots do
     ensure_ttl(s)
   end
 end
+seat_league()
 if #new_ids > 0 then
   each_chunk('SADD', KEYS[5], new_ids, false)
   if redis.call('PTTL', KEYS[5]) == -1 then redis.call('PEXPIRE', KEYS[5], ids_ttl) end

@@ -11,6 +11,7 @@
 #include "core/stop_points.h"
 #include "hot/moderation.h"
 #include "lifecycle/closes.h"
+#include "lifecycle/league.h"
 
 namespace bk::lifecycle {
 namespace {
@@ -29,7 +30,8 @@ struct ArchiveRun {
                               target.period.end,
                               std::nullopt,
                               0,
-                              target.config->tiers};
+                              target.config->tiers,
+                              target.config->league};
 
   // Frees the period's hot keys and its registry entry.
   void release() const { job.hot.release(job.redis, keys, board_keys.registry(), registry_member); }
@@ -163,6 +165,12 @@ ArchiveStats archive_period(const PeriodJob& job, cold::History& archive,
       return stats;
     }
     stats.hot_lost = true;
+  }
+  if (target.config->league && frozen.exists) {
+    // Frozen: no seat is taken from here on. The close ranks every seat, so every member
+    // waiting is seated and every seat is in PostgreSQL before the archive begins.
+    open_cohorts(job);
+    checkpoint_seats(job);
   }
   archive.ensure_partitions(target.period.start, target.period.start + Millis{1});
   cold::History::Claim claim = cold::History::Claim::busy;

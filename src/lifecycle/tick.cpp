@@ -15,6 +15,7 @@
 #include "hot/key_expiry.h"
 #include "hot/registry.h"
 #include "lifecycle/archive.h"
+#include "lifecycle/league.h"
 #include "lifecycle/profiles.h"
 #include "lifecycle/spill.h"
 #include "service/leaderboards.h"
@@ -90,6 +91,11 @@ void Tick::run(const TickOptions& options, TickReport& report) {
   std::set<std::string> names;
   for (std::string& b : hot::known_boards(redis_, config_.redis.key_prefix)) {
     names.insert(std::move(b));
+  }
+  // And the league boards the config names (not by a glob): their cohorts open before
+  // anyone plays (open_current).
+  for (const BoardConfig& b : config_.boards) {
+    if (b.league && b.pattern.find_first_of("*?[]") == std::string::npos) names.insert(b.pattern);
   }
   std::map<std::string, std::vector<cold::PeriodKey>> with_rows;
   for (cold::PeriodKey& k : cold_.periods_with_rows()) {
@@ -192,6 +198,7 @@ struct Tick::BoardPass {
   std::vector<std::string> names;                    // the registry members to look at
   std::set<std::string> seen;                        // of names
   bool moved_members = false;  // some member left a live ZSET: its profile may go
+  bool league_waits = false;   // a league board's earlier period is still open (league_period)
 };
 
 namespace {
@@ -239,7 +246,7 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
   BoardPass pass{board,   *config, hot::BoardKeys(config_.redis.key_prefix, board),
                  options, report,  timings,
                  {},      {},      {},
-                 {},      false};
+                 {},      false,   false};
   if (!options.dry_run) {
     // Every tick tells Redis again which periods have cold rows: after Redis lost data (or
     // rolled back past a spill), updates consult the cold tier there again.
@@ -252,6 +259,7 @@ void Tick::run_board(const std::string& board, const std::vector<cold::PeriodKey
   pass.now = clock_.now();
   if (!options.dry_run) profiles_before_archive(pass);
   for (const std::string& name : pass.names) run_period(pass, name);
+  if (config->league && !options.dry_run) open_current(pass);
   profiles_after(pass);
   // The streak of a period that left the registry meanwhile (another tick archived it) ends.
   for (const auto& streak : pass.busy_streaks) {
@@ -346,7 +354,10 @@ void Tick::run_period(BoardPass& pass, const std::string& name) {
                       BoardPeriod{&pass.config, spec, pass.board, *period},
                       pass.options.chunk,
                       pass.options.dry_run};
-  if (due_for_archive(pass.config, *period, pass.now)) {
+  if (pass.config.league) {
+    const Timed timed(pass.timings.archive);
+    league_period(pass, job, name, pr);
+  } else if (due_for_archive(pass.config, *period, pass.now)) {
     const Timed timed(pass.timings.archive);
     archive_into(pass, job, name, pr);
   } else {
@@ -399,6 +410,43 @@ void Tick::archive_into(BoardPass& pass, const PeriodJob& job, const std::string
                           "too short or tick not run in time)";
       break;
   }
+}
+
+// A league period (lifecycle/league.h): never spilled; its cohorts open once every earlier
+// period of the board is closed (the divisions they start from are decided then), so the
+// periods close in order and only the oldest open one is opened and checkpointed.
+void Tick::league_period(BoardPass& pass, const PeriodJob& job, const std::string& name,
+                         PeriodReport& pr) {
+  const bool due = due_for_archive(pass.config, job.target.period, pass.now);
+  if (pass.league_waits) {
+    if (due) {
+      pr.busy = true;
+      pr.outcome = PeriodOutcome::busy_archiving;
+    }
+    return;
+  }
+  if (due) {
+    archive_into(pass, job, name, pr);
+  } else if (!pass.options.dry_run) {
+    open_cohorts(job);
+    checkpoint_seats(job);
+  }
+  const bool closed = pr.outcome == PeriodOutcome::archived ||
+                      pr.outcome == PeriodOutcome::already_archived ||
+                      pr.outcome == PeriodOutcome::lost;
+  if (!closed) pass.league_waits = true;
+}
+
+// A league board's current period that nobody played yet: its cohorts open now, so its
+// first members are seated as they come rather than at the next tick (unless an earlier
+// period still waits for its close).
+void Tick::open_current(BoardPass& pass) {
+  if (pass.league_waits) return;
+  const PeriodSpec& spec = pass.config.periods.front();
+  const Period current = period_latest(spec, *pass.config.zone, pass.now);
+  if (pass.seen.count(hot::registry_member(spec.name, current.id)) != 0) return;
+  open_cohorts({redis_, hot_, cold_, BoardPeriod{&pass.config, &spec, pass.board, current},
+                pass.options.chunk, false});
 }
 
 // Spills beyond hot_keep under the period's lock (skipped while another tick holds it).

@@ -133,6 +133,9 @@ class Tick {
   void archive_into(BoardPass& pass, const PeriodJob& job, const std::string& name,
                     PeriodReport& pr);
   void spill_into(BoardPass& pass, const PeriodJob& job, PeriodReport& pr);
+  void league_period(BoardPass& pass, const PeriodJob& job, const std::string& name,
+                     PeriodReport& pr);
+  void open_current(BoardPass& pass);
   std::int64_t fix_ttls(const hot::PeriodKeys& keys, Instant expire_at, bool dry_run);
   void prune_history(const TickOptions& options, TickReport& report);
   void publish_closes(const TickOptions& options, TickReport& report);

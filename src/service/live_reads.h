@@ -39,6 +39,8 @@ class LiveReads {
   std::vector<PeriodStatus> periods(const std::string& board);
   BoardsPage boards(const std::optional<std::string>& after, std::int64_t limit);
   std::int64_t count(const PeriodRef& ref);
+  // Where open periods are read from in Redis (a league's cohorts: service/cohorts.cpp).
+  HotTier& hot() { return hot_; }
   Counted first_page(const PeriodRef& ref, std::int64_t count);
   std::int64_t listing_score(const PeriodRef& ref, const Standing& s) const;
   Following listed_after(const PeriodRef& ref, const Standing& mark, std::int64_t count);

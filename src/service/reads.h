@@ -13,6 +13,7 @@
 #include "cold/history.h"
 #include "config/config.h"
 #include "core/error.h"
+#include "service/cohorts.h"
 #include "service/types.h"
 
 namespace bk::cold {
@@ -120,6 +121,12 @@ class Reads {
                                               const hot::HotStanding& facts);
   // The member and up to k members each side, in listing order; empty when it is not there.
   std::vector<Standing> around(const PeriodView& view, const std::string& member, std::int64_t k);
+  // A league board's cohorts (service/cohorts.h): the cohort `member` is seated in, or the
+  // cohort named `cohort` ("gold-3"). NotFoundError for a board that is not a league, a member
+  // without a seat in the period (the message says when it waits for the cohorts to open), a
+  // cohort id of no division or with nobody in it.
+  Cohort cohort_of(const PeriodView& view, const std::string& member);
+  Cohort cohort(const PeriodView& view, const std::string& cohort);
   // The period's members: hot and cold while open, the history rows once archived.
   std::int64_t count(const PeriodView& view);
 

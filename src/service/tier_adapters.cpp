@@ -116,6 +116,20 @@ std::int64_t RedisTier::size(const hot::PeriodKeys& keys) {
   return board_.size(conn_, keys.live);
 }
 
+std::optional<hot::CohortRead> RedisTier::cohort_of(const hot::LeaguePeriod& p,
+                                                    const std::string& member, std::int64_t size) {
+  return league_.cohort_of(conn_, p, member, size);
+}
+
+hot::CohortRead RedisTier::cohort(const hot::LeaguePeriod& p, std::int64_t division,
+                                  std::int64_t number, std::int64_t size) {
+  return league_.cohort(conn_, p, division, number, size);
+}
+
+bool RedisTier::waiting(const hot::LeaguePeriod& p, const std::string& member) {
+  return league_.waiting(conn_, p, member);
+}
+
 std::vector<std::optional<std::int64_t>> RedisTier::scores(
     const hot::PeriodKeys& keys, const std::vector<std::string>& members) {
   return board_.scores(conn_, keys.live, members);

@@ -38,6 +38,11 @@ class RedisTier final : public HotTier {
                                   std::int64_t count) override;
   std::vector<hot::LivePeriod> live_periods(const hot::BoardKeys& board) override;
   std::vector<std::string> known_boards(const std::string& prefix) override;
+  std::optional<hot::CohortRead> cohort_of(const hot::LeaguePeriod& p, const std::string& member,
+                                           std::int64_t size) override;
+  hot::CohortRead cohort(const hot::LeaguePeriod& p, std::int64_t division, std::int64_t number,
+                         std::int64_t size) override;
+  bool waiting(const hot::LeaguePeriod& p, const std::string& member) override;
   hot::StoredProfiles read_profiles(const hot::BoardKeys& board,
                                     const std::vector<std::string>& members) override;
   std::map<std::string, std::string> write_profiles(
@@ -46,6 +51,7 @@ class RedisTier final : public HotTier {
  private:
   redis::Connection& conn_;
   hot::BoardScripts& board_;
+  hot::League league_{board_.key_prefix()};
 };
 
 // `present` says whether a cold tier is configured; `store` connects it when first needed.

@@ -19,6 +19,7 @@
 #include "core/rank.h"
 #include "hot/board_scripts.h"
 #include "hot/keys.h"
+#include "hot/league.h"
 #include "hot/profiles.h"
 #include "hot/read_protocol.h"
 #include "hot/registry.h"
@@ -62,6 +63,13 @@ class HotTier {
   virtual std::vector<hot::LivePeriod> live_periods(const hot::BoardKeys& board) = 0;
   // The boards Redis holds under `prefix` (hot::known_boards), in no particular order.
   virtual std::vector<std::string> known_boards(const std::string& prefix) = 0;
+  // A league period's cohorts (hot/league.h): the member's (nullopt: no seat), one by number,
+  // whether a member waits for the period's cohorts to open. Only a Redis tier has them.
+  virtual std::optional<hot::CohortRead> cohort_of(const hot::LeaguePeriod& p,
+                                                   const std::string& member, std::int64_t size);
+  virtual hot::CohortRead cohort(const hot::LeaguePeriod& p, std::int64_t division,
+                                 std::int64_t number, std::int64_t size);
+  virtual bool waiting(const hot::LeaguePeriod& p, const std::string& member);
 
   // The profile hashes (hot/profiles.h).
   virtual hot::StoredProfiles read_profiles(const hot::BoardKeys& board,

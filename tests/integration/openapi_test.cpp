@@ -55,6 +55,11 @@ const char* kBoards = R"(  - name: pts
     periods: [daily]
     max_points: 1000
     retention: {default: 30d}
+  - name: lg
+    periods: [daily]
+    max_points: 1000
+    retention: {default: 30d}
+    league: {divisions: [low, high], cohort_size: 3, promote: 1, relegate: 1}
 )";
 
 // The spec's paths.
@@ -68,6 +73,8 @@ const std::string kAround = "/v1/boards/{board}/{period}/members/{member}/around
 const std::string kScores = "/v1/boards/{board}/members/{member}/scores";
 const std::string kEvents = "/v1/events";
 const std::string kBans = "/v1/boards/{board}/bans";
+const std::string kCohort = "/v1/boards/{board}/{period}/members/{member}/cohort";
+const std::string kCohortTop = "/v1/boards/{board}/{period}/cohorts/{cohort}/top";
 const std::string kBan = "/v1/boards/{board}/bans/{member}";
 
 // One request: the spec's path it is of, what is sent, and the status the test expects.
@@ -176,6 +183,8 @@ void OpenapiTest::seed() {
   send({"POST", kScores, "/v1/boards/other/members/ann/scores", kScoped, 200, R"({"value": 1})"});
   const test::RunResult tick = cli(kNow, {"tick"});  // archives 11-23 and 11-24, spills pts
   ASSERT_EQ(tick.exit_code, 0) << tick.out << tick.err;
+  write("lg", "ann", {{"value", 7}});  // the tick opened the league's cohorts: seated
+  write("lg", "bob", {{"value", 3}});
 }
 
 void OpenapiTest::reads() {
@@ -212,6 +221,11 @@ void OpenapiTest::reads() {
         R"({"ids": ["eve", "old1", "nobody"]})"});
   send({"GET", kAround, "/v1/boards/pts/daily/members/cat/around?k=1", kReader});
   send({"GET", kAround, "/v1/boards/flat/daily/members/ann/around", kReader});
+  send({"GET", kCohort, "/v1/boards/lg/daily/members/ann/cohort", kReader});
+  send({"GET", kCohortTop, "/v1/boards/lg/daily/cohorts/low-1/top", kReader});
+  send({"GET", kMember, "/v1/boards/lg/daily/members/bob", kReader});
+  send({"GET", kCohort, "/v1/boards/pts/daily/members/ann/cohort", kReader, 404});
+  send({"GET", kCohortTop, "/v1/boards/lg/daily/cohorts/mid-1/top", kReader, 404});
 }
 
 void OpenapiTest::admin() {
