@@ -57,6 +57,9 @@ CREATE INDEX league_results_cohort ON {{schema}}.league_results (board, period, 
 -- Per division of a closed league period: {"gold": {"promoted": 7, "relegated": 5, "stayed": 18}}.
 ALTER TABLE {{schema}}.periods ADD COLUMN league jsonb;
 
+-- A league period's close notice carries the same counts (null for other boards).
+ALTER TABLE {{schema}}.period_closes ADD COLUMN league jsonb;
+
 -- The history of league periods with each row's division, cohort and move.
 CREATE VIEW {{schema}}.league_history AS
   SELECT h.board, h.period, h.period_id, h.period_start, h.period_end, h.rank, h.member,

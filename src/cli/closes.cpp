@@ -88,6 +88,7 @@ void print_json(const cold::CloseNotice& n) {
                    .time("archived_at", n.archived_at)
                    .str("stream", n.stream)
                    .time("published_at", n.published_at)
+                   .raw("league", n.league.value_or("null"))
                    .done()
             << "\n";
 }

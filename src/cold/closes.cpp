@@ -19,7 +19,7 @@ constexpr const char* kNoticeColumns =
     "seq, board, period, period_id, round(extract(epoch FROM period_start) * 1000)::bigint,"
     " round(extract(epoch FROM period_end) * 1000)::bigint, members, tiers::text, hot_lost,"
     " round(extract(epoch FROM archived_at) * 1000)::bigint, stream,"
-    " round(extract(epoch FROM published_at) * 1000)::bigint";
+    " round(extract(epoch FROM published_at) * 1000)::bigint, league::text";
 
 CloseNotice notice_from(const pqxx::row& r) {
   CloseNotice n;
@@ -33,6 +33,7 @@ CloseNotice notice_from(const pqxx::row& r) {
   n.archived_at = from_epoch_ms(r[9].as<std::int64_t>());
   n.stream = r[10].as<std::string>();
   if (!r[11].is_null()) n.published_at = from_epoch_ms(r[11].as<std::int64_t>());
+  if (!r[12].is_null()) n.league = r[12].as<std::string>();
   return n;
 }
 
@@ -68,13 +69,13 @@ std::int64_t write_close_notice(pqxx::transaction_base& txn, const std::string& 
       txn.exec_params1(
              "INSERT INTO " + q +
                  ".period_closes (seq, board, period, period_id, period_start, period_end,"
-                 " members, tiers, hot_lost, archived_at, stream) VALUES (nextval(" +
+                 " members, tiers, hot_lost, archived_at, stream, league) VALUES (nextval(" +
                  pg::quote_literal(q + ".period_close_seq") +
                  "), $1, $2, $3, to_timestamp($4 / 1000.0), to_timestamp($5 / 1000.0), $6,"
-                 " $7::jsonb, $8, now(), $9) RETURNING seq",
+                 " $7::jsonb, $8, now(), $9, nullif($10, '')::jsonb) RETURNING seq",
              close.key.board, close.key.period, close.key.period_id, to_epoch_ms(close.start),
              to_epoch_ms(close.end), close.members, tier_counts_json(close.tiers), close.hot_lost,
-             close.stream)[0]
+             close.stream, close.league)[0]
           .as<std::int64_t>();
   // Delivered to listeners at commit, never before (nor at all on a rollback).
   txn.exec_params("SELECT pg_notify($1, $2)", closes_channel(schema), std::to_string(seq));

@@ -35,6 +35,8 @@ struct CloseNotice {
   Instant archived_at{};
   std::string stream;                     // the Redis stream it goes to
   std::optional<Instant> published_at{};  // null: not yet seen in its stream
+  // A league period: per division {"promoted", "stayed", "relegated"} (JSON); else none.
+  std::optional<std::string> league{};
 };
 
 // Members per tier as a JSON object, {"gold": 12, ...}, in the rules' order ({} for none): the
@@ -58,6 +60,8 @@ struct ArchivedClose {
   // Per tier of the board's rules, as the merge counted them (History::Counts::tiers); empty
   // without tiers.
   const std::vector<TierCount>& tiers;
+  // A league period's counts per division (History::Counts::league); "" for other boards.
+  const std::string& league;
 };
 std::int64_t write_close_notice(pqxx::transaction_base& txn, const std::string& schema,
                                 const ArchivedClose& close);

@@ -314,9 +314,9 @@ History::Counts History::Transaction::commit(bool hot_lost,
     if (p.league) counts.league = league_close(*m.txn, m.link->q, p.key, *p.league);
     m.txn->exec_prepared("bk_archive_drop_cold", p.key.board, p.key.period, p.key.period_id);
     // Last: its lock serializes the archives' commits (closes.h).
-    counts.notice = write_close_notice(
-        *m.txn, m.link->schema,
-        {p.key, p.start, p.end, counts.hot + counts.cold, hot_lost, closes_stream, counts.tiers});
+    counts.notice = write_close_notice(*m.txn, m.link->schema,
+                                       {p.key, p.start, p.end, counts.hot + counts.cold, hot_lost,
+                                        closes_stream, counts.tiers, counts.league});
     stop_point(StopPoint::notice_before_commit);
     m.txn->commit();
     m.txn.reset();

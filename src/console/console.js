@@ -542,6 +542,7 @@ async function standingNow(view, p, member, box) {
     return;
   }
   try {
+    if (await cohortCard(view, p, member, card)) return;
     const data = await api(`${memberPath(view.board, p.period, member)}/around`, { period_id: p.period_id, k: 3 });
     card.append(
       el("p", {}, `Rank ${data.member.rank} of ${count(p.members)} with ${count(data.member.points)} points. `,
@@ -550,6 +551,29 @@ async function standingNow(view, p, member, box) {
   } catch (e) {
     card.append(el("p", { class: "muted" }, e.status === 404 ? "Not on this period." : e.message));
   }
+}
+
+// On a league board, the member's cohort with each row's zone; false (nothing shown) when the
+// board is no league or the member has no seat in the period (404).
+async function cohortCard(view, p, member, card) {
+  let c;
+  try {
+    c = await api(`${memberPath(view.board, p.period, member)}/cohort`, { period_id: p.period_id });
+  } catch (e) {
+    if (e.status === 404) return false;
+    throw e;
+  }
+  const me = c.member || { rank: "–", zone: "–" };
+  const rows = c.records.map((r) => el("tr", { class: r.member === member ? "me" : null },
+    el("td", { class: "num rank" }, r.rank),
+    el("td", { class: "member" }, link(hash("member", view.board, r.member), r.member)),
+    el("td", { class: "num points" }, count(r.points)),
+    el("td", { class: `zone ${r.zone}` }, r.zone)));
+  card.append(
+    el("p", {}, `Cohort ${c.cohort} (${c.division}): rank ${me.rank} of ${c.records.length}, zone ${me.zone}.`),
+    table([{ text: "rank", cls: "num" }, { text: "member" }, { text: "points", cls: "num" }, { text: "zone" }],
+      rows, { label: `Cohort in ${p.period}`, cls: "listing cohort" }));
+  return true;
 }
 
 // The member's finish in each kind's newest archived periods, as a table in `box`; returns

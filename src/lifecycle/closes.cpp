@@ -61,18 +61,20 @@ hot::EntryFields ClosesPublisher::entry_of(const cold::CloseNotice& n) {
     top += standing_json(h);
   }
   top += "]";
-  return {{"seq", std::to_string(n.seq)},
-          {"board", n.key.board},
-          {"period", n.key.period},
-          {"period_id", n.key.period_id},
-          {"period_start", format_rfc3339(n.start)},
-          {"period_end", format_rfc3339(n.end)},
-          {"members", std::to_string(n.members)},
-          {"tiers", n.tiers},
-          {"hot_lost", n.hot_lost ? "true" : "false"},
-          {"archived_at", format_rfc3339(n.archived_at)},
-          {"top", top},
-          {"history_sql", closes_.history_sql(n.key)}};
+  hot::EntryFields fields{{"seq", std::to_string(n.seq)},
+                          {"board", n.key.board},
+                          {"period", n.key.period},
+                          {"period_id", n.key.period_id},
+                          {"period_start", format_rfc3339(n.start)},
+                          {"period_end", format_rfc3339(n.end)},
+                          {"members", std::to_string(n.members)},
+                          {"tiers", n.tiers},
+                          {"hot_lost", n.hot_lost ? "true" : "false"},
+                          {"archived_at", format_rfc3339(n.archived_at)},
+                          {"top", top},
+                          {"history_sql", closes_.history_sql(n.key)}};
+  if (n.league) fields.emplace_back("league", *n.league);  // a league period's moves
+  return fields;
 }
 
 void ClosesPublisher::run(ClosesReport& report, bool dry_run) {

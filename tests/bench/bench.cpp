@@ -98,6 +98,11 @@ bool run_one_phase(Bench& b) {
     print_cluster(c);
     return true;
   }
+  if (opt.league_only) {
+    row("measurement", "boardkeeper", "raw baseline (same run)", "ratio", "target");
+    for (const auto& r : league_rows(b)) row(r.what, r.ours, r.base, r.ratio, r.target);
+    return true;
+  }
   if (opt.closes_only) {
     const auto closes = b.bench_closes();
     row("measurement", "boardkeeper", "raw baseline (same run)", "ratio", "target");
@@ -291,6 +296,9 @@ void run_all(Bench& b) {
   std::fprintf(stderr, "and rows 27, 28: tiered and untiered boards of %s members\n",
                fmt_int(opt.closes_members).c_str());
   const auto closes = b.bench_closes();
+  std::fprintf(stderr, "and rows 29, 30: league and plain boards of %s members\n",
+               fmt_int(opt.league_members).c_str());
+  const auto league = league_rows(b);
   std::optional<Bench::ClusterFigures> cluster;
   if (std::getenv("BK_TEST_REDIS_CLUSTER_URL") != nullptr) {
     std::fprintf(stderr, "and the cluster: %s events over 30 boards, one board\n",
@@ -303,6 +311,7 @@ void run_all(Bench& b) {
   if (opt.flat_events > 0) print_flat_row(opt, in);
   print_row_10(opt, big);
   for (const auto& r : closes_rows(closes)) row(r.what, r.ours, r.base, r.ratio, r.target);
+  for (const auto& r : league) row(r.what, r.ours, r.base, r.ratio, r.target);
   if (cluster) print_cluster(*cluster);
   print_also(opt, in, big, small);
 }
@@ -343,6 +352,7 @@ void print_usage() {
       "  --cluster-only      the cluster phase alone (rows 11, 12; BK_TEST_REDIS_CLUSTER_URL)\n"
       "  --cluster-events N  events over the 30 boards of row 11 (default 300,000)\n"
       "  --closes-only       rows 27 and 28 alone (tiers and close notices)\n"
+      "  --league-only       rows 29 and 30 alone (leagues; --league-members N, 100,000)\n"
       "  --closes-members N  members of each board of rows 27 and 28 (default 200,000)\n"
       "  --events N          events per update round and per ingest run (default 300,000)\n"
       "  --distinct N        members the update events hit (default 50,000)\n"
@@ -356,6 +366,18 @@ void print_usage() {
       "                      packages installed in DIR (tests/bench/peer/npm-ci.sh DIR)\n");
 }
 
+// The flags that pick one phase alone, by name.
+bool* phase_flag(Options& opt, const std::string& a) {
+  const std::pair<const char*, bool*> flags[] = {
+      {"--updates-only", &opt.updates_only}, {"--ingest-only", &opt.ingest_only},
+      {"--board-only", &opt.board_only},     {"--cluster-only", &opt.cluster_only},
+      {"--closes-only", &opt.closes_only},   {"--league-only", &opt.league_only}};
+  for (const auto& [name, flag] : flags) {
+    if (a == name) return flag;
+  }
+  return nullptr;
+}
+
 // The options into `opt`; an exit status when the program stops here (--help, a bad flag).
 std::optional<int> parse_options(int argc, char** argv, Options& opt) {
   for (int i = 1; i < argc; ++i) {
@@ -367,7 +389,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& opt) {
       }
       return std::stoll(argv[++i]);
     };
-    if (a == "--members") {
+    if (bool* flag = phase_flag(opt, a)) {
+      *flag = true;
+    } else if (a == "--members") {
       opt.members = value();
     } else if (a == "--keep") {
       opt.keep = value();
@@ -391,20 +415,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& opt) {
       opt.samples = value();
     } else if (a == "--chunk") {
       opt.chunk = value();
-    } else if (a == "--updates-only") {
-      opt.updates_only = true;
-    } else if (a == "--ingest-only") {
-      opt.ingest_only = true;
-    } else if (a == "--board-only") {
-      opt.board_only = true;
-    } else if (a == "--cluster-only") {
-      opt.cluster_only = true;
     } else if (a == "--cluster-events") {
       opt.cluster_events = value();
     } else if (a == "--closes-members") {
       opt.closes_members = value();
-    } else if (a == "--closes-only") {
-      opt.closes_only = true;
+    } else if (a == "--league-members") {
+      opt.league_members = value();
     } else if (a == "--rounds") {
       opt.rounds = static_cast<int>(value());
     } else {

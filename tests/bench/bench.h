@@ -52,6 +52,8 @@ struct Options {
   std::int64_t cluster_events = 300'000;  // events over the 30 boards of row 11
   std::int64_t closes_members = 200'000;  // rows 27, 28: members of each tiered / untiered board
   bool closes_only = false;               // --closes-only: rows 27 and 28 alone
+  std::int64_t league_members = 100'000;  // rows 29, 30: members of the league / plain board
+  bool league_only = false;               // --league-only: rows 29 and 30 alone
 };
 
 // The skew of the Zipf events (ingest and the peer).

@@ -65,4 +65,8 @@ struct TableRow {
 };
 std::vector<TableRow> closes_rows(const ClosesFigures& f);
 
+struct Bench;
+// Rows 29 and 30 (bench_league.cpp): league updates and the league close against a plain board.
+std::vector<TableRow> league_rows(Bench& b);
+
 }  // namespace bk_bench

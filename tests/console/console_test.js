@@ -363,6 +363,15 @@ async function checkMemberPages(ctx) {
   const dots = await page.eval("document.querySelectorAll('.chart svg circle').length");
   check(dots === finishes.length, `member ${who}: the chart has one point per archived finish (${dots})`);
   await page.screenshot("member.png");
+
+  // A league member's page: its cohort, each row's zone, as the API lists them.
+  await page.go(`${base}#/member/ligue/racer2`);
+  await page.waitFor(onMemberPage("racer2", "document.querySelector('table.cohort tbody tr')"), "the league member's cohort");
+  const cohort = await api("/v1/boards/ligue/daily/members/racer2/cohort", {});
+  const shownCohort = await page.eval(`[...document.querySelectorAll('table.cohort tbody tr')].map((tr) => [...tr.children].map((td) => td.textContent))`);
+  const wantCohort = cohort.records.map((r) => [String(r.rank), r.member, String(r.points), r.zone]);
+  check(JSON.stringify(shownCohort) === JSON.stringify(wantCohort) && cohort.cohort === "low-1" && wantCohort.length === 3,
+    `league member's cohort ${JSON.stringify(shownCohort)} equals the API's ${JSON.stringify(wantCohort)}`);
 }
 
 async function checkErrorPage(ctx) {

@@ -56,6 +56,11 @@ boards:
     archive: {grace: 10m}
     retention: {daily: 30d}
     tiers: [{name: gold, top: 3}, {name: silver, top: "50%"}]
+  - name: ligue # a league: the member page shows the member's cohort with zones
+    periods: [daily]
+    max_points: 1000
+    retention: {daily: 30d}
+    league: {divisions: [low, high], cohort_size: 3, promote: 1, relegate: 1}
   - name: quiet # named, never written: the start page lists it as not in Redis
     periods: [weekly]
     max_points: 100
@@ -91,6 +96,10 @@ today=$(date -u -d '-5 days' +%F) # "today" for the tick and serve (--now)
 add_day "$day1" 8
 add_day "$day2" 10
 add_day "$today" 27
+# Four racers on the league (seated by the tick below, in this order: low-1 holds three).
+for i in 1 2 3 4; do
+  bk --now "${today}T16:00:00Z" add ligue "racer$i" $((i * 10)) --at "${today}T15:0$i:00Z" >/dev/null
+done
 bk --now "${today}T20:00:00Z" tick --json >"$work/tick.json"
 # What the CLI counts, hot and cold, for the page's counts to be checked against.
 bk --now "${today}T21:00:00Z" periods arena --json >"$work/periods.json"

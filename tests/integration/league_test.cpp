@@ -199,6 +199,17 @@ TEST_F(LeagueTest, TheCloseMovesEveryRankedMemberOnceAndTheNextPeriodSeatsByNewD
             "d:silver-1:4:relegated,e:silver-2:1:promoted\n");
   EXPECT_EQ(test::psql("SELECT league FROM " + prefix + ".periods WHERE board = 'lg'"),
             "{\"silver\": {\"stayed\": 2, \"promoted\": 2, \"relegated\": 1}}\n");
+  // The close notice carries the same counts (and its stream entry, published by the tick).
+  EXPECT_EQ(test::psql("SELECT league FROM " + prefix + ".period_closes WHERE board = 'lg'"),
+            "{\"silver\": {\"stayed\": 2, \"promoted\": 2, \"relegated\": 1}}\n");
+  const auto entries = conn.command({"XRANGE", prefix + ":closes", "-", "+"}).checked();
+  ASSERT_EQ(entries.elements.size(), 1U);
+  const auto& fields = entries.at(0).at(1);
+  std::string league;
+  for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
+    if (fields.at(i).as_string() == "league") league = fields.at(i + 1).as_string();
+  }
+  EXPECT_EQ(league, "{\"silver\": {\"stayed\": 2, \"promoted\": 2, \"relegated\": 1}}");
   // The archived cohort reads from history.
   {
     Leaderboards lb(config, conn, Clock(kDay2), &cold);
