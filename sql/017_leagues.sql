@@ -5,14 +5,14 @@
 -- {{schema}} is replaced by the configured schema.
 
 -- A member's division on a league board; a member without a row is in the board's start
--- division. `since`: the period whose close last set it.
+-- division. `since`: the period whose close last changed it (or first wrote it).
 CREATE TABLE {{schema}}.league_members (
   board     text NOT NULL,
   member    text COLLATE "C" NOT NULL,
   division  text NOT NULL,
   since     text NOT NULL,
   PRIMARY KEY (board, member)
-);
+) WITH (fillfactor = 70);  -- room on each page: a close's moves are HOT updates
 
 -- Each league board's close count: bumped by every close (in the archive's transaction). The
 -- Redis cache of league_members carries the count it was copied at, so tick knows when to

@@ -93,8 +93,11 @@ std::string league_close(pqxx::transaction_base& txn, const std::string& q, cons
                       q +
                       ".league_results"
                       " WHERE board = $1 AND period = $2 AND period_id = $3"
+                      // A member who stayed keeps its row as it is: no write (most members
+                      // stay, so a close updates the movers alone).
                       " ON CONFLICT (board, member) DO UPDATE"
-                      " SET division = EXCLUDED.division, since = EXCLUDED.since",
+                      " SET division = EXCLUDED.division, since = EXCLUDED.since"
+                      " WHERE league_members.division <> EXCLUDED.division",
                   key.board, key.period, key.period_id);
   txn.exec0("SET LOCAL enable_nestloop = on");
   txn.exec_params("INSERT INTO " + q +

@@ -16,6 +16,28 @@ local league_key0 = slot_key0 + 3 * nslots  -- KEYS before the league keys
 local league = #KEYS > league_key0
 local cohort_size, league_start = tonumber(ARGV[a]), ARGV[a + 1]
 
+-- Seats `names` (members without one, in call order) in their divisions' filling cohorts:
+-- one HMGET of their divisions, one HINCRBY per division for all its new places, one ZADD.
+local function seat(s, seats_key, divisions_key, names)
+  local divs = each_chunk('HMGET', divisions_key, names, true)
+  local need = {}  -- division -> new seats
+  for i = 1, #names do
+    local d = divs[i] or league_start
+    divs[i] = d
+    need[d] = (need[d] or 0) + 1
+  end
+  local place = {}  -- division -> the place before its first new seat
+  for d, n in pairs(need) do place[d] = redis.call('HINCRBY', s.meta, 'fill:' .. d, n) - n end
+  local args = {}
+  for i, name in ipairs(names) do
+    local d = divs[i]
+    place[d] = place[d] + 1
+    args[#args + 1] = fmt(d * 4294967296 + place[d])
+    args[#args + 1] = name
+  end
+  each_chunk('ZADD', seats_key, args, false)
+end
+
 local function seat_members(j, s)
   local written, first_at = {}, {}
   for e = 1, nevents do
@@ -31,21 +53,24 @@ local function seat_members(j, s)
   local names = {}
   for i, mi in ipairs(written) do names[i] = mem[mi] end
   local seated = each_chunk('ZMSCORE', seats_key, names, true)
-  local opened = redis.call('HGET', s.meta, 'league')
-  local open = opened and opened == redis.call('HGET', divisions_key, '')
+  local new = {}
   for i, mi in ipairs(written) do
-    if not seated[i] then
-      if open then
-        local d = redis.call('HGET', divisions_key, mem[mi]) or league_start
-        local place = redis.call('HINCRBY', s.meta, 'fill:' .. d, 1)
-        redis.call('ZADD', seats_key, fmt(d * 4294967296 + place), mem[mi])
-      else
-        redis.call('ZADD', waiting_key, 'NX', fmt(first_at[mi]), mem[mi])
-      end
-    end
+    if not seated[i] then new[#new + 1] = mi end
   end
-  expire_with_key(s, seats_key)
-  expire_with_key(s, waiting_key)
+  -- Most calls of a busy board seat nobody: they stop here, having read the seats alone.
+  if #new == 0 then return end
+  local opened = redis.call('HGET', s.meta, 'league')
+  if opened and opened == redis.call('HGET', divisions_key, '') then
+    local new_names = {}
+    for i, mi in ipairs(new) do new_names[i] = mem[mi] end
+    seat(s, seats_key, divisions_key, new_names)
+    expire_with_key(s, seats_key)
+  else
+    for _, mi in ipairs(new) do
+      redis.call('ZADD', waiting_key, 'NX', fmt(first_at[mi]), mem[mi])
+    end
+    expire_with_key(s, waiting_key)
+  end
 end
 
 local function seat_league()
