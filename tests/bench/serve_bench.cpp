@@ -263,6 +263,8 @@ ColdReadFigures cold_reads(const std::string& base, const ServeOptions& opt, con
   const std::string at = base + "/v1/boards/sv/daily/members/" + member;
   f.member = wrk(at, opt.connections, opt.seconds, dir + "/wrk-member.log");
   f.around = wrk(at + "/around?k=5", opt.connections, opt.seconds, dir + "/wrk-around.log");
+  f.cohort = wrk(base + "/v1/boards/lg/daily/members/lgp42/cohort", opt.connections, opt.seconds,
+                 dir + "/wrk-cohort.log");
   const std::string top = base + "/v1/boards/sv/daily/top?limit=10";
   f.top_quiet = wrk(top, 4, opt.seconds, dir + "/wrk-top-quiet.log");
   std::string body = "{\"ids\": [";
@@ -408,11 +410,16 @@ struct Board {
   std::string pg_url = env_or_fail("BK_TEST_POSTGRES_URL");
   std::string prefix = "sbench" + std::to_string(getpid());
   std::string dir = temp_dir();
-  std::string config_text = "redis: {url: \"" + redis_url + "\", key_prefix: " + prefix +
-                            "}\npostgres: {url: \"" + pg_url + "\", schema: " + prefix +
-                            "}\nboards:\n  - name: sv\n    periods: [daily]\n"
-                            "    max_points: 50000000\n    hot_keep: 1000\n    display: 10\n"
-                            "    retention: {default: 30d}\n";
+  std::string config_text =
+      "redis: {url: \"" + redis_url + "\", key_prefix: " + prefix + "}\npostgres: {url: \"" +
+      pg_url + "\", schema: " + prefix +
+      "}\nboards:\n  - name: sv\n    periods: [daily]\n"
+      "    max_points: 50000000\n    hot_keep: 1000\n    display: 10\n"
+      "    retention: {default: 30d}\n"
+      // Row 31's league: cohorts of 30 (opened by the tick below).
+      "  - name: lg\n    periods: [daily]\n    max_points: 50000000\n"
+      "    retention: {default: 30d}\n    league: {divisions: [bronze, silver,"
+      " gold], cohort_size: 30, promote: 7, relegate: 5}\n";
   std::string config_path = migrated(dir, config_text);
   bk::Config config = bk::parse_config(config_text, config_path, {});
   bk::redis::Options where = bk::redis::parse_url(redis_url);
@@ -442,11 +449,27 @@ struct Board {
       }
     }
     must_run({BK_BINARY, "--config", config_path, "tick"}, dir + "/tick.log");
+    write_league(opt.members / 10);
     ref = lb.resolve("sv", "daily", std::nullopt);
     live_key = prefix + ":{sv}:daily:" + ref.period.id;
   }
   Board(const Board&) = delete;
   Board& operator=(const Board&) = delete;
+
+  // Row 31: `members` on the league, seated as they come (the tick opened the cohorts).
+  void write_league(std::int64_t members) {
+    std::vector<bk::service::Update> batch;
+    for (std::int64_t i = 0; i < members; ++i) {
+      batch.push_back(
+          {"lg", "lgp" + std::to_string(i), static_cast<std::int64_t>(rng() % 1000), {}, ""});
+      if (batch.size() == 10000 || i + 1 == members) {
+        for (const auto& r : lb.apply(batch, bk::service::Leaderboards::Detail::status)) {
+          if (r.status != bk::service::UpdateStatus::applied) fail("an update failed: " + r.reason);
+        }
+        batch.clear();
+      }
+    }
+  }
 
   // Leaves nothing behind: the keys, the schema, the files.
   void forget() {

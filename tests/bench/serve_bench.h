@@ -38,6 +38,7 @@ struct ColdLoad {
 // page from 4 connections alone and beside 48 connections each POSTing 100 spilled ids.
 struct ColdReadFigures {
   WrkFigures member{}, around{}, top_quiet{}, top_crowded{};
+  WrkFigures cohort{};  // row 31: a league member's cohort (30 rows with zones)
 };
 
 // Row 22: the primary's CPU seconds while 16 connections read 100 spilled ids (cold ranks from

@@ -70,6 +70,8 @@ void print_spilled_rows(const ReadFigures& r) {
   std::snprintf(b, sizeof b, "alone: p99 %.2f ms", r.memory.top_quiet.p99_ms);
   std::snprintf(c, sizeof c, "%.2fx", r.memory.top_crowded.p99_ms / r.memory.top_quiet.p99_ms);
   row("21 top?limit=10 (4 conns) beside 48 POSTing", a, b, c, "<= 2x");
+  std::snprintf(a, sizeof a, "%.0f/s p99 %.2f ms", r.memory.cohort.rps, r.memory.cohort.p99_ms);
+  row("31 GET members/{m}/cohort, 30 rows + zones", a, "", "", "p99 < 5 ms");
   if (const auto& replica = r.replica) {
     std::snprintf(a, sizeof a, "with: %.2f s, %.0f/s", replica->primary_cpu_with,
                   replica->with.rps);

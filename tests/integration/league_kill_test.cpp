@@ -15,26 +15,14 @@
 #include "core/league.h"
 #include "core/stop_points.h"
 #include "harness.h"
+#include "league_fixture.h"
 #include "lifecycle/tick.h"
 #include "service/leaderboards.h"
 
 namespace bk {
 namespace {
 
-const char* kBoards = R"(  - name: lg
-    periods: [daily]
-    tie_break: none
-    max_points: 100000
-    archive: {grace: 1m}
-    retention: {default: 3650d}
-    league:
-      divisions: [bronze, silver, gold]
-      cohort_size: 4
-      promote: 1
-      relegate: 1
-      start: silver
-      inactive: drop
-)";
+const std::string kBoards = test::league_board(4, 1, 1);
 
 const std::vector<std::string> kPoints = {"archive.begin", "archive.before_commit",
                                           "notice.before_commit", "notice.written",

@@ -21,27 +21,15 @@
 #include "cold/history.h"
 #include "core/league.h"
 #include "harness.h"
+#include "league_fixture.h"
 #include "lifecycle/tick.h"
 #include "service/leaderboards.h"
 
 namespace bk {
 namespace {
 
-const char* kBoards = R"(  - name: lg
-    periods: [daily]
-    tie_break: none
-    max_points: 100000
-    archive: {grace: 1m}
-    retention: {default: 3650d}
-    league:
-      divisions: [bronze, silver, gold]
-      cohort_size: 5
-      promote: 2
-      relegate: 2
-      start: silver
-      inactive: drop
-)";
 constexpr std::int64_t kSize = 5;
+const std::string kBoards = test::league_board(kSize, 2, 2);
 
 struct Event {
   std::string member;

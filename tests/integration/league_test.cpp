@@ -15,6 +15,7 @@
 #include "cold/cold_store.h"
 #include "cold/history.h"
 #include "harness.h"
+#include "league_fixture.h"
 #include "hot/keys.h"
 #include "lifecycle/tick.h"
 #include "service/leaderboards.h"
@@ -29,20 +30,7 @@ Instant at(const char* text) {
 }
 
 // tie_break: none, so ties at the cut-offs are common.
-const char* kBoards = R"(  - name: lg
-    periods: [daily]
-    tie_break: none
-    max_points: 100000
-    archive: {grace: 1m}
-    retention: {default: 3650d}
-    league:
-      divisions: [bronze, silver, gold]
-      cohort_size: 4
-      promote: 1
-      relegate: 1
-      start: silver
-      inactive: drop
-)";
+const std::string kBoards = test::league_board(4, 1, 1);
 
 const Instant kDay1 = at("2027-06-10T10:00:00Z");
 const Instant kDay2 = at("2027-06-11T10:00:00Z");
