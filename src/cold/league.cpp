@@ -136,14 +136,18 @@ std::int64_t LeagueStore::version(const std::string& board) {
   });
 }
 
-std::vector<std::pair<std::string, std::string>> LeagueStore::divisions(const std::string& board) {
+std::vector<std::pair<std::string, std::string>> LeagueStore::divisions(const std::string& board,
+                                                                        const std::string& after,
+                                                                        std::int64_t limit) {
   Link& l = *link_;
   Session& session = l.use();
   return guarded(l, &session, "reading a league's divisions", [&] {
     pqxx::read_transaction t(*session.conn);
     std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& row : t.exec_params(
-             "SELECT member, division FROM " + l.q + ".league_members WHERE board = $1", board)) {
+    for (const auto& row : t.exec_params("SELECT member, division FROM " + l.q +
+                                             ".league_members WHERE board = $1 AND member > $2"
+                                             " ORDER BY member LIMIT $3",
+                                         board, after, limit)) {
       out.emplace_back(row[0].as<std::string>(), row[1].as<std::string>());
     }
     return out;

@@ -48,8 +48,11 @@ class LeagueStore {
 
   // The board's close count (0 before its first close).
   std::int64_t version(const std::string& board);
-  // The members with a division row, as (member, division name).
-  std::vector<std::pair<std::string, std::string>> divisions(const std::string& board);
+  // Up to `limit` members with a division row after `after` (by member bytes), as (member,
+  // division name): a page, so that a league of millions is copied in flat memory.
+  std::vector<std::pair<std::string, std::string>> divisions(const std::string& board,
+                                                             const std::string& after,
+                                                             std::int64_t limit);
   // The highest place checkpointed per division index of the period.
   std::map<std::int64_t, std::int64_t> checkpointed(const PeriodKey& key);
   // Writes seats (a member checkpointed before keeps its row); committed.

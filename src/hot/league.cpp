@@ -44,12 +44,13 @@ std::optional<std::int64_t> League::divisions_version(redis::Connection& conn,
   return std::stoll(r.as_string());
 }
 
-// The cache is emptied first and marked complete last: meanwhile the update path finds it
-// incomplete and lets members wait (update_league.lua).
-void League::copy_divisions(redis::Connection& conn, const std::string& board, std::int64_t version,
-                            const std::vector<std::pair<std::string, std::int64_t>>& divisions) {
+void League::clear_divisions(redis::Connection& conn, const std::string& board) {
+  conn.command({"DEL", BoardKeys(prefix_, board).divisions()}).checked();
+}
+
+void League::add_divisions(redis::Connection& conn, const std::string& board,
+                           const std::vector<std::pair<std::string, std::int64_t>>& divisions) {
   const std::string key = BoardKeys(prefix_, board).divisions();
-  conn.command({"DEL", key}).checked();
   for (std::size_t i = 0; i < divisions.size(); i += kChunk) {
     redis::Args args{"HSET", key};
     for (std::size_t k = i; k < std::min(i + kChunk, divisions.size()); ++k) {
@@ -58,7 +59,11 @@ void League::copy_divisions(redis::Connection& conn, const std::string& board, s
     }
     conn.command(args).checked();
   }
-  conn.command({"HSET", key, "", text(version)}).checked();
+}
+
+void League::mark_divisions(redis::Connection& conn, const std::string& board,
+                            std::int64_t version) {
+  conn.command({"HSET", BoardKeys(prefix_, board).divisions(), "", text(version)}).checked();
 }
 
 bool League::is_open(redis::Connection& conn, const LeaguePeriod& p, std::int64_t version) {

@@ -44,9 +44,13 @@ class League {
 
   // The close count the divisions cache was copied at; nullopt while it is incomplete.
   std::optional<std::int64_t> divisions_version(redis::Connection& conn, const std::string& board);
-  // Copies the divisions (member, index) and then marks the cache complete at `version`.
-  void copy_divisions(redis::Connection& conn, const std::string& board, std::int64_t version,
-                      const std::vector<std::pair<std::string, std::int64_t>>& divisions);
+  // The cache copied anew: emptied first, then the divisions (member, index) a page at a time,
+  // then marked complete at `version`; meanwhile the update path finds it incomplete and lets
+  // members wait (update_league.lua).
+  void clear_divisions(redis::Connection& conn, const std::string& board);
+  void add_divisions(redis::Connection& conn, const std::string& board,
+                     const std::vector<std::pair<std::string, std::int64_t>>& divisions);
+  void mark_divisions(redis::Connection& conn, const std::string& board, std::int64_t version);
   // Whether the period's cohorts are open at `version` (:meta "league").
   bool is_open(redis::Connection& conn, const LeaguePeriod& p, std::int64_t version);
   // Seats the waiting members in first-event order and opens the cohorts. False when the

@@ -25,17 +25,26 @@ struct LeagueJob {
   }
 };
 
-// league_members as the cache holds it: division names as indexes into the board's divisions
-// (a name the config no longer lists counts as the start division).
-std::vector<std::pair<std::string, std::int64_t>> division_indexes(LeagueJob& l) {
-  std::vector<std::pair<std::string, std::int64_t>> out;
-  for (auto& [member, name] : l.store.divisions(l.board)) {
-    const auto at = std::find(l.rules.divisions.begin(), l.rules.divisions.end(), name);
-    out.emplace_back(std::move(member), at == l.rules.divisions.end()
-                                            ? l.rules.start
-                                            : at - l.rules.divisions.begin());
+// league_members copied into the Redis cache a page at a time (flat memory however many
+// members), division names as indexes into the board's divisions (a name the config no longer
+// lists counts as the start division), the cache marked complete at `version` last.
+void copy_divisions(LeagueJob& l, std::int64_t version) {
+  l.redis_side.clear_divisions(l.job.redis, l.board);
+  std::string after;
+  for (;;) {
+    const auto page = l.store.divisions(l.board, after, kSeatsPerRead);
+    std::vector<std::pair<std::string, std::int64_t>> indexes;
+    indexes.reserve(page.size());
+    for (const auto& [member, name] : page) {
+      const auto at = std::find(l.rules.divisions.begin(), l.rules.divisions.end(), name);
+      indexes.emplace_back(
+          member, at == l.rules.divisions.end() ? l.rules.start : at - l.rules.divisions.begin());
+    }
+    l.redis_side.add_divisions(l.job.redis, l.board, indexes);
+    if (static_cast<std::int64_t>(page.size()) < kSeatsPerRead) break;
+    after = page.back().first;
   }
-  return out;
+  l.redis_side.mark_divisions(l.job.redis, l.board, version);
 }
 
 }  // namespace
@@ -49,7 +58,7 @@ void open_cohorts(const PeriodJob& job) {
   }
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (l.redis_side.divisions_version(job.redis, l.board) != version) {
-      l.redis_side.copy_divisions(job.redis, l.board, version, division_indexes(l));
+      copy_divisions(l, version);
     }
     // Seats Redis lost (it forgot its data) come back before anyone else is seated.
     std::vector<hot::SeatRow> seats;
