@@ -68,7 +68,7 @@ std::vector<bk::service::Update> league_events(Bench& b, std::int64_t members) {
   for (int k = 0; k < kEventsPerMember; ++k) {
     for (std::int64_t m = 0; m < members; ++m) {
       events.push_back({"lg", "m" + std::to_string(m), 1 + static_cast<std::int64_t>(b.rng() % 100),
-                        b.day + bk::Millis{36'000'000 + k * 3'600'000 + m}, ""});
+                        b.day + bk::Millis{3'600'000 + k * 3'600'000 + m}, ""});
     }
     const auto from = events.end() - static_cast<std::ptrdiff_t>(members);
     std::shuffle(from, events.end(), b.rng);
