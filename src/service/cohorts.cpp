@@ -49,16 +49,18 @@ Cohort live_cohort(const PeriodRef& ref, const hot::CohortRead& read) {
              cohort_name(league, {read.division, read.number}),
              {},
              false};
-  const auto n = static_cast<std::int64_t>(ranked.size());
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t encoded = ranked[static_cast<std::size_t>(i)].first;
-    const auto same = [&](const auto& r) { return r.first == encoded; };
-    const std::int64_t better = std::find_if(ranked.begin(), ranked.end(), same) - ranked.begin();
-    const std::int64_t worse =
-        n - (std::find_if(ranked.rbegin(), ranked.rend(), same).base() - ranked.begin());
-    const Decoded d = codec.decode(encoded, ref.period.start);
-    out.rows.push_back({better + 1, ranked[static_cast<std::size_t>(i)].second, d.points,
-                        d.achieved_at, zone_of(league, read.division, better, worse)});
+  // Each run of equal scores: the members before it are better, those after it worse.
+  for (auto run = ranked.begin(); run != ranked.end();) {
+    const auto end =
+        std::find_if(run, ranked.end(), [&](const auto& r) { return r.first != run->first; });
+    const std::int64_t better = run - ranked.begin();
+    const std::int64_t worse = ranked.end() - end;
+    const Decoded d = codec.decode(run->first, ref.period.start);
+    const Zone zone = zone_of(league, read.division, better, worse);
+    for (auto it = run; it != end; ++it) {
+      out.rows.push_back({better + 1, it->second, d.points, d.achieved_at, zone});
+    }
+    run = end;
   }
   return out;
 }
