@@ -115,7 +115,7 @@ std::string league_close(pqxx::transaction_base& txn, const std::string& q, cons
           ".league_results WHERE board = $1 AND period = $2 AND period_id = $3"
           " GROUP BY division) x",
       key.board, key.period, key.period_id);
-  const std::string json = counts[0].as<std::string>();
+  std::string json = counts[0].as<std::string>();
   txn.exec_params("UPDATE " + q +
                       ".periods SET league = $4::jsonb"
                       " WHERE board = $1 AND period = $2 AND period_id = $3",

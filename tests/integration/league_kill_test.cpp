@@ -56,10 +56,10 @@ struct Model {
         }
       }
     }
-    for (auto& [member, d] : next) {
+    for (auto& entry : next) {
       const bool active = std::any_of(played.begin(), played.end(),
-                                      [&](const auto& p) { return p.first == member; });
-      if (!active && d > 0) --d;
+                                      [&](const auto& p) { return p.first == entry.first; });
+      if (!active && entry.second > 0) --entry.second;
     }
     division = next;
   }

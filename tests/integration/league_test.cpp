@@ -15,8 +15,8 @@
 #include "cold/cold_store.h"
 #include "cold/history.h"
 #include "harness.h"
-#include "league_fixture.h"
 #include "hot/keys.h"
+#include "league_fixture.h"
 #include "lifecycle/tick.h"
 #include "service/leaderboards.h"
 
@@ -82,7 +82,7 @@ std::vector<std::string> members_of(const service::Cohort& c) {
 
 TEST_F(LeagueTest, FirstEventsSeatMembersInFillingCohortsOfTheirDivisionInOrder) {
   tick(kDay1);  // opens the day's cohorts
-  for (int i = 0; i < 9; ++i) add(kDay1, "m" + std::to_string(i), 10 * (9 - i));
+  for (std::int64_t i = 0; i < 9; ++i) add(kDay1, "m" + std::to_string(i), 10 * (9 - i));
   // start: silver; cohorts of 4: silver-1 = m0..m3, silver-2 = m4..m7, silver-3 = m8.
   const service::Cohort c1 = cohort_of(kDay1, "m2");
   EXPECT_EQ(c1.division, "silver");
@@ -128,6 +128,7 @@ TEST_F(LeagueTest, RacingWritersNeverOverfillACohortAndSeatEachMemberOnce) {
   constexpr int kWriters = 4;
   constexpr int kMembers = 60;
   std::vector<std::thread> writers;
+  writers.reserve(kWriters);
   for (int w = 0; w < kWriters; ++w) {
     writers.emplace_back([&, w] {
       redis::Connection own = test::connect_redis();
