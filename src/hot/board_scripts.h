@@ -77,7 +77,6 @@ struct HotCall {
   // A league board (core/league.h): a member's first applied event in a period seats it in
   // its division's filling cohort (update_league.lua). Not set: no league keys, no extra call.
   struct League {
-    std::int64_t cohort_size = 0;
     std::int64_t start = 0;  // the division of a member the divisions cache does not list
   };
   std::optional<League> league{};

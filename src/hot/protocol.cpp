@@ -303,10 +303,7 @@ Call marshal_update(const std::string& key_prefix, const HotBatch& batch, bool c
                  (shape.pack ? 2 : 3) * batch.events.size());
   push_slot_args(batch, c.args);
   push_event_args(batch, shape, c.args);
-  if (batch.league) {
-    c.args.push_back(std::to_string(batch.league->cohort_size));
-    c.args.push_back(std::to_string(batch.league->start));
-  }
+  if (batch.league) c.args.push_back(std::to_string(batch.league->start));
   return c;
 }
 

@@ -4,7 +4,8 @@
 -- KEYS after the slots' keys: per slot j its :seats ZSET (member -> division * 2^32 + place)
 --   and its :waiting ZSET (member -> first event ms), then the board's :divisions HASH
 --   (field "" the close count it was copied at, field <member> its division's index).
--- ARGV after the events: cohort_size, start (the division of a member :divisions lacks).
+-- ARGV after the events: start (the division of a member :divisions lacks). The cohort size
+-- is not needed here: a place is a place, cohorts are cut from places when read.
 -- A period's cohorts are open once tick wrote its :meta field "league" equal to the
 -- divisions' field "" (every earlier period of the board closed, the divisions copied after
 -- it, the seats back after a loss of data): then a seat goes to the member's division's
@@ -14,7 +15,7 @@
 
 local league_key0 = slot_key0 + 3 * nslots  -- KEYS before the league keys
 local league = #KEYS > league_key0
-local cohort_size, league_start = tonumber(ARGV[a]), ARGV[a + 1]
+local league_start = ARGV[a]
 
 -- Seats `names` (members without one, in call order) in their divisions' filling cohorts:
 -- one HMGET of their divisions, one HINCRBY per division for all its new places, one ZADD.

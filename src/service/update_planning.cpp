@@ -150,8 +150,7 @@ UpdateCalls Updates::make_batches(const std::vector<Update>& updates,
     call.board = board;
     call.policy = config.policy;
     call.dedupe_window = config.dedupe_window;
-    if (config.league)
-      call.league = hot::HotCall::League{config.league->cohort_size, config.league->start};
+    if (config.league) call.league = hot::HotCall::League{config.league->start};
     call.now = now;
     call.stream = g.stream;
     call.want_points = detail != Detail::status;
