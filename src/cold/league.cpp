@@ -194,7 +194,8 @@ void LeagueStore::save_seats(const PeriodKey& key, const std::vector<LeagueSeat>
   });
 }
 
-std::vector<LeagueSeat> LeagueStore::seats(const PeriodKey& key) {
+std::vector<LeagueSeat> LeagueStore::seats(const PeriodKey& key, const std::string& after,
+                                           std::int64_t limit) {
   Link& l = *link_;
   Session& session = l.use();
   return guarded(l, &session, "reading a league period's seats", [&] {
@@ -202,8 +203,9 @@ std::vector<LeagueSeat> LeagueStore::seats(const PeriodKey& key) {
     std::vector<LeagueSeat> out;
     for (const auto& row :
          t.exec_params("SELECT member, division, place FROM " + l.q +
-                           ".league_seats WHERE board = $1 AND period = $2 AND period_id = $3",
-                       key.board, key.period, key.period_id)) {
+                           ".league_seats WHERE board = $1 AND period = $2 AND period_id = $3"
+                           " AND member > $4 ORDER BY member LIMIT $5",
+                       key.board, key.period, key.period_id, after, limit)) {
       out.push_back(
           {row[0].as<std::string>(), row[1].as<std::int64_t>(), row[2].as<std::int64_t>()});
     }

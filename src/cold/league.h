@@ -57,7 +57,8 @@ class LeagueStore {
   std::map<std::int64_t, std::int64_t> checkpointed(const PeriodKey& key);
   // Writes seats (a member checkpointed before keeps its row); committed.
   void save_seats(const PeriodKey& key, const std::vector<LeagueSeat>& seats);
-  std::vector<LeagueSeat> seats(const PeriodKey& key);
+  // Up to `limit` of the period's seats after member `after` (by member bytes): a page.
+  std::vector<LeagueSeat> seats(const PeriodKey& key, const std::string& after, std::int64_t limit);
   // An archived period's cohort, by the cohort's id or by one of its members (empty: none).
   std::vector<LeagueResult> cohort(const PeriodKey& key, const std::string& cohort);
   std::vector<LeagueResult> cohort_of(const PeriodKey& key, const std::string& member);

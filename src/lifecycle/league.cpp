@@ -47,6 +47,23 @@ void copy_divisions(LeagueJob& l, std::int64_t version) {
   l.redis_side.mark_divisions(l.job.redis, l.board, version);
 }
 
+// Seats Redis lost (it forgot its data) come back before anyone else is seated, a page at a
+// time as the divisions are copied.
+void restore_seats(LeagueJob& l) {
+  std::string after;
+  for (;;) {
+    const auto page = l.store.seats({l.board, l.period, l.period_id}, after, kSeatsPerRead);
+    std::vector<hot::SeatRow> seats;
+    seats.reserve(page.size());
+    for (const cold::LeagueSeat& s : page) {
+      seats.push_back({s.member, s.division * kSeatShift + s.place});
+    }
+    l.redis_side.restore(l.job.redis, l.at, seats, l.expire_at());
+    if (static_cast<std::int64_t>(page.size()) < kSeatsPerRead) break;
+    after = page.back().member;
+  }
+}
+
 }  // namespace
 
 void open_cohorts(const PeriodJob& job) {
@@ -60,12 +77,7 @@ void open_cohorts(const PeriodJob& job) {
     if (l.redis_side.divisions_version(job.redis, l.board) != version) {
       copy_divisions(l, version);
     }
-    // Seats Redis lost (it forgot its data) come back before anyone else is seated.
-    std::vector<hot::SeatRow> seats;
-    for (const cold::LeagueSeat& s : l.store.seats({l.board, l.period, l.period_id})) {
-      seats.push_back({s.member, s.division * kSeatShift + s.place});
-    }
-    l.redis_side.restore(job.redis, l.at, seats, l.expire_at());
+    restore_seats(l);
     if (l.redis_side.open(job.redis, l.at, version, l.rules.start, l.expire_at())) {
       return;
     }
